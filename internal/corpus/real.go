@@ -1,0 +1,87 @@
+package corpus
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// RealJSONFiles names the real JSON samples that LoadRealJSON reads, in a
+// fixed order: the key in LoadRealJSON's result, which is also the file name
+// without its ".json" extension.
+var RealJSONFiles = []string{"twitter", "github_events", "random"}
+
+// RealJSONDir is the directory of the real JSON samples, relative to the
+// project root (the directory holding go.mod). See its README.md for where
+// the files come from and how each is split.
+const RealJSONDir = "../shared/corpus/json"
+
+// LoadRealJSON reads the real JSON samples in dir and splits each file into
+// one value per element, the way a cache would store them: twitter.json's
+// "statuses" array (one tweet per value), github_events.json's top-level
+// array (one event per value) and random.json's "result" array (one user
+// record per value). The result maps each name in RealJSONFiles to its
+// values.
+//
+// Each value keeps its original bytes, keys in their original order and
+// string escapes untouched; only insignificant whitespace is removed (with
+// json.Compact), since a client would store compact JSON. Decoding into
+// map[string]any and marshalling again would reorder keys and rewrite
+// escapes, which changes how well the values compress.
+//
+// A missing file is reported with an error that matches fs.ErrNotExist,
+// so callers such as tests can skip when the samples are absent.
+func LoadRealJSON(dir string) (map[string][][]byte, error) {
+	out := make(map[string][][]byte, len(RealJSONFiles))
+	for _, name := range RealJSONFiles {
+		values, err := loadRealJSONFile(filepath.Join(dir, name+".json"), name)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = values
+	}
+	return out, nil
+}
+
+// loadRealJSONFile reads one sample file and returns its elements, compacted.
+func loadRealJSONFile(path, name string) ([][]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("corpus: %w", err)
+	}
+	var elems []json.RawMessage
+	switch name {
+	case "twitter":
+		var doc struct {
+			Statuses []json.RawMessage `json:"statuses"`
+		}
+		err = json.Unmarshal(data, &doc)
+		elems = doc.Statuses
+	case "random":
+		var doc struct {
+			Result []json.RawMessage `json:"result"`
+		}
+		err = json.Unmarshal(data, &doc)
+		elems = doc.Result
+	default: // github_events: a top-level array.
+		err = json.Unmarshal(data, &elems)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("corpus: parsing %s: %w", path, err)
+	}
+	if len(elems) == 0 {
+		return nil, fmt.Errorf("corpus: %s holds no values", path)
+	}
+	values := make([][]byte, len(elems))
+	var buf bytes.Buffer
+	for i, e := range elems {
+		buf.Reset()
+		if err := json.Compact(&buf, e); err != nil {
+			return nil, fmt.Errorf("corpus: compacting value %d of %s: %w", i, path, err)
+		}
+		values[i] = bytes.Clone(buf.Bytes())
+	}
+	return values, nil
+}

@@ -1,0 +1,110 @@
+package pipe
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/ziplinekv/zipline/internal/resp"
+)
+
+// Call states. A call moves queued -> sent -> done. A caller whose context
+// ends moves it to abandoned from queued or sent; whichever of the writer
+// (queued) or reader (sent) next touches an abandoned call recycles it, so
+// exactly one party ever returns a call to the pool.
+const (
+	stateQueued uint32 = iota
+	stateSent
+	stateDone
+	stateAbandoned
+)
+
+// A Call is one unit of work on the pipe: one or more encoded commands that
+// are written together, back to back, and the replies they produce. A Batch
+// or a MULTI/EXEC transaction is a single Call, which is what keeps its
+// commands contiguous on a connection that other goroutines share.
+//
+// Get calls from Pipe.NewCall, append the encoded commands to Buf, set N, and
+// pass them to Pipe.Do.
+type Call struct {
+	// Buf holds N complete RESP commands.
+	Buf []byte
+	// N is the number of commands in Buf, hence of replies to wait for.
+	N int
+
+	replies     []resp.Value
+	err         error
+	state       atomic.Uint32
+	done        chan struct{} // capacity 1; signalled once per use
+	detached    bool          // no caller waits (health check, close marker): recycle on completion
+	closeMarker bool          // the last call written before a graceful close
+	pool        *sync.Pool
+}
+
+// Replies returns the N replies. Valid only after Do returned nil and until
+// Release.
+func (c *Call) Replies() []resp.Value { return c.replies }
+
+// Reply returns the i-th reply.
+func (c *Call) Reply(i int) resp.Value { return c.replies[i] }
+
+// largeBuf is the largest command buffer a pooled call keeps; a call that
+// carried a bigger value gives its buffer back to the garbage collector, so
+// one 10 MB SET does not pin 10 MB in the pool for good.
+const largeBuf = 64 << 10
+
+// Release returns the call to its pool. Call it once, after Do returned nil
+// and the replies have been read. (After a failed Do the call is already
+// gone.)
+func (c *Call) Release() {
+	if cap(c.Buf) > largeBuf {
+		c.Buf = nil
+	}
+	clear(c.replies) // drop references to reply bytes the caller now owns
+	c.replies = c.replies[:0]
+	c.err = nil
+	c.N = 0
+	c.detached, c.closeMarker = false, false
+	c.state.Store(stateQueued)
+	c.pool.Put(c)
+}
+
+// complete records the outcome and wakes the caller, or recycles the call if
+// nobody waits for it any more.
+func (c *Call) complete(err error) {
+	c.err = err
+	if c.state.Swap(stateDone) == stateAbandoned || c.detached {
+		c.Release()
+		return
+	}
+	c.done <- struct{}{}
+}
+
+// markSent is the writer's claim on a queued call. It fails if the caller
+// gave up before the call reached the wire; the call is then not written,
+// and the writer recycles it.
+func (c *Call) markSent() bool {
+	return c.state.CompareAndSwap(stateQueued, stateSent)
+}
+
+// abandon is the caller's way out when its context ends. It fails if the
+// call has already completed, in which case the result is (or is about to
+// be) in done.
+func (c *Call) abandon() bool {
+	for {
+		s := c.state.Load()
+		if s == stateDone {
+			return false
+		}
+		if c.state.CompareAndSwap(s, stateAbandoned) {
+			return true
+		}
+	}
+}
+
+func newCallPool() *sync.Pool {
+	p := &sync.Pool{}
+	p.New = func() any {
+		return &Call{done: make(chan struct{}, 1), replies: make([]resp.Value, 0, 1), pool: p}
+	}
+	return p
+}

@@ -1,0 +1,218 @@
+package pipe
+
+import (
+	"errors"
+	"net"
+	"time"
+)
+
+// maxKeptWriteBuf is the largest write buffer kept between batches. Bigger
+// ones come from bursts of many commands and are given back.
+const maxKeptWriteBuf = 1 << 20
+
+// pingCommand is the idle health check.
+var pingCommand = []byte("*1\r\n$4\r\nPING\r\n")
+
+// writer holds the state of one connection's write loop.
+type writer struct {
+	buf           []byte      // small commands, copied back to back
+	cuts          []cut       // large commands, written in place between copies
+	vecs          net.Buffers // the writev vector; reused
+	writeDeadline time.Time
+}
+
+// cut is a large command to be written from its own buffer, without a copy,
+// at offset off of the small-command buffer.
+type cut struct {
+	off int
+	b   []byte
+}
+
+// writeLoop sends queued calls until the connection fails or the pipe
+// closes. Everything queued when it wakes goes out in one write; while that
+// write is in the kernel new calls queue up and form the next batch.
+func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
+	var (
+		w      writer
+		tick   <-chan time.Time
+		active bool // wrote since the last health-check tick
+	)
+	if p.opts.HealthCheckInterval > 0 {
+		t := time.NewTicker(p.opts.HealthCheckInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		p.mu.Lock()
+		for len(p.queue) == 0 {
+			if p.state == stateClosed {
+				p.mu.Unlock()
+				return p.writeCloseMarker(&w, c, fl)
+			}
+			p.writerIdle = true
+			p.mu.Unlock()
+			select {
+			case <-p.kick:
+			case <-fl.dead:
+				return nil // the reader saw the failure and reports it
+			case <-p.life.Done():
+				// Closing: loop to drain the queue, then send the marker.
+			case <-tick:
+				if !active {
+					p.queueHealthCheck()
+				}
+				active = false
+			}
+			p.mu.Lock()
+			p.writerIdle = false
+		}
+		batch := p.queue
+		p.queue, p.spare = p.spare[:0], nil
+		p.mu.Unlock()
+
+		// Calls abandoned while queued are never written.
+		live := batch[:0]
+		for _, call := range batch {
+			if call.markSent() {
+				live = append(live, call)
+			} else {
+				call.Release()
+			}
+		}
+		clear(batch[len(live):])
+		if len(live) > 0 {
+			// Calls enter the in-flight queue before their bytes reach the
+			// wire: a reply can arrive before Write returns.
+			if !fl.push(live, c.conn, p.opts.IOTimeout) {
+				p.unsent(live)
+				clear(batch)
+				p.recycleQueueSlice(batch)
+				return nil
+			}
+			active = true
+			if err := w.write(c.conn, live, p.opts.IOTimeout); err != nil {
+				clear(batch)
+				return err
+			}
+			p.stats.Batches.Add(1)
+			p.stats.Calls.Add(uint64(len(live)))
+		}
+		clear(batch)
+		p.recycleQueueSlice(batch)
+		if p.opts.MaxFlushDelay > 0 && len(live) > 1 {
+			// Others are active: let the next batch fill up a little.
+			time.Sleep(p.opts.MaxFlushDelay)
+		}
+	}
+}
+
+func (p *Pipe) recycleQueueSlice(s []*Call) {
+	p.mu.Lock()
+	if p.spare == nil {
+		p.spare = s[:0]
+	}
+	p.mu.Unlock()
+}
+
+// unsent handles calls taken for a write that never happened because the
+// connection died first. They were not sent, so they are safe to retry.
+func (p *Pipe) unsent(calls []*Call) {
+	if !p.opts.WaitForReconnect {
+		for _, c := range calls {
+			c.complete(notSent(ErrNotConnected))
+		}
+		return
+	}
+	var keep []*Call
+	for _, c := range calls {
+		if c.state.CompareAndSwap(stateSent, stateQueued) {
+			keep = append(keep, c)
+		} else {
+			c.Release() // abandoned meanwhile
+		}
+	}
+	p.mu.Lock()
+	p.queue = append(keep, p.queue...)
+	p.mu.Unlock()
+}
+
+// errClosing ends a connection's loops after a graceful close.
+var errClosing = errors.New("pipe: closing")
+
+// writeCloseMarker sends a final PING. Replies come back in order, so when
+// the reader sees the marker's reply, every request written before it has
+// been answered and the connection can go.
+func (p *Pipe) writeCloseMarker(w *writer, c *conn, fl *inflight) error {
+	call := p.NewCall()
+	call.Buf = append(call.Buf, pingCommand...)
+	call.N = 1
+	call.detached = true
+	call.closeMarker = true
+	call.state.Store(stateSent)
+	calls := []*Call{call}
+	if !fl.push(calls, c.conn, p.opts.IOTimeout) {
+		call.Release()
+		return nil
+	}
+	if err := w.write(c.conn, calls, p.opts.IOTimeout); err != nil {
+		return err
+	}
+	return errClosing
+}
+
+func (p *Pipe) queueHealthCheck() {
+	call := p.NewCall()
+	call.Buf = append(call.Buf, pingCommand...)
+	call.N = 1
+	call.detached = true
+	p.mu.Lock()
+	p.queue = append(p.queue, call)
+	p.mu.Unlock()
+}
+
+// write sends the calls' bytes in one system call. Small commands are
+// copied into one buffer; large ones go out from their own buffers through
+// writev, so a big value is never copied.
+func (w *writer) write(nc net.Conn, calls []*Call, timeout time.Duration) error {
+	w.buf, w.cuts = w.buf[:0], w.cuts[:0]
+	for _, c := range calls {
+		if len(c.Buf) >= largeBuf {
+			w.cuts = append(w.cuts, cut{off: len(w.buf), b: c.Buf})
+		} else {
+			w.buf = append(w.buf, c.Buf...)
+		}
+	}
+	if timeout > 0 {
+		// Moving a deadline costs a timer update, so extend it only when less
+		// than timeout remains: every write still gets at least timeout.
+		if now := time.Now(); w.writeDeadline.Sub(now) < timeout {
+			w.writeDeadline = now.Add(timeout + timeout/2)
+			nc.SetWriteDeadline(w.writeDeadline)
+		}
+	}
+	var err error
+	if len(w.cuts) == 0 {
+		_, err = nc.Write(w.buf)
+	} else {
+		w.vecs = w.vecs[:0]
+		prev := 0
+		for _, ct := range w.cuts {
+			if ct.off > prev {
+				w.vecs = append(w.vecs, w.buf[prev:ct.off])
+			}
+			w.vecs = append(w.vecs, ct.b)
+			prev = ct.off
+		}
+		if prev < len(w.buf) {
+			w.vecs = append(w.vecs, w.buf[prev:])
+		}
+		vecs := w.vecs // WriteTo consumes its receiver
+		_, err = vecs.WriteTo(nc)
+		clear(w.vecs)
+		clear(w.cuts)
+	}
+	if cap(w.buf) > maxKeptWriteBuf {
+		w.buf = nil
+	}
+	return err
+}

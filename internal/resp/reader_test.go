@@ -1,0 +1,233 @@
+package resp
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math"
+	"runtime"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+func readOne(t *testing.T, in string) (Value, error) {
+	t.Helper()
+	r := NewReader(strings.NewReader(in), 0, Limits{})
+	var v Value
+	err := r.ReadValue(&v)
+	return v, err
+}
+
+func TestReadValueTypes(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string // Value.String()
+		typ  Type
+	}{
+		{"+OK\r\n", `"OK"`, SimpleString},
+		{"+hello world\r\n", `"hello world"`, SimpleString},
+		{"-ERR unknown command\r\n", "error(ERR unknown command)", SimpleError},
+		{":0\r\n", "0", Integer},
+		{":-9223372036854775808\r\n", "-9223372036854775808", Integer},
+		{":9223372036854775807\r\n", "9223372036854775807", Integer},
+		{":+5\r\n", "5", Integer},
+		{"$5\r\nhello\r\n", `"hello"`, BulkString},
+		{"$0\r\n\r\n", `""`, BulkString},
+		{"$4\r\na\r\nb\r\n", `"a\r\nb"`, BulkString},
+		{"$-1\r\n", "nil", Null},
+		{"*-1\r\n", "nil", Null},
+		{"_\r\n", "nil", Null},
+		{"*0\r\n", "[]", Array},
+		{"*3\r\n:1\r\n$1\r\na\r\n*1\r\n_\r\n", `[1 "a" [nil]]`, Array},
+		{"%2\r\n+k1\r\n:1\r\n+k2\r\n#t\r\n", `["k1" 1 "k2" true]`, Map},
+		{"~2\r\n:1\r\n:2\r\n", "[1 2]", Set},
+		{">3\r\n+message\r\n+ch\r\n$2\r\nhi\r\n", `["message" "ch" "hi"]`, Push},
+		{",3.25\r\n", "3.25", Double},
+		{",inf\r\n", "+Inf", Double},
+		{",-inf\r\n", "-Inf", Double},
+		{",1e3\r\n", "1000", Double},
+		{"#f\r\n", "false", Boolean},
+		{"!11\r\nSYNTAX oops\r\n", "error(SYNTAX oops)", BlobError},
+		{"=15\r\ntxt:Some string\r\n", `"Some string"`, Verbatim},
+		{"(3492890328409238509324850943850943825024385\r\n", `"3492890328409238509324850943850943825024385"`, BigNumber},
+		{"|1\r\n+key-popularity\r\n%1\r\n$1\r\na\r\n,0.19\r\n:7\r\n", "7", Integer}, // attribute dropped
+	}
+	for _, tt := range tests {
+		v, err := readOne(t, tt.in)
+		if err != nil {
+			t.Errorf("%q: %v", tt.in, err)
+			continue
+		}
+		if v.Type() != tt.typ || v.String() != tt.want {
+			t.Errorf("%q: got %v %s, want %v %s", tt.in, v.Type(), v, tt.typ, tt.want)
+		}
+	}
+}
+
+func TestReadValueNaNAndVerbatimFormat(t *testing.T) {
+	v, err := readOne(t, ",nan\r\n")
+	if err != nil || !math.IsNaN(v.Float()) {
+		t.Fatalf("nan: %v %v", v, err)
+	}
+	v, err = readOne(t, "=7\r\nmkd:# x\r\n")
+	if err != nil || v.VerbatimFormat() != "mkd" || string(v.Bytes()) != "# x" {
+		t.Fatalf("verbatim: %v %q %v", v, v.VerbatimFormat(), err)
+	}
+}
+
+func TestReadValueMalformed(t *testing.T) {
+	for _, in := range []string{
+		"\r\n",
+		"?\r\n",
+		"+OK\n",
+		":12a\r\n",
+		":\r\n",
+		":-\r\n",
+		":99999999999999999999\r\n",
+		":-9223372036854775809\r\n",
+		"$3\r\nabcd\r\n",
+		"$-2\r\n",
+		"*-2\r\n",
+		"%-1\r\n",
+		"$?\r\n",
+		"#x\r\n",
+		",abc\r\n",
+		"_x\r\n",
+		"=2\r\nab\r\n",
+	} {
+		_, err := readOne(t, in)
+		if !errors.Is(err, ErrProtocol) {
+			t.Errorf("%q: got %v, want ErrProtocol", in, err)
+		}
+	}
+}
+
+func TestReadValueTruncated(t *testing.T) {
+	full := "*2\r\n$5\r\nhello\r\n:1\r\n"
+	for i := 0; i < len(full); i++ {
+		_, err := readOne(t, full[:i])
+		if err == nil {
+			t.Fatalf("prefix %q parsed without error", full[:i])
+		}
+		if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+			t.Errorf("prefix %q: got %v, want EOF", full[:i], err)
+		}
+	}
+}
+
+func TestReadValueLimits(t *testing.T) {
+	lim := Limits{MaxBulkLen: 10, MaxAggregateLen: 3, MaxDepth: 2}
+	cases := map[string]string{
+		"$11\r\n":                         "bulk length",
+		"!11\r\n":                         "bulk length",
+		"*4\r\n":                          "aggregate length",
+		"%2\r\n":                          "aggregate length", // 2 pairs = 4 elements
+		"*1\r\n*1\r\n*1\r\n:1\r\n":        "nesting depth",
+		"%9223372036854775807\r\n":        "aggregate length",
+		"$9223372036854775807\r\nabc\r\n": "bulk length",
+	}
+	for in, what := range cases {
+		r := NewReader(strings.NewReader(in), 0, lim)
+		var v Value
+		err := r.ReadValue(&v)
+		var le *LimitError
+		if !errors.As(err, &le) || le.What != what {
+			t.Errorf("%q: got %v, want LimitError %q", in, err, what)
+		}
+	}
+	// A line longer than maxLineLen without a newline must stop, not grow forever.
+	r := NewReader(io.MultiReader(strings.NewReader("+"), strings.NewReader(strings.Repeat("x", maxLineLen+10))), 0, Limits{})
+	var v Value
+	var le *LimitError
+	if err := r.ReadValue(&v); !errors.As(err, &le) || le.What != "line length" {
+		t.Fatalf("long line: %v", err)
+	}
+}
+
+// A peer that announces a huge bulk string and then stalls must not make the
+// reader allocate the announced size.
+func TestReadValueLyingLengthDoesNotPreallocate(t *testing.T) {
+	in := "$400000000\r\nabc"
+	before := totalAlloc()
+	r := NewReader(strings.NewReader(in), 0, Limits{})
+	var v Value
+	if err := r.ReadValue(&v); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("got %v", err)
+	}
+	if grew := totalAlloc() - before; grew > 4<<20 {
+		t.Fatalf("reader allocated %d bytes for a 3-byte payload", grew)
+	}
+	big := "*2147483647\r\n:1\r\n"
+	r = NewReader(strings.NewReader(big), 0, Limits{MaxAggregateLen: math.MaxInt64})
+	if err := r.ReadValue(&v); !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("aggregate: %v", err)
+	}
+}
+
+func TestReadValueLargeBulkAcrossReads(t *testing.T) {
+	payload := bytes.Repeat([]byte("0123456789abcdef"), 200_000) // 3.2 MB, bigger than exactAllocMax
+	var in bytes.Buffer
+	in.Write(AppendBulk(nil, payload))
+	in.WriteString(":42\r\n")
+	r := NewReader(iotest.HalfReader(&in), 512, Limits{})
+	var v Value
+	if err := r.ReadValue(&v); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(v.Bytes(), payload) {
+		t.Fatalf("payload mismatch: len %d", len(v.Bytes()))
+	}
+	if err := r.ReadValue(&v); err != nil || v.Int() != 42 {
+		t.Fatalf("next reply: %v %v", v, err)
+	}
+}
+
+func TestReadValueOneByteAtATime(t *testing.T) {
+	in := "*3\r\n$3\r\nfoo\r\n%1\r\n+a\r\n,1.5\r\n=8\r\ntxt:abcd\r\n+OK\r\n"
+	r := NewReader(iotest.OneByteReader(strings.NewReader(in)), 4, Limits{})
+	var v Value
+	if err := r.ReadValue(&v); err != nil {
+		t.Fatal(err)
+	}
+	if got := v.String(); got != `["foo" ["a" 1.5] "abcd"]` {
+		t.Fatalf("got %s", got)
+	}
+	if err := r.ReadValue(&v); err != nil || string(v.Bytes()) != "OK" {
+		t.Fatalf("second reply %v %v", v, err)
+	}
+}
+
+func TestBulkBytesAreOwned(t *testing.T) {
+	r := NewReader(strings.NewReader("$3\r\nabc\r\n$3\r\nxyz\r\n"), 0, Limits{})
+	var a, b Value
+	if err := r.ReadValue(&a); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.ReadValue(&b); err != nil {
+		t.Fatal(err)
+	}
+	if string(a.Bytes()) != "abc" || string(b.Bytes()) != "xyz" {
+		t.Fatalf("first reply was overwritten: %q %q", a.Bytes(), b.Bytes())
+	}
+}
+
+func TestReadValueAllocations(t *testing.T) {
+	stream := strings.Repeat("+OK\r\n:12\r\n$5\r\nhello\r\n", 1000)
+	r := NewReader(strings.NewReader(stream), 0, Limits{})
+	var v Value
+	okAndInt := testing.AllocsPerRun(500, func() {
+		_ = r.ReadValue(&v)
+		_ = r.ReadValue(&v)
+		_ = r.ReadValue(&v) // the bulk string: its bytes are the one allocation
+	})
+	if okAndInt > 1 {
+		t.Fatalf("+OK, :12 and one bulk cost %v allocations, want 1", okAndInt)
+	}
+}
+
+func totalAlloc() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.TotalAlloc
+}

@@ -1,0 +1,396 @@
+// Package testserver runs real redis-server and valkey-server processes on
+// free loopback ports, each in its own temporary directory, for tests,
+// benchmarks and the demo. It never touches a server it did not start.
+//
+// Binaries are found from the environment first (ZIPLINE_REDIS_SERVER,
+// ZIPLINE_VALKEY_SERVER), then in the module's .tools/bin (where
+// scripts/setup.sh puts the Valkey binary), then on PATH.
+package testserver
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ziplinekv/zipline/internal/resp"
+)
+
+// Kind selects the server implementation.
+type Kind string
+
+const (
+	Redis  Kind = "redis"
+	Valkey Kind = "valkey"
+)
+
+// ErrNoBinary means the server binary is not installed; tests skip on it.
+var ErrNoBinary = errors.New("testserver: server binary not found")
+
+// Config describes a server to start. The zero value starts redis-server.
+type Config struct {
+	Kind Kind
+	// Args are extra configuration directives, e.g. "--requirepass", "pw".
+	// Persistence is always off (--save "" --appendonly no).
+	Args []string
+	// Dir is where the server runs; empty means a new temporary directory,
+	// removed by Stop.
+	Dir string
+}
+
+// Server is one running (or stopped) server process.
+type Server struct {
+	Kind Kind
+	Addr string // 127.0.0.1:port
+	Port int
+
+	bin     string
+	args    []string
+	dir     string
+	ownsDir bool
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{} // closed when the process exits
+}
+
+// Binary returns the path of the server binary for kind.
+func Binary(kind Kind) (string, error) {
+	name, env := "redis-server", "ZIPLINE_REDIS_SERVER"
+	if kind == Valkey {
+		name, env = "valkey-server", "ZIPLINE_VALKEY_SERVER"
+	}
+	if p := os.Getenv(env); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("testserver: %s=%s: %w", env, p, err)
+		}
+		return p, nil
+	}
+	if root, ok := moduleRoot(); ok {
+		p := filepath.Join(root, ".tools", "bin", name)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s (install it, or run scripts/setup.sh)", ErrNoBinary, name)
+	}
+	return p, nil
+}
+
+// moduleRoot finds the zipline module root by walking up from the working
+// directory; the bench module lives inside it, so "go.mod of zipline" is the
+// outermost go.mod on the way up.
+func moduleRoot() (string, bool) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", false
+	}
+	found := ""
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			found = dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	return found, found != ""
+}
+
+// Start starts a server and waits until it answers.
+func Start(cfg Config) (*Server, error) {
+	if cfg.Kind == "" {
+		cfg.Kind = Redis
+	}
+	bin, err := Binary(cfg.Kind)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Kind: cfg.Kind, bin: bin, args: cfg.Args, dir: cfg.Dir}
+	if s.dir == "" {
+		s.dir, err = os.MkdirTemp("", "zipline-"+string(cfg.Kind)+"-")
+		if err != nil {
+			return nil, err
+		}
+		s.ownsDir = true
+	}
+	// A free port can be taken between our probe and the server's bind, so
+	// retry a few times with fresh ports.
+	for attempt := 0; attempt < 5; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		s.Port, s.Addr = port, net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		if err = s.start(); err == nil {
+			return s, nil
+		}
+		if !errors.Is(err, errExited) {
+			s.cleanup()
+			return nil, err
+		}
+	}
+	s.cleanup()
+	return nil, fmt.Errorf("testserver: could not start %s on a free port", bin)
+}
+
+// New starts a server for a test and stops it when the test ends. It skips
+// the test if the binary is missing, and fails it on any other error.
+func New(tb testing.TB, cfg Config) *Server {
+	tb.Helper()
+	s, err := Start(cfg)
+	if errors.Is(err, ErrNoBinary) {
+		tb.Skipf("skipping: %v", err)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Stop() })
+	return s
+}
+
+var errExited = errors.New("testserver: server exited during start-up")
+
+func (s *Server) start() error {
+	args := []string{
+		"--port", strconv.Itoa(s.Port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--daemonize", "no",
+		"--dir", s.dir, "--logfile", filepath.Join(s.dir, "server.log"),
+	}
+	args = append(args, s.args...)
+	cmd := exec.Command(s.bin, args...)
+	cmd.Dir = s.dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test binary
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("testserver: start %s: %w", s.bin, err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	s.mu.Lock()
+	s.cmd, s.done = cmd, done
+	s.mu.Unlock()
+
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-done:
+			return fmt.Errorf("%w: %s", errExited, s.logTail())
+		default:
+		}
+		if s.ping() == nil {
+			return nil
+		}
+		time.Sleep(5 * time.Millisecond) // polling a child process for readiness; not test synchronisation
+	}
+	s.kill()
+	return fmt.Errorf("testserver: %s did not answer on %s within 15s: %s", s.bin, s.Addr, s.logTail())
+}
+
+// ping reports whether the server accepts connections and parses commands.
+// An auth error still means it is up.
+func (s *Server) ping() error {
+	c, err := net.DialTimeout("tcp", s.Addr, time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
+		return err
+	}
+	var v resp.Value
+	if err := resp.NewReader(c, 512, resp.Limits{}).ReadValue(&v); err != nil {
+		return err
+	}
+	if v.IsError() && strings.HasPrefix(string(v.Bytes()), "LOADING") {
+		return errors.New("loading")
+	}
+	return nil
+}
+
+func (s *Server) logTail() string {
+	b, _ := os.ReadFile(filepath.Join(s.dir, "server.log"))
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// PID returns the process id of the running server, or 0.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
+// Kill stops the server abruptly (SIGKILL), as a crash would, and waits for
+// the process to exit. Restart brings it back on the same port.
+func (s *Server) Kill() {
+	s.kill()
+}
+
+func (s *Server) kill() {
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	cmd.Process.Signal(syscall.SIGCONT) // a paused server must be able to die
+	cmd.Process.Kill()
+	<-done
+}
+
+// Restart starts the server again on the same port after Kill or Stop.
+func (s *Server) Restart() error {
+	s.kill()
+	return s.start()
+}
+
+// Pause freezes the server (SIGSTOP): connections stay open but nothing is
+// answered, like a hung host. Resume undoes it.
+func (s *Server) Pause() error { return s.signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server.
+func (s *Server) Resume() error { return s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return errors.New("testserver: not running")
+	}
+	return s.cmd.Process.Signal(sig)
+}
+
+// Stop terminates the server and removes its directory if Start made it.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.mu.Unlock()
+	if cmd != nil {
+		cmd.Process.Signal(syscall.SIGCONT)
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	}
+	s.cleanup()
+}
+
+func (s *Server) cleanup() {
+	if s.ownsDir {
+		os.RemoveAll(s.dir)
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Do sends one command on a fresh connection and returns the reply. It is a
+// deliberately simple, unpipelined client for test set-up and inspection
+// (CONFIG, ACL, INFO), independent of the client under test.
+func (s *Server) Do(ctx context.Context, args ...any) (resp.Value, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", s.Addr)
+	if err != nil {
+		return resp.Value{}, err
+	}
+	defer c.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		c.SetDeadline(dl)
+	} else {
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+	}
+	buf := resp.AppendArrayLen(nil, len(args))
+	for i, a := range args {
+		if buf, err = resp.AppendAny(buf, i, a); err != nil {
+			return resp.Value{}, err
+		}
+	}
+	if _, err := c.Write(buf); err != nil {
+		return resp.Value{}, err
+	}
+	var v resp.Value
+	err = resp.NewReader(c, 0, resp.Limits{}).ReadValue(&v)
+	if err == nil && v.IsError() {
+		err = fmt.Errorf("testserver: %s", v.Bytes())
+	}
+	return v, err
+}
+
+// Info returns the fields of one INFO section as a map.
+func (s *Server) Info(ctx context.Context, section string) (map[string]string, error) {
+	v, err := s.Do(ctx, "INFO", section)
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]string)
+	sc := bufio.NewScanner(strings.NewReader(string(v.Bytes())))
+	for sc.Scan() {
+		k, val, ok := strings.Cut(strings.TrimSpace(sc.Text()), ":")
+		if ok && !strings.HasPrefix(k, "#") {
+			m[k] = val
+		}
+	}
+	return m, nil
+}
+
+// UsedMemory returns INFO memory's used_memory in bytes.
+func (s *Server) UsedMemory(ctx context.Context) (int64, error) {
+	m, err := s.Info(ctx, "memory")
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(m["used_memory"], 10, 64)
+}
+
+// CPUTime returns the CPU time (user + system) the server process has used,
+// read from /proc, so benchmarks can report server CPU per operation.
+func (s *Server) CPUTime() (time.Duration, error) {
+	pid := s.PID()
+	if pid == 0 {
+		return 0, errors.New("testserver: not running")
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// Fields after the parenthesised command name; utime and stime are the
+	// 14th and 15th fields of the whole line.
+	rest := string(b[strings.LastIndexByte(string(b), ')')+2:])
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0, fmt.Errorf("testserver: short /proc stat line")
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	const clkTck = 100 // USER_HZ on Linux
+	return time.Duration(ut+st) * time.Second / clkTck, nil
+}
