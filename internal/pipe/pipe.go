@@ -232,29 +232,45 @@ func (p *Pipe) enqueue(c *Call) error {
 // the I/O timeout (5s if none is set). Then the connection is closed, any
 // request left fails, and Close returns once the pipe's goroutines exit.
 func (p *Pipe) Close() error {
-	p.mu.Lock()
-	if p.state == stateClosed && p.life.Err() != nil {
-		p.mu.Unlock()
-		return nil
-	}
-	p.state = stateClosed
-	p.mu.Unlock()
-	p.cancel() // stops dials and backoff waits, and wakes an idle writer
 	drain := p.opts.IOTimeout
 	if drain <= 0 {
 		drain = defaultDrainTimeout
 	}
-	hard := time.AfterFunc(drain, func() {
+	p.closeWithin(drain)
+	return nil
+}
+
+// Abort closes the pipe at once: whatever is queued or in flight fails
+// with ErrClosed. Dedicated connections use it when a request was
+// abandoned, since its reply (say, of a BLPOP) may never come.
+func (p *Pipe) Abort() {
+	p.closeWithin(0)
+}
+
+func (p *Pipe) closeWithin(drain time.Duration) {
+	p.mu.Lock()
+	if p.state == stateClosed && p.life.Err() != nil {
+		p.mu.Unlock()
+		return
+	}
+	p.state = stateClosed
+	p.mu.Unlock()
+	p.cancel() // stops dials and backoff waits, and wakes an idle writer
+	hardStop := func() {
 		p.mu.Lock()
 		if p.conn != nil {
 			p.conn.Close()
 		}
 		p.mu.Unlock()
-	})
+	}
+	if drain <= 0 {
+		hardStop()
+	} else {
+		t := time.AfterFunc(drain, hardStop)
+		defer t.Stop()
+	}
 	p.wg.Wait()
-	hard.Stop()
 	p.failQueued(notSent(ErrClosed))
-	return nil
 }
 
 const defaultDrainTimeout = 5 * time.Second

@@ -1,0 +1,254 @@
+package zipline
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/ziplinekv/zipline/internal/testserver"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// newTestClient starts a server and a Client connected to it.
+func newTestClient(t *testing.T, opts Options) (*Client, *testserver.Server) {
+	t.Helper()
+	srv := testserver.New(t, testserver.Config{})
+	opts.Addr = srv.Addr
+	if opts.Logger == nil {
+		opts.Logger = quiet
+	}
+	c, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, srv
+}
+
+func TestZeroOptionsGetDefaults(t *testing.T) {
+	o := Options{}.withDefaults()
+	if o.Addr != DefaultAddr || o.Network != "tcp" || o.DialTimeout != DefaultDialTimeout ||
+		o.IOTimeout != DefaultIOTimeout || o.HealthCheckInterval != DefaultHealthCheckInterval ||
+		o.ReconnectBackoffMax != DefaultReconnectBackoffMax || o.MaxDedicatedConns != DefaultMaxDedicatedConns ||
+		o.Logger == nil {
+		t.Fatalf("defaults not applied: %+v", o)
+	}
+	if o := (Options{IOTimeout: -1, HealthCheckInterval: -1}).withDefaults(); o.IOTimeout != 0 || o.HealthCheckInterval != 0 {
+		t.Fatalf("negative durations must disable: %+v", o)
+	}
+	if _, err := New(Options{Protocol: 4}); err == nil {
+		t.Fatal("Protocol 4 accepted")
+	}
+}
+
+// Options with only Addr set work: every other zero field has a default.
+func TestNewWithOnlyAddr(t *testing.T) {
+	srv := testserver.New(t, testserver.Config{})
+	c, err := New(Options{Addr: srv.Addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if c.Protocol() != 3 {
+		t.Fatalf("protocol %d, want 3", c.Protocol())
+	}
+}
+
+func TestNewFailsOnUnreachableServer(t *testing.T) {
+	srv := testserver.New(t, testserver.Config{})
+	addr := srv.Addr
+	srv.Stop()
+	_, err := New(Options{Addr: addr, DialTimeout: time.Second, Logger: quiet})
+	if err == nil || !strings.Contains(err.Error(), addr) {
+		t.Fatalf("got %v, want a connect error naming %s", err, addr)
+	}
+}
+
+func TestGetSetAndNil(t *testing.T) {
+	c, _ := newTestClient(t, Options{})
+	ctx := context.Background()
+	if err := c.Set(ctx, "user:1", []byte("payload"), EX(10*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	v, err := c.Get(ctx, "user:1")
+	if err != nil || string(v) != "payload" {
+		t.Fatalf("Get = %q, %v", v, err)
+	}
+	if _, err := c.Get(ctx, "missing"); !errors.Is(err, Nil) {
+		t.Fatalf("missing key: %v, want Nil", err)
+	}
+	ttl, err := c.TTL(ctx, "user:1")
+	if err != nil || ttl <= 9*time.Minute || ttl > 10*time.Minute {
+		t.Fatalf("TTL = %v, %v", ttl, err)
+	}
+}
+
+func TestDo(t *testing.T) {
+	c, _ := newTestClient(t, Options{})
+	ctx := context.Background()
+	r, err := c.Do(ctx, "HSET", "h", "f", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := r.AsInt64(); err != nil || n != 1 {
+		t.Fatalf("HSET reply %v %v", n, err)
+	}
+	r, err = c.Do(ctx, "hgetall", "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.AsMap()
+	if err != nil || len(m) != 1 {
+		t.Fatalf("HGETALL %v %v", r, err)
+	}
+	if n, err := m["f"].AsInt64(); err != nil || n != 1 {
+		t.Fatalf("field f = %v %v", m["f"], err)
+	}
+	r, err = c.Do(ctx, "GET", "nope")
+	if err != nil || !r.IsNil() {
+		t.Fatalf("GET nope = %v, %v", r, err)
+	}
+	if _, err := r.AsBytes(); !errors.Is(err, Nil) {
+		t.Fatalf("AsBytes of nil: %v", err)
+	}
+	// Server errors carry their prefix.
+	_, err = c.Do(ctx, "LPUSH", "h", "x")
+	var se *ServerError
+	if !errors.As(err, &se) || se.Prefix != "WRONGTYPE" {
+		t.Fatalf("got %v, want WRONGTYPE ServerError", err)
+	}
+	if _, err := c.Do(ctx, "SET", "k", struct{}{}); err == nil || !strings.Contains(err.Error(), "unsupported type") {
+		t.Fatalf("bad argument: %v", err)
+	}
+}
+
+func TestDoRefusesConnectionStateCommands(t *testing.T) {
+	c, _ := newTestClient(t, Options{})
+	ctx := context.Background()
+	for _, args := range [][]any{
+		{"SELECT", 1}, {"watch", "k"}, {"MULTI"}, {"client", "tracking", "on"},
+		{"SUBSCRIBE", "ch"}, {"CLIENT", "REPLY", "OFF"}, {"QUIT"}, {"MONITOR"},
+	} {
+		_, err := c.Do(ctx, args...)
+		var ce *CommandError
+		if !errors.As(err, &ce) || !errors.Is(err, ErrNotAllowed) || !errors.Is(err, ErrNotSent) {
+			t.Errorf("%v: got %v, want a CommandError", args, err)
+		}
+	}
+	// The connection is untouched: still db 0.
+	if err := c.Set(ctx, "db0", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.Exists(ctx, "db0"); err != nil || n != 1 {
+		t.Fatal("shared connection state changed")
+	}
+}
+
+func TestDedicatedAllowsStateCommands(t *testing.T) {
+	c, _ := newTestClient(t, Options{})
+	ctx := context.Background()
+	d, err := c.Dedicated(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Do(ctx, "SELECT", 5); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Set(ctx, "in-db5", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if _, err := d.Get(ctx, "in-db5"); !errors.Is(err, ErrClosed) {
+		t.Fatalf("use after Close: %v", err)
+	}
+	// The shared client is still on db 0, and a dirty connection was not
+	// returned to the pool for someone else to inherit db 5.
+	if _, err := c.Get(ctx, "in-db5"); !errors.Is(err, Nil) {
+		t.Fatalf("db 5 leaked into the shared client: %v", err)
+	}
+	d2, err := c.Dedicated(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d2.Close()
+	if _, err := d2.Get(ctx, "in-db5"); !errors.Is(err, Nil) {
+		t.Fatalf("db 5 leaked through the pool: %v", err)
+	}
+}
+
+func TestOnCommandHook(t *testing.T) {
+	var mu sync.Mutex
+	var events []CommandEvent
+	c, _ := newTestClient(t, Options{OnCommand: func(_ context.Context, ev CommandEvent) {
+		mu.Lock()
+		events = append(events, ev)
+		mu.Unlock()
+	}})
+	ctx := context.Background()
+	c.Set(ctx, "k", []byte("v"))
+	c.Get(ctx, "missing")
+	c.Do(ctx, "incr", "k") // WRONGTYPE-free error: ERR value is not an integer
+	b := c.Batch()
+	b.Get("k")
+	b.Get("k")
+	b.Exec(ctx)
+	mu.Lock()
+	defer mu.Unlock()
+	want := []struct {
+		name string
+		n    int
+		err  bool
+	}{{"SET", 1, false}, {"GET", 1, false}, {"INCR", 1, true}, {"BATCH", 2, false}}
+	if len(events) != len(want) {
+		t.Fatalf("events %+v", events)
+	}
+	for i, w := range want {
+		ev := events[i]
+		if ev.Name != w.name || ev.Commands != w.n || (ev.Err != nil) != w.err || ev.Duration <= 0 {
+			t.Errorf("event %d = %+v, want %+v", i, ev, w)
+		}
+	}
+}
+
+// GET and SET cost at most one allocation (GET's value), measured against
+// a real server.
+func TestHotPathAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	c, _ := newTestClient(t, Options{})
+	ctx := context.Background()
+	val := []byte(strings.Repeat("v", 64))
+	if err := c.Set(ctx, "k", val); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		max  float64
+		fn   func()
+	}{
+		{"SET", 0, func() { c.Set(ctx, "k", val) }},
+		{"GET", 1, func() { c.Get(ctx, "k") }},
+		{"INCR", 0, func() { c.Incr(ctx, "n") }},
+		{"SET EX", 0, func() { c.Set(ctx, "k", val, EX(time.Minute)) }},
+	} {
+		if n := testing.AllocsPerRun(200, tc.fn); n > tc.max {
+			t.Errorf("%s: %v allocations per call, want <= %v", tc.name, n, tc.max)
+		}
+	}
+}

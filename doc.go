@@ -1,0 +1,53 @@
+// Package zipline is a Redis and Valkey client that pipelines every call
+// implicitly.
+//
+//	c, err := zipline.New(zipline.Options{Addr: "127.0.0.1:6379"})
+//	if err != nil { ... }
+//	defer c.Close()
+//	err = c.Set(ctx, "user:1", payload, zipline.EX(10*time.Minute))
+//	v, err := c.Get(ctx, "user:1")            // errors.Is(err, zipline.Nil) when missing
+//	r, err := c.Do(ctx, "HSET", "h", "f", 1)  // any command
+//
+// # Why implicit pipelining
+//
+// A typical service has hundreds of goroutines, each making one request at a
+// time. A pool gives each its own connection and round trip, so the server
+// pays a read and a write system call per request. A Client instead shares
+// one connection: a writer goroutine sends everything that is queued in one
+// write, and a reader goroutine hands each reply back in order. Batching
+// needs no timer. The writer flushes as soon as it finds work, so a lone
+// request costs one round trip, as on a plain connection; under load,
+// requests pile up while the previous write is in the kernel, and batches
+// grow by themselves. bench/RESULTS.md has the measurements.
+//
+// # What does not share the connection
+//
+// Blocking commands (BLPOP, BRPOP, BLMOVE, BZPOPMIN/MAX, XREAD/XREADGROUP
+// with BLOCK, WAIT) would stall every caller, so they run on a small pool of
+// dedicated connections (Options.MaxDedicatedConns). Watch runs optimistic
+// transactions on a dedicated connection too. Commands that change the
+// connection's state (SELECT, CLIENT TRACKING, MULTI...) are refused on the
+// shared connection with a *CommandError: use Options, Tx, Watch, or
+// Dedicated for a Client bound to a connection of its own. Pub/sub, MONITOR
+// and CLIENT REPLY are not supported.
+//
+// # Errors and failures
+//
+// A missing key is Nil; an error reply is a *ServerError carrying its prefix
+// (WRONGTYPE, NOSCRIPT, MOVED...). A request whose context ends returns
+// ctx.Err() at once; its reply is read and dropped later, so the
+// connection stays in step and is never closed for it. If the connection
+// breaks, requests in flight fail with ErrConnLost, are never retried (they
+// may have run), and the Client reconnects with backoff in the background.
+// Requests that never reached the server match ErrNotSent and are safe to
+// retry.
+//
+// # Layout
+//
+//   - internal/resp: RESP2/RESP3 encoding and a bounded parser.
+//   - internal/pipe: one connection with implicit pipelining and reconnects.
+//   - zipline (this package): Client, typed commands, Batch, Tx, Watch.
+//   - codec: value compression compatible with Valkey GLIDE.
+//   - internal/testserver: real servers for tests, benchmarks and the demo.
+//   - cmd/zipline: the command-line tool.
+package zipline

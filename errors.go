@@ -1,0 +1,76 @@
+package zipline
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/ziplinekv/zipline/internal/pipe"
+	"github.com/ziplinekv/zipline/internal/resp"
+)
+
+// Nil is returned when a key, field or element does not exist: the server
+// replied with a null. Check for it with errors.Is(err, zipline.Nil).
+var Nil = errors.New("zipline: nil")
+
+// Errors about the connection. Each is checked with errors.Is; the error
+// returned wraps the underlying cause as well.
+var (
+	// ErrClosed: the Client was closed.
+	ErrClosed = pipe.ErrClosed
+	// ErrNotSent is matched by every error of a request that never reached
+	// the server, so retrying it is always safe.
+	ErrNotSent = pipe.ErrNotSent
+	// ErrNotConnected: the connection was down, and the request failed at
+	// once (see Options.WaitForReconnect). It matches ErrNotSent.
+	ErrNotConnected = pipe.ErrNotConnected
+	// ErrConnLost: the connection broke after the request was written. The
+	// server may or may not have run it; zipline never retries it.
+	ErrConnLost = pipe.ErrConnLost
+)
+
+// ErrTxFailed is returned by Exec on a transaction that the server aborted
+// because a key watched with Watch changed.
+var ErrTxFailed = errors.New("zipline: transaction aborted: a watched key changed")
+
+// ErrNotAllowed is matched by the *CommandError of a command the client
+// refuses to send.
+var ErrNotAllowed = errors.New("zipline: command not allowed")
+
+// CommandError is a command refused by the client before anything was sent:
+// it would change the state of the shared connection, would stall it, or
+// cannot work with the client's settings. Reason says what to do instead.
+type CommandError struct {
+	Command string
+	Reason  string
+}
+
+func (e *CommandError) Error() string {
+	return "zipline: " + e.Command + ": " + e.Reason
+}
+
+// Is makes a CommandError match ErrNotAllowed and ErrNotSent.
+func (e *CommandError) Is(target error) bool {
+	return target == ErrNotAllowed || target == ErrNotSent
+}
+
+// ServerError is an error reply from the server, such as
+// "WRONGTYPE Operation against a key holding the wrong kind of value".
+// Prefix is its first word ("ERR", "WRONGTYPE", "MOVED", "NOSCRIPT", ...).
+type ServerError struct {
+	Prefix  string
+	Message string // the whole reply text, prefix included
+}
+
+func (e *ServerError) Error() string { return e.Message }
+
+func serverError(v resp.Value) error {
+	msg := string(v.Bytes())
+	prefix, _, _ := strings.Cut(msg, " ")
+	return &ServerError{Prefix: prefix, Message: msg}
+}
+
+// isServerError reports whether err is a ServerError with the given prefix.
+func isServerError(err error, prefix string) bool {
+	var se *ServerError
+	return errors.As(err, &se) && se.Prefix == prefix
+}

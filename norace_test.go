@@ -1,0 +1,5 @@
+//go:build !race
+
+package zipline
+
+const raceEnabled = false
