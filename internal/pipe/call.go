@@ -47,16 +47,17 @@ func (c *Call) Replies() []resp.Value { return c.replies }
 // Reply returns the i-th reply.
 func (c *Call) Reply(i int) resp.Value { return c.replies[i] }
 
-// largeBuf is the largest command buffer a pooled call keeps; a call that
-// carried a bigger value gives its buffer back to the garbage collector, so
-// one 10 MB SET does not pin 10 MB in the pool for good.
+// largeBuf is the size from which a command buffer is written without a
+// copy, and is not kept by the pool: the garbage collector takes it, so one
+// 10 MB SET does not pin 10 MB in the pool, and a buffer the writer may
+// still be reading is never handed to another caller.
 const largeBuf = 64 << 10
 
 // Release returns the call to its pool. Call it once, after Do returned nil
 // and the replies have been read. (After a failed Do the call is already
 // gone.)
 func (c *Call) Release() {
-	if cap(c.Buf) > largeBuf {
+	if cap(c.Buf) >= largeBuf {
 		c.Buf = nil
 	}
 	clear(c.replies) // drop references to reply bytes the caller now owns

@@ -81,16 +81,21 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 		}
 		clear(batch[len(live):])
 		if len(live) > 0 {
+			// Copy what the write needs out of the calls first: once in the
+			// in-flight queue, a call can complete (the reader fails them all
+			// when the connection dies) and be reused by its caller.
+			w.prepare(live)
 			// Calls enter the in-flight queue before their bytes reach the
 			// wire: a reply can arrive before Write returns.
 			if !fl.push(live, c.conn, p.opts.IOTimeout) {
+				w.reset()
 				p.unsent(live)
 				clear(batch)
 				p.recycleQueueSlice(batch)
 				return nil
 			}
 			active = true
-			if err := w.write(c.conn, live, p.opts.IOTimeout); err != nil {
+			if err := w.flush(c.conn, p.opts.IOTimeout); err != nil {
 				clear(batch)
 				return err
 			}
@@ -150,11 +155,13 @@ func (p *Pipe) writeCloseMarker(w *writer, c *conn, fl *inflight) error {
 	call.closeMarker = true
 	call.state.Store(stateSent)
 	calls := []*Call{call}
+	w.prepare(calls)
 	if !fl.push(calls, c.conn, p.opts.IOTimeout) {
+		w.reset()
 		call.Release()
 		return nil
 	}
-	if err := w.write(c.conn, calls, p.opts.IOTimeout); err != nil {
+	if err := w.flush(c.conn, p.opts.IOTimeout); err != nil {
 		return err
 	}
 	return errClosing
@@ -170,10 +177,12 @@ func (p *Pipe) queueHealthCheck() {
 	p.mu.Unlock()
 }
 
-// write sends the calls' bytes in one system call. Small commands are
-// copied into one buffer; large ones go out from their own buffers through
-// writev, so a big value is never copied.
-func (w *writer) write(nc net.Conn, calls []*Call, timeout time.Duration) error {
+// prepare gathers the calls' bytes for one write. Small commands are
+// copied into one buffer; large ones are written from their own buffers
+// through writev, so a big value is never copied. (A call's buffer that
+// large is never reused by the pool, so it stays intact until written even
+// if the call completes first.)
+func (w *writer) prepare(calls []*Call) {
 	w.buf, w.cuts = w.buf[:0], w.cuts[:0]
 	for _, c := range calls {
 		if len(c.Buf) >= largeBuf {
@@ -182,6 +191,16 @@ func (w *writer) write(nc net.Conn, calls []*Call, timeout time.Duration) error 
 			w.buf = append(w.buf, c.Buf...)
 		}
 	}
+}
+
+// reset drops what prepare gathered without writing it.
+func (w *writer) reset() {
+	clear(w.cuts)
+	w.buf, w.cuts = w.buf[:0], w.cuts[:0]
+}
+
+// flush writes what prepare gathered, in one system call.
+func (w *writer) flush(nc net.Conn, timeout time.Duration) error {
 	if timeout > 0 {
 		// Moving a deadline costs a timer update, so extend it only when less
 		// than timeout remains: every write still gets at least timeout.
@@ -209,8 +228,8 @@ func (w *writer) write(nc net.Conn, calls []*Call, timeout time.Duration) error 
 		vecs := w.vecs // WriteTo consumes its receiver
 		_, err = vecs.WriteTo(nc)
 		clear(w.vecs)
-		clear(w.cuts)
 	}
+	w.reset()
 	if cap(w.buf) > maxKeptWriteBuf {
 		w.buf = nil
 	}
