@@ -1,0 +1,26 @@
+# The two commands a new machine needs; each installs what it is missing.
+#   make demo   run the main job: the demo against a local redis-server
+#   make test   run vet, the race-enabled tests and the fuzz seed corpora
+.PHONY: demo test fuzz bench
+
+demo:
+	scripts/setup.sh redis
+	go run ./cmd/zipline demo
+
+test:
+	scripts/setup.sh
+	go vet ./...
+	cd bench && go vet ./...
+	go test -race -count=1 ./...
+
+# A long fuzz run of each target (not part of CI): make fuzz FUZZTIME=10m
+FUZZTIME ?= 1m
+fuzz:
+	go test -run='^$$' -fuzz=FuzzReader -fuzztime=$(FUZZTIME) ./internal/resp
+	go test -run='^$$' -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) ./codec
+	go test -run='^$$' -fuzz=FuzzRoundTrip -fuzztime=$(FUZZTIME) ./codec
+
+# The client comparison (see bench/README.md).
+bench:
+	scripts/setup.sh redis
+	cd bench && go run ./cmd/clientbench -out RESULTS-clients.md
