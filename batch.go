@@ -121,14 +121,22 @@ func (b *Batch) Do(args ...any) *Future[Value] {
 	case classBlocking:
 		b.blocking = b.blocking || !b.tx
 	}
+	if err := b.c.checkCompatible(string(name)); err != nil {
+		b.err = err
+		return f
+	}
 	start := len(b.buf)
-	b.buf = resp.AppendArrayLen(b.buf, len(args))
-	for i, a := range args {
-		var err error
-		if b.buf, err = resp.AppendAny(b.buf, i, a); err != nil {
-			b.buf = b.buf[:start]
-			b.err = fmt.Errorf("zipline: %s: %w", name, err)
-			return f
+	vc, compress := b.c.valueCommandFor(string(name))
+	var err error
+	if b.buf, err = b.c.appendDoArgs(b.buf, args, vc, compress); err != nil {
+		b.buf = b.buf[:start]
+		b.err = fmt.Errorf("zipline: %s: %w", name, err)
+		return f
+	}
+	if compress {
+		f.dec = func(c *Client, v resp.Value) (Value, error) {
+			v, err := c.decodeReply(v, vc)
+			return Value{v}, err
 		}
 	}
 	b.pending = append(b.pending, f)

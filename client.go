@@ -27,6 +27,8 @@ type Client struct {
 	// lease is set on a Client bound to one dedicated connection (from
 	// Dedicated or Watch); nil on the shared Client.
 	lease *lease
+	// codec compresses values; nil when compression is off (or on Raw).
+	codec *valueCodec
 }
 
 // shared is what a Client and the dedicated Clients made from it have in
@@ -35,6 +37,7 @@ type shared struct {
 	opts      Options
 	pipeOpts  pipe.Options
 	dedicated *dedicatedPool
+	codec     *valueCodec // as configured; a Raw Client has none of its own
 }
 
 // New connects to the server described by opts and returns a Client. The
@@ -45,7 +48,11 @@ func New(opts Options) (*Client, error) {
 	if err := opts.validate(); err != nil {
 		return nil, err
 	}
-	s := &shared{opts: opts}
+	vc, err := newValueCodec(opts.Compression)
+	if err != nil {
+		return nil, err
+	}
+	s := &shared{opts: opts, codec: vc}
 	s.pipeOpts = pipe.Options{
 		Dial:                dialer(opts),
 		Protocol:            opts.Protocol,
@@ -72,7 +79,7 @@ func New(opts Options) (*Client, error) {
 		return nil, connectError(opts.Addr, err)
 	}
 	s.dedicated = newDedicatedPool(s)
-	return &Client{pipe: p, s: s}, nil
+	return &Client{pipe: p, s: s, codec: vc}, nil
 }
 
 func (o Options) validate() error {
@@ -238,14 +245,15 @@ func (c *Client) Do(ctx context.Context, args ...any) (Value, error) {
 	case class == classConnState && c.lease == nil:
 		return Value{}, &CommandError{Command: string(upperName), Reason: connStateReason}
 	}
+	if err := c.checkCompatible(string(upperName)); err != nil {
+		return Value{}, err
+	}
+	vc, compress := c.valueCommandFor(string(upperName))
 	call := c.pipe.NewCall()
-	call.Buf = resp.AppendArrayLen(call.Buf, len(args))
-	for i, a := range args {
-		var err error
-		if call.Buf, err = resp.AppendAny(call.Buf, i, a); err != nil {
-			call.Release()
-			return Value{}, fmt.Errorf("zipline: %s: %w", upperName, err)
-		}
+	var err error
+	if call.Buf, err = c.appendDoArgs(call.Buf, args, vc, compress); err != nil {
+		call.Release()
+		return Value{}, fmt.Errorf("zipline: %s: %w", upperName, err)
 	}
 	if class == classConnState {
 		c.lease.dirty.Store(true)
@@ -255,6 +263,9 @@ func (c *Client) Do(ctx context.Context, args ...any) (Value, error) {
 		name = string(upperName)
 	}
 	v, err := c.send(ctx, call, name, class == classBlocking)
+	if err == nil && compress {
+		v, err = c.decodeReply(v, vc)
+	}
 	return Value{v}, err
 }
 

@@ -22,17 +22,20 @@ const (
 	argBytes
 	argInt
 	argFloat
-	// argValue is a stored value (SET's value, HSET's field value...): the
-	// only kind of argument that value encoding, such as compression,
-	// applies to.
-	argValue
+	// Stored values: the only arguments that compression applies to, each
+	// tagged with the family that decides whether it does.
+	argValue     // a string command's value (SET, MSET...)
+	argHashValue // a hash field's value (HSET...)
+	argListValue // a list element (LPUSH...)
 )
 
-func str(s string) arg   { return arg{kind: argString, s: s} }
-func bin(b []byte) arg   { return arg{kind: argBytes, b: b} }
-func num(n int64) arg    { return arg{kind: argInt, n: n} }
-func flt(f float64) arg  { return arg{kind: argFloat, n: int64(math.Float64bits(f))} }
-func value(b []byte) arg { return arg{kind: argValue, b: b} }
+func str(s string) arg    { return arg{kind: argString, s: s} }
+func bin(b []byte) arg    { return arg{kind: argBytes, b: b} }
+func num(n int64) arg     { return arg{kind: argInt, n: n} }
+func flt(f float64) arg   { return arg{kind: argFloat, n: int64(math.Float64bits(f))} }
+func value(b []byte) arg  { return arg{kind: argValue, b: b} }
+func hvalue(b []byte) arg { return arg{kind: argHashValue, b: b} }
+func lvalue(b []byte) arg { return arg{kind: argListValue, b: b} }
 func strs(ss []string) []arg {
 	out := make([]arg, len(ss))
 	for i, s := range ss {
@@ -59,6 +62,12 @@ func (c *Client) appendArg(dst []byte, a *arg) []byte {
 		return resp.AppendBulkInt(dst, a.n)
 	case argFloat:
 		return resp.AppendBulkFloat(dst, math.Float64frombits(uint64(a.n)))
+	case argValue:
+		return c.appendValue(dst, a.b, familyStrings)
+	case argHashValue:
+		return c.appendValue(dst, a.b, familyHashes)
+	case argListValue:
+		return c.appendValue(dst, a.b, familyLists)
 	}
 	return resp.AppendBulk(dst, a.b)
 }

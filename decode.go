@@ -130,7 +130,7 @@ func decKeyValue(c *Client, v resp.Value) (KeyValue, error) {
 	if len(elems) != 2 {
 		return KeyValue{}, &TypeError{Want: "KeyValue", Got: v.Type().String()}
 	}
-	b, err := decBytes(c, elems[1])
+	b, err := decListValue(c, elems[1])
 	return KeyValue{Key: string(elems[0].Bytes()), Value: b}, err
 }
 
@@ -225,29 +225,56 @@ type scanPage struct {
 	items  []resp.Value
 }
 
-// decStored reads a stored value (GET and friends): the reply passes
-// through the Client's value decoding.
-func decStored(c *Client, v resp.Value) ([]byte, error) {
-	b, err := decBytes(c, v)
-	if err != nil {
-		return nil, err
+// Stored values pass through the Client's value decoding (compression),
+// tagged with their family.
+
+func storedValue(f valueFamily) decoder[[]byte] {
+	return func(c *Client, v resp.Value) ([]byte, error) {
+		b, err := decBytes(c, v)
+		if err != nil {
+			return nil, err
+		}
+		return c.decodeValue(b, f)
 	}
-	return c.decodeValue(b)
 }
 
-// decStoredSlice reads several stored values (MGET), nil for missing keys.
-func decStoredSlice(c *Client, v resp.Value) ([][]byte, error) {
-	out, err := decBytesSlice(c, v)
+func storedValues(f valueFamily) decoder[[][]byte] {
+	return func(c *Client, v resp.Value) ([][]byte, error) {
+		out, err := decBytesSlice(c, v)
+		if err != nil {
+			return nil, err
+		}
+		for i, b := range out {
+			if b == nil {
+				continue
+			}
+			if out[i], err = c.decodeValue(b, f); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+}
+
+var (
+	decStored      = storedValue(familyStrings)
+	decStoredSlice = storedValues(familyStrings)
+	decHashValue   = storedValue(familyHashes)
+	decHashValues  = storedValues(familyHashes)
+	decListValue   = storedValue(familyLists)
+	decListValues  = storedValues(familyLists)
+)
+
+// decHashMap reads HGETALL, expanding the values.
+func decHashMap(c *Client, v resp.Value) (map[string][]byte, error) {
+	m, err := decBytesMap(c, v)
 	if err != nil {
 		return nil, err
 	}
-	for i, b := range out {
-		if b == nil {
-			continue
-		}
-		if out[i], err = c.decodeValue(b); err != nil {
+	for k, b := range m {
+		if m[k], err = c.decodeValue(b, familyHashes); err != nil {
 			return nil, err
 		}
 	}
-	return out, nil
+	return m, nil
 }

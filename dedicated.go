@@ -127,7 +127,7 @@ func (c *Client) Dedicated(ctx context.Context) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{pipe: c.pipe, s: c.s, lease: &lease{pool: c.s.dedicated, p: p}}, nil
+	return &Client{pipe: c.pipe, s: c.s, codec: c.codec, lease: &lease{pool: c.s.dedicated, p: p}}, nil
 }
 
 // Watch runs fn for an optimistic transaction: it WATCHes keys on a

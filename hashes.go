@@ -12,7 +12,7 @@ func hsetArgs(key string, fields []FieldValue) []arg {
 	args := make([]arg, 0, 1+2*len(fields))
 	args = append(args, str(key))
 	for _, f := range fields {
-		args = append(args, str(f.Field), value(f.Value))
+		args = append(args, str(f.Field), hvalue(f.Value))
 	}
 	return args
 }
@@ -33,22 +33,22 @@ func (c *Client) HSet(ctx context.Context, key string, fields ...FieldValue) (in
 
 // HSetNX sets field only if it does not exist, and reports whether it did.
 func (c *Client) HSetNX(ctx context.Context, key, field string, val []byte) (bool, error) {
-	return do(ctx, c, decBool, "HSETNX", str(key), str(field), value(val))
+	return do(ctx, c, decBool, "HSETNX", str(key), str(field), hvalue(val))
 }
 
 // HGet returns the value of field, or Nil if the field or hash is missing.
 func (c *Client) HGet(ctx context.Context, key, field string) ([]byte, error) {
-	return do(ctx, c, decBytes, "HGET", str(key), str(field))
+	return do(ctx, c, decHashValue, "HGET", str(key), str(field))
 }
 
 // HMGet returns the values of fields, with nil for missing ones.
 func (c *Client) HMGet(ctx context.Context, key string, fields ...string) ([][]byte, error) {
-	return do(ctx, c, decBytesSlice, "HMGET", keyAndFields(key, fields)...)
+	return do(ctx, c, decHashValues, "HMGET", keyAndFields(key, fields)...)
 }
 
 // HGetAll returns every field and value of the hash (empty if missing).
 func (c *Client) HGetAll(ctx context.Context, key string) (map[string][]byte, error) {
-	return do(ctx, c, decBytesMap, "HGETALL", str(key))
+	return do(ctx, c, decHashMap, "HGETALL", str(key))
 }
 
 // HDel deletes fields and returns how many existed.
@@ -78,7 +78,7 @@ func (c *Client) HKeys(ctx context.Context, key string) ([]string, error) {
 
 // HVals returns the hash's values.
 func (c *Client) HVals(ctx context.Context, key string) ([][]byte, error) {
-	return do(ctx, c, decBytesSlice, "HVALS", str(key))
+	return do(ctx, c, decHashValues, "HVALS", str(key))
 }
 
 // HLen returns the number of fields in the hash.
@@ -93,22 +93,22 @@ func (b *Batch) HSet(key string, fields ...FieldValue) *Future[int64] {
 
 // HSetNX queues HSETNX; see Client.HSetNX.
 func (b *Batch) HSetNX(key, field string, val []byte) *Future[bool] {
-	return add(b, decBool, "HSETNX", str(key), str(field), value(val))
+	return add(b, decBool, "HSETNX", str(key), str(field), hvalue(val))
 }
 
 // HGet queues HGET; see Client.HGet.
 func (b *Batch) HGet(key, field string) *Future[[]byte] {
-	return add(b, decBytes, "HGET", str(key), str(field))
+	return add(b, decHashValue, "HGET", str(key), str(field))
 }
 
 // HMGet queues HMGET; see Client.HMGet.
 func (b *Batch) HMGet(key string, fields ...string) *Future[[][]byte] {
-	return add(b, decBytesSlice, "HMGET", keyAndFields(key, fields)...)
+	return add(b, decHashValues, "HMGET", keyAndFields(key, fields)...)
 }
 
 // HGetAll queues HGETALL; see Client.HGetAll.
 func (b *Batch) HGetAll(key string) *Future[map[string][]byte] {
-	return add(b, decBytesMap, "HGETALL", str(key))
+	return add(b, decHashMap, "HGETALL", str(key))
 }
 
 // HDel queues HDEL; see Client.HDel.
@@ -136,7 +136,7 @@ func (b *Batch) HKeys(key string) *Future[[]string] { return add(b, decStrings, 
 
 // HVals queues HVALS; see Client.HVals.
 func (b *Batch) HVals(key string) *Future[[][]byte] {
-	return add(b, decBytesSlice, "HVALS", str(key))
+	return add(b, decHashValues, "HVALS", str(key))
 }
 
 // HLen queues HLEN; see Client.HLen.

@@ -17,7 +17,7 @@ func keyAndValues(key string, vals [][]byte) []arg {
 	args := make([]arg, 0, 1+len(vals))
 	args = append(args, str(key))
 	for _, v := range vals {
-		args = append(args, value(v))
+		args = append(args, lvalue(v))
 	}
 	return args
 }
@@ -45,18 +45,18 @@ func (c *Client) RPush(ctx context.Context, key string, vals ...[]byte) (int64, 
 
 // LPop removes and returns the first element, or Nil if the list is empty.
 func (c *Client) LPop(ctx context.Context, key string) ([]byte, error) {
-	return do(ctx, c, decBytes, "LPOP", str(key))
+	return do(ctx, c, decListValue, "LPOP", str(key))
 }
 
 // RPop removes and returns the last element, or Nil if the list is empty.
 func (c *Client) RPop(ctx context.Context, key string) ([]byte, error) {
-	return do(ctx, c, decBytes, "RPOP", str(key))
+	return do(ctx, c, decListValue, "RPOP", str(key))
 }
 
 // LRange returns the elements from start to stop inclusive; negative
 // indexes count from the end.
 func (c *Client) LRange(ctx context.Context, key string, start, stop int64) ([][]byte, error) {
-	return do(ctx, c, decBytesSlice, "LRANGE", str(key), num(start), num(stop))
+	return do(ctx, c, decListValues, "LRANGE", str(key), num(start), num(stop))
 }
 
 // LLen returns the length of the list.
@@ -66,19 +66,19 @@ func (c *Client) LLen(ctx context.Context, key string) (int64, error) {
 
 // LIndex returns the element at index, or Nil if out of range.
 func (c *Client) LIndex(ctx context.Context, key string, index int64) ([]byte, error) {
-	return do(ctx, c, decBytes, "LINDEX", str(key), num(index))
+	return do(ctx, c, decListValue, "LINDEX", str(key), num(index))
 }
 
 // LSet replaces the element at index.
 func (c *Client) LSet(ctx context.Context, key string, index int64, val []byte) error {
-	_, err := do(ctx, c, decOK, "LSET", str(key), num(index), value(val))
+	_, err := do(ctx, c, decOK, "LSET", str(key), num(index), lvalue(val))
 	return err
 }
 
 // LRem removes count occurrences of val (all if 0, from the tail if
 // negative) and returns how many were removed.
 func (c *Client) LRem(ctx context.Context, key string, count int64, val []byte) (int64, error) {
-	return do(ctx, c, decInt, "LREM", str(key), num(count), value(val))
+	return do(ctx, c, decInt, "LREM", str(key), num(count), lvalue(val))
 }
 
 // LTrim keeps only the elements from start to stop inclusive.
@@ -94,13 +94,13 @@ func (c *Client) LInsert(ctx context.Context, key string, before bool, pivot, va
 	if before {
 		where = "BEFORE"
 	}
-	return do(ctx, c, decInt, "LINSERT", str(key), str(where), value(pivot), value(val))
+	return do(ctx, c, decInt, "LINSERT", str(key), str(where), lvalue(pivot), lvalue(val))
 }
 
 // LMove atomically pops an element from one end of src and pushes it to an
 // end of dst, returning it (Nil if src is empty).
 func (c *Client) LMove(ctx context.Context, src, dst string, from, to ListEnd) ([]byte, error) {
-	return do(ctx, c, decBytes, "LMOVE", str(src), str(dst), str(string(from)), str(string(to)))
+	return do(ctx, c, decListValue, "LMOVE", str(src), str(dst), str(string(from)), str(string(to)))
 }
 
 // BLPop pops the first element of the first non-empty list among keys,
@@ -117,7 +117,7 @@ func (c *Client) BRPop(ctx context.Context, timeout time.Duration, keys ...strin
 
 // BLMove is LMove that waits up to timeout for src to have an element.
 func (c *Client) BLMove(ctx context.Context, src, dst string, from, to ListEnd, timeout time.Duration) ([]byte, error) {
-	return doBlocking(ctx, c, decBytes, "BLMOVE", str(src), str(dst), str(string(from)), str(string(to)), flt(timeout.Seconds()))
+	return doBlocking(ctx, c, decListValue, "BLMOVE", str(src), str(dst), str(string(from)), str(string(to)), flt(timeout.Seconds()))
 }
 
 // LPush queues LPUSH; see Client.LPush.
@@ -131,14 +131,14 @@ func (b *Batch) RPush(key string, vals ...[]byte) *Future[int64] {
 }
 
 // LPop queues LPOP; see Client.LPop.
-func (b *Batch) LPop(key string) *Future[[]byte] { return add(b, decBytes, "LPOP", str(key)) }
+func (b *Batch) LPop(key string) *Future[[]byte] { return add(b, decListValue, "LPOP", str(key)) }
 
 // RPop queues RPOP; see Client.RPop.
-func (b *Batch) RPop(key string) *Future[[]byte] { return add(b, decBytes, "RPOP", str(key)) }
+func (b *Batch) RPop(key string) *Future[[]byte] { return add(b, decListValue, "RPOP", str(key)) }
 
 // LRange queues LRANGE; see Client.LRange.
 func (b *Batch) LRange(key string, start, stop int64) *Future[[][]byte] {
-	return add(b, decBytesSlice, "LRANGE", str(key), num(start), num(stop))
+	return add(b, decListValues, "LRANGE", str(key), num(start), num(stop))
 }
 
 // LLen queues LLEN; see Client.LLen.
@@ -146,17 +146,17 @@ func (b *Batch) LLen(key string) *Future[int64] { return add(b, decInt, "LLEN", 
 
 // LIndex queues LINDEX; see Client.LIndex.
 func (b *Batch) LIndex(key string, index int64) *Future[[]byte] {
-	return add(b, decBytes, "LINDEX", str(key), num(index))
+	return add(b, decListValue, "LINDEX", str(key), num(index))
 }
 
 // LSet queues LSET; see Client.LSet.
 func (b *Batch) LSet(key string, index int64, val []byte) *Future[bool] {
-	return add(b, decOK, "LSET", str(key), num(index), value(val))
+	return add(b, decOK, "LSET", str(key), num(index), lvalue(val))
 }
 
 // LRem queues LREM; see Client.LRem.
 func (b *Batch) LRem(key string, count int64, val []byte) *Future[int64] {
-	return add(b, decInt, "LREM", str(key), num(count), value(val))
+	return add(b, decInt, "LREM", str(key), num(count), lvalue(val))
 }
 
 // LTrim queues LTRIM; see Client.LTrim.
@@ -166,7 +166,7 @@ func (b *Batch) LTrim(key string, start, stop int64) *Future[bool] {
 
 // LMove queues LMOVE; see Client.LMove.
 func (b *Batch) LMove(src, dst string, from, to ListEnd) *Future[[]byte] {
-	return add(b, decBytes, "LMOVE", str(src), str(dst), str(string(from)), str(string(to)))
+	return add(b, decListValue, "LMOVE", str(src), str(dst), str(string(from)), str(string(to)))
 }
 
 // BLPop queues BLPOP; the batch then runs on a dedicated connection.

@@ -83,6 +83,10 @@ type Options struct {
 	// Default DefaultMaxIdleDedicated; negative keeps none.
 	MaxIdleDedicated int
 
+	// Compression compresses values transparently, byte-compatible with
+	// Valkey GLIDE. The zero value is off. See Compression.
+	Compression Compression
+
 	// ReplyLimits bound what one reply may contain, so a corrupt or hostile
 	// stream fails cleanly. Zero fields take the defaults.
 	ReplyLimits ReplyLimits

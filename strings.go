@@ -152,7 +152,12 @@ func (c *Client) DecrBy(ctx context.Context, key string, n int64) (int64, error)
 }
 
 // Append appends value to the string at key and returns its new length.
+// It is refused while compression is on: appending to a compressed value
+// would corrupt it.
 func (c *Client) Append(ctx context.Context, key string, val []byte) (int64, error) {
+	if err := c.checkCompatible("APPEND"); err != nil {
+		return 0, err
+	}
 	return do(ctx, c, decInt, "APPEND", str(key), bin(val))
 }
 
@@ -237,5 +242,8 @@ func (b *Batch) DecrBy(key string, n int64) *Future[int64] {
 
 // Append queues APPEND; see Client.Append.
 func (b *Batch) Append(key string, val []byte) *Future[int64] {
+	if err := b.c.checkCompatible("APPEND"); err != nil && b.err == nil {
+		b.err = err
+	}
 	return add(b, decInt, "APPEND", str(key), bin(val))
 }

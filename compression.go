@@ -1,0 +1,193 @@
+package zipline
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/ziplinekv/zipline/codec"
+	"github.com/ziplinekv/zipline/internal/resp"
+)
+
+// Compression configures transparent value compression, byte-compatible
+// with Valkey GLIDE's: a value written by one can be read by the other. The
+// zero value turns compression off.
+//
+// Values at least MinSize long are compressed when that makes them smaller
+// (header included), and stored with GLIDE's 5-byte header; reads expand
+// anything carrying a valid header, whichever backend wrote it, and return
+// everything else as stored, so data written before compression was turned
+// on, or by other clients, still reads.
+type Compression struct {
+	// Backend is codec.Zstd or codec.LZ4; zero turns compression off.
+	Backend codec.Backend
+	// Level is the backend's level in GLIDE's numbering: zstd -131072..22,
+	// LZ4 -128..12 (above 0 is high compression, below 0 accelerated).
+	// Zero is the backend's default (zstd 3, LZ4 0). See codec.WithLevel.
+	Level int
+	// MinSize is the smallest value compressed. Default 64, at least 6.
+	MinSize int
+	// MaxDecompressedSize bounds a value read back: a larger one fails with
+	// codec.ErrTooLarge rather than exhaust memory. Default 512 MiB.
+	MaxDecompressedSize int64
+	// Families extends compression beyond GLIDE's string commands. The
+	// default, zero, is exactly GLIDE's set, so a fleet mixing zipline and
+	// GLIDE clients never meets a compressed hash field or list element that
+	// GLIDE would return still compressed.
+	Families Families
+}
+
+// Families are command families whose values are compressed in addition
+// to the string commands.
+type Families uint8
+
+const (
+	// Hashes: HSET, HSETNX, HMSET values; HGET, HMGET, HGETALL, HVALS read.
+	Hashes Families = 1 << iota
+	// Lists: LPUSH, RPUSH, LPUSHX, RPUSHX, LSET, LINSERT, LREM elements;
+	// LRANGE, LINDEX, LPOP, RPOP, LMPOP, BLPOP, BRPOP, BLMPOP, LMOVE, BLMOVE,
+	// RPOPLPUSH, BRPOPLPUSH read.
+	Lists
+)
+
+// valueFamily tags a value argument, or a reply, with the family that
+// decides whether compression applies to it.
+type valueFamily uint8
+
+const (
+	familyStrings valueFamily = iota
+	familyHashes
+	familyLists
+)
+
+// valueCodec is a Client's compression: the codec and the families on.
+type valueCodec struct {
+	c        *codec.Codec
+	families Families
+}
+
+func newValueCodec(cfg Compression) (*valueCodec, error) {
+	if cfg.Backend == 0 {
+		return nil, nil
+	}
+	opts := []codec.Option{codec.WithLevel(cfg.Level)}
+	if cfg.MinSize != 0 {
+		opts = append(opts, codec.WithMinSize(cfg.MinSize))
+	}
+	if cfg.MaxDecompressedSize != 0 {
+		opts = append(opts, codec.WithMaxDecompressedSize(cfg.MaxDecompressedSize))
+	}
+	c, err := codec.New(cfg.Backend, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("zipline: Options.Compression: %w", err)
+	}
+	return &valueCodec{c: c, families: cfg.Families}, nil
+}
+
+func (vc *valueCodec) covers(f valueFamily) bool {
+	switch f {
+	case familyHashes:
+		return vc.families&Hashes != 0
+	case familyLists:
+		return vc.families&Lists != 0
+	}
+	return true
+}
+
+// maxBulkHeader is the longest "$<len>\r\n" for a value up to 4 GiB.
+const maxBulkHeader = len("$4294967296\r\n")
+
+// appendValue appends val as a bulk string, compressed if the Client
+// compresses this family. It compresses straight into dst: the payload is
+// written after room for the longest header, then slid back behind the
+// real one, so no scratch buffer is needed.
+func (c *Client) appendValue(dst []byte, val []byte, f valueFamily) []byte {
+	vc := c.codec
+	if vc == nil || !vc.covers(f) {
+		return resp.AppendBulk(dst, val)
+	}
+	start := len(dst)
+	out, _ := vc.c.Encode(append(dst, make([]byte, maxBulkHeader)...)[:start+maxBulkHeader], val)
+	n := len(out) - start - maxBulkHeader
+	var hdr [maxBulkHeader]byte
+	h := append(strconv.AppendInt(append(hdr[:0], '$'), int64(n), 10), '\r', '\n')
+	copy(out[start+len(h):], out[start+maxBulkHeader:])
+	copy(out[start:], h)
+	return append(out[:start+len(h)+n], '\r', '\n')
+}
+
+// decodeValue turns a stored value back into what the application wrote:
+// it expands a GLIDE-compressed value and passes anything else through. It
+// runs on the caller's goroutine, never in the connection's loops.
+func (c *Client) decodeValue(b []byte, f valueFamily) ([]byte, error) {
+	vc := c.codec
+	if vc == nil || !vc.covers(f) || !codec.IsCompressed(b) {
+		return b, nil
+	}
+	return vc.c.Decode(nil, b)
+}
+
+// CompressionStats counts what compression did on this Client.
+type CompressionStats struct {
+	Compressed   uint64 // values stored compressed
+	Skipped      uint64 // values stored as is: too small, already compressed, or not smaller
+	BytesIn      uint64 // plaintext bytes of the compressed values
+	BytesOut     uint64 // stored bytes of the compressed values, headers included
+	Decompressed uint64 // values expanded on read
+	Invalid      uint64 // values with a compression header that did not decode, returned as stored
+}
+
+// Ratio is BytesOut / BytesIn: the stored fraction of compressed values
+// (0.4 means 60 % saved). It is 0 before anything was compressed.
+func (s CompressionStats) Ratio() float64 {
+	if s.BytesIn == 0 {
+		return 0
+	}
+	return float64(s.BytesOut) / float64(s.BytesIn)
+}
+
+// CompressionStats returns the Client's compression counters, which are
+// zero when compression is off.
+func (c *Client) CompressionStats() CompressionStats {
+	if c.s.codec == nil {
+		return CompressionStats{}
+	}
+	st := c.s.codec.c.Stats()
+	return CompressionStats{
+		Compressed: st.Compressed, Skipped: st.Skipped, BytesIn: st.BytesIn, BytesOut: st.BytesOut,
+		Decompressed: st.Decompressed, Invalid: st.Invalid,
+	}
+}
+
+// Raw returns a Client that shares c's connection but writes and reads
+// values as they are, without compression: to store one value raw, or to
+// look at the stored bytes of a compressed one. It is cheap; keep it or make
+// it per call.
+func (c *Client) Raw() *Client {
+	r := *c
+	r.codec = nil
+	return &r
+}
+
+// incompatibleWithCompression lists commands that would corrupt or misread a
+// compressed value, refused while their family is compressed. INCR, DECR and
+// their kin stay allowed: a number is always shorter than the minimum size,
+// so it is never stored compressed.
+var incompatibleWithCompression = map[string]valueFamily{
+	"APPEND": familyStrings, "SETRANGE": familyStrings, "GETRANGE": familyStrings,
+	"SUBSTR": familyStrings, "STRLEN": familyStrings, "LCS": familyStrings,
+	"GETBIT": familyStrings, "SETBIT": familyStrings, "BITCOUNT": familyStrings,
+	"BITPOS": familyStrings, "BITFIELD": familyStrings, "BITFIELD_RO": familyStrings,
+	"BITOP": familyStrings, "DELIFEQ": familyStrings,
+	"HSTRLEN": familyHashes,
+	"LPOS":    familyLists,
+}
+
+// checkCompatible refuses a command that cannot work on compressed values.
+func (c *Client) checkCompatible(name string) error {
+	f, bad := incompatibleWithCompression[name]
+	if !bad || c.codec == nil || !c.codec.covers(f) {
+		return nil
+	}
+	return &CommandError{Command: name, Reason: "works on the stored bytes, and compression is on: " +
+		"a compressed value would be corrupted or misread (use Client.Raw for values stored uncompressed)"}
+}
