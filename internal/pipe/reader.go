@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ziplinekv/zipline/internal/resp"
@@ -20,6 +21,9 @@ type inflight struct {
 	failed   bool
 	dead     chan struct{} // closed when the reader stops
 	deadline time.Time     // current read deadline; zero when none is set
+	// outstanding counts calls pushed and not yet answered: the writer's
+	// sign that more requests are coming.
+	outstanding atomic.Int64
 }
 
 // push appends calls, and makes sure a read deadline covers them. It fails
@@ -31,6 +35,7 @@ func (f *inflight) push(calls []*Call, nc net.Conn, timeout time.Duration) bool 
 		return false
 	}
 	f.calls = append(f.calls, calls...)
+	f.outstanding.Add(int64(len(calls)))
 	if timeout > 0 {
 		if now := time.Now(); f.deadline.Sub(now) < timeout {
 			f.deadline = now.Add(timeout + timeout/2)
@@ -128,6 +133,7 @@ func (p *Pipe) readLoop(c *conn, fl *inflight) (err error) {
 		}
 		cur.replies = append(cur.replies, v)
 		if len(cur.replies) == cur.N {
+			fl.outstanding.Add(-1)
 			last := cur.closeMarker
 			cur.complete(nil)
 			cur = nil

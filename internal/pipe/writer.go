@@ -3,6 +3,7 @@ package pipe
 import (
 	"errors"
 	"net"
+	"runtime"
 	"time"
 )
 
@@ -66,6 +67,14 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 			p.mu.Lock()
 			p.writerIdle = false
 		}
+		if fl.outstanding.Load() > 0 {
+			// Requests are in flight, so their callers will soon send more:
+			// let them queue up before writing, rather than pay a system
+			// call per request. A lone caller never waits here.
+			p.mu.Unlock()
+			p.gatherBatch()
+			p.mu.Lock()
+		}
 		batch := p.queue
 		p.queue, p.spare = p.spare[:0], nil
 		p.mu.Unlock()
@@ -110,6 +119,30 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 		}
 	}
 }
+
+// gatherBatch yields the processor while the queue keeps growing, up to
+// maxGatherYields times. Under load the goroutines that the reader has just
+// woken run and queue their next requests, so one write carries many; when
+// the queue stops growing the batch goes out. It costs no timer: a yield
+// with nothing else runnable returns at once.
+func (p *Pipe) gatherBatch() {
+	p.mu.Lock()
+	n := len(p.queue)
+	p.mu.Unlock()
+	for range maxGatherYields {
+		runtime.Gosched()
+		p.mu.Lock()
+		m := len(p.queue)
+		p.mu.Unlock()
+		if m == n {
+			return
+		}
+		n = m
+	}
+}
+
+// maxGatherYields bounds how long gatherBatch can hold a batch back.
+const maxGatherYields = 4
 
 func (p *Pipe) recycleQueueSlice(s []*Call) {
 	p.mu.Lock()

@@ -1,0 +1,82 @@
+package zipline
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	"github.com/ziplinekv/zipline/internal/testserver"
+)
+
+// Benchmarks against a real server started for the run. Compare with
+// benchstat; bench/ has the comparison with other clients.
+//
+//	go test -run '^$' -bench 'Parallel' -benchmem -count 6 .
+
+func benchClient(b *testing.B, opts Options) *Client {
+	b.Helper()
+	srv := testserver.New(b, testserver.Config{})
+	opts.Addr = srv.Addr
+	opts.Logger = quiet
+	c, err := New(opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { c.Close() })
+	return c
+}
+
+func benchKeys(b *testing.B, c *Client, val []byte) []string {
+	keys := make([]string, 1000)
+	batch := c.Batch()
+	for i := range keys {
+		keys[i] = "bench:" + strconv.Itoa(i)
+		batch.Set(keys[i], val)
+	}
+	if err := batch.Exec(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return keys
+}
+
+func BenchmarkParallelGet(b *testing.B) {
+	for _, goroutines := range []int{1, 64, 512} {
+		b.Run("g"+strconv.Itoa(goroutines), func(b *testing.B) {
+			c := benchClient(b, Options{})
+			keys := benchKeys(b, c, make([]byte, 64))
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.SetParallelism(max(goroutines/max(1, testingProcs()), 1))
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				i := 0
+				for pb.Next() {
+					if _, err := c.Get(ctx, keys[i%len(keys)]); err != nil {
+						b.Error(err)
+						return
+					}
+					i++
+				}
+			})
+			st := c.PipelineStats()
+			b.ReportMetric(float64(st.Requests)/float64(max(st.Writes, 1)), "reqs/write")
+		})
+	}
+}
+
+func BenchmarkSerialSetGet(b *testing.B) {
+	c := benchClient(b, Options{})
+	ctx := context.Background()
+	val := make([]byte, 64)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := c.Set(ctx, "k", val); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.Get(ctx, "k"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func testingProcs() int { return runtimeGOMAXPROCS() }

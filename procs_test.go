@@ -1,0 +1,5 @@
+package zipline
+
+import "runtime"
+
+func runtimeGOMAXPROCS() int { return runtime.GOMAXPROCS(0) }
