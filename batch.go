@@ -25,7 +25,12 @@ var ErrNotExecuted = errors.New("zipline: batch not executed yet")
 // A Batch is not safe for concurrent use. After Exec it is empty and can
 // be filled again.
 type Batch struct {
-	c        *Client
+	c *Client // encodes and decodes this view's commands
+	*queue
+}
+
+// queue is a batch's state, shared by its views (see Raw).
+type queue struct {
 	tx       bool
 	buf      []byte
 	pending  []settler
@@ -34,34 +39,43 @@ type Batch struct {
 }
 
 // Batch returns an empty batch.
-func (c *Client) Batch() *Batch { return &Batch{c: c} }
+func (c *Client) Batch() *Batch { return &Batch{c: c, queue: &queue{}} }
 
 // Tx returns an empty transaction: a Batch run inside MULTI/EXEC.
-func (c *Client) Tx() *Batch { return &Batch{c: c, tx: true} }
+func (c *Client) Tx() *Batch { return &Batch{c: c, queue: &queue{tx: true}} }
+
+// Raw returns a view of the same batch whose commands store and read values
+// as they are, without compression (see Client.Raw). Commands queued through
+// either view run together, in order, on Exec.
+func (b *Batch) Raw() *Batch { return &Batch{c: b.c.Raw(), queue: b.queue} }
 
 // Len returns the number of queued commands.
 func (b *Batch) Len() int { return len(b.pending) }
 
+// IsTx reports whether the batch runs as a MULTI/EXEC transaction.
+func (b *Batch) IsTx() bool { return b.tx }
+
 // settler receives one command's reply after Exec.
 type settler interface {
-	settle(c *Client, v resp.Value, err error)
+	settle(v resp.Value, err error)
 }
 
 // Future is the result of a command queued in a Batch.
 type Future[T any] struct {
+	c   *Client // decodes the reply as the queuing view would
 	dec decoder[T]
 	val T
 	err error
 }
 
-func (f *Future[T]) settle(c *Client, v resp.Value, err error) {
+func (f *Future[T]) settle(v resp.Value, err error) {
 	switch {
 	case err != nil:
 		f.err = err
 	case v.IsError():
 		f.err = serverError(v)
 	default:
-		f.val, f.err = f.dec(c, v)
+		f.val, f.err = f.dec(f.c, v)
 	}
 }
 
@@ -78,7 +92,7 @@ func (f *Future[T]) Err() error { return f.err }
 // add queues one command built from name and args.
 func add[T any](b *Batch, dec decoder[T], name string, args ...arg) *Future[T] {
 	b.buf = b.c.appendCommand(b.buf, name, args)
-	f := &Future[T]{dec: dec, err: ErrNotExecuted}
+	f := &Future[T]{c: b.c, dec: dec, err: ErrNotExecuted}
 	b.pending = append(b.pending, f)
 	return f
 }
@@ -93,7 +107,7 @@ func addBlocking[T any](b *Batch, dec decoder[T], name string, args ...arg) *Fut
 
 // Do queues any command, as Client.Do sends one.
 func (b *Batch) Do(args ...any) *Future[Value] {
-	f := &Future[Value]{dec: decValue, err: ErrNotExecuted}
+	f := &Future[Value]{c: b.c, dec: decValue, err: ErrNotExecuted}
 	if b.err != nil {
 		return f
 	}
@@ -209,7 +223,7 @@ func (b *Batch) send(ctx context.Context, call *pipe.Call) error {
 
 func (b *Batch) fail(pending []settler, err error) {
 	for _, f := range pending {
-		f.settle(b.c, resp.Value{}, err)
+		f.settle(resp.Value{}, err)
 	}
 }
 
@@ -218,7 +232,7 @@ func (b *Batch) settle(pending []settler, call *pipe.Call) error {
 	replies := call.Replies()
 	if !b.tx {
 		for i, f := range pending {
-			f.settle(b.c, replies[i], nil)
+			f.settle(replies[i], nil)
 		}
 		return firstError(replies)
 	}
@@ -239,9 +253,9 @@ func (b *Batch) settle(pending []settler, call *pipe.Call) error {
 		execErr := serverError(exec)
 		for i, f := range pending {
 			if queued[i].IsError() { // the command that made EXEC abort
-				f.settle(b.c, queued[i], nil)
+				f.settle(queued[i], nil)
 			} else {
-				f.settle(b.c, resp.Value{}, execErr)
+				f.settle(resp.Value{}, execErr)
 			}
 		}
 		return execErr
@@ -253,7 +267,7 @@ func (b *Batch) settle(pending []settler, call *pipe.Call) error {
 		return err
 	}
 	for i, f := range pending {
-		f.settle(b.c, results[i], nil)
+		f.settle(results[i], nil)
 	}
 	return firstError(results)
 }

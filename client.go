@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -140,6 +141,10 @@ func (c *Client) Close() error {
 	c.s.dedicated.close()
 	return err
 }
+
+// Logger returns the logger the Client reports to (Options.Logger), for
+// packages built on the Client.
+func (c *Client) Logger() *slog.Logger { return c.s.opts.Logger }
 
 // Protocol reports the RESP version in use: 2 or 3.
 func (c *Client) Protocol() int { return c.pipe.Protocol() }

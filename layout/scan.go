@@ -1,0 +1,146 @@
+package layout
+
+import (
+	"context"
+	"iter"
+	"strings"
+
+	"github.com/ziplinekv/zipline"
+)
+
+// globEscape escapes a literal for a SCAN MATCH pattern.
+func globEscape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '*', '?', '[', ']', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// scanPage is one SCAN page of a layout's stored keys, turned into
+// application keys.
+func (s *Store) scanPage(ctx context.Context, cursor string, count int64) (keys []string, next string, err error) {
+	args := []any{"SCAN", cursor, "MATCH", globEscape(s.stored) + "*"}
+	if count > 0 {
+		args = append(args, "COUNT", count)
+	}
+	v, err := s.c.Do(ctx, args...)
+	if err != nil {
+		return nil, "", err
+	}
+	page, err := v.AsSlice()
+	if err != nil || len(page) != 2 {
+		return nil, "", err
+	}
+	next, _ = page[0].AsString()
+	stored, _ := page[1].AsStrings()
+	for _, sk := range stored {
+		rest := sk[len(s.stored):]
+		if s.buckets != nil && strings.HasPrefix(rest, string(bucketMarker)) {
+			bucket, ok := parseBase62(rest[1:])
+			if !ok {
+				continue
+			}
+			for fv, err := range s.c.HScan(ctx, sk, zipline.ScanOptions{Count: 512}) {
+				if err != nil {
+					return nil, "", err
+				}
+				keys = append(keys, s.ns.Prefix+s.buckets.tail(bucket, fv.Field))
+			}
+			continue
+		}
+		tail := rest
+		if s.zip {
+			if tail, err = unzipTail(rest); err != nil {
+				continue // not a key of this namespace
+			}
+		}
+		if s.buckets != nil {
+			if _, f, ok := s.buckets.locate(tail); ok && len(f) <= s.maxValue {
+				// An oversize value: listed through its bucket's marker (or a
+				// leftover of one that was overwritten).
+				continue
+			}
+		}
+		keys = append(keys, s.ns.Prefix+tail)
+	}
+	return keys, next, nil
+}
+
+// Scan iterates over the namespace's application key names, in no
+// particular order. While migrating it lists the keys of both layouts, each
+// once. As with SCAN, a key present throughout is listed at least once.
+func (s *Store) Scan(ctx context.Context) iter.Seq2[string, error] {
+	return func(yield func(string, error) bool) {
+		for cursor := "0"; ; {
+			keys, next, err := s.scanPage(ctx, cursor, 500)
+			if err != nil {
+				yield("", err)
+				return
+			}
+			for _, k := range keys {
+				if !yield(k, nil) {
+					return
+				}
+			}
+			if cursor = next; cursor == "0" {
+				break
+			}
+		}
+		if s.old == nil {
+			return
+		}
+		for cursor := "0"; ; {
+			keys, next, err := s.old.scanPage(ctx, cursor, 500)
+			if err != nil {
+				yield("", err)
+				return
+			}
+			// Keys already moved were listed above.
+			fresh, err := s.onlyInOld(ctx, keys)
+			if err != nil {
+				yield("", err)
+				return
+			}
+			for _, k := range fresh {
+				if !yield(k, nil) {
+					return
+				}
+			}
+			if cursor = next; cursor == "0" {
+				return
+			}
+		}
+	}
+}
+
+// onlyInOld returns the keys that the new layout does not hold.
+func (s *Store) onlyInOld(ctx context.Context, keys []string) ([]string, error) {
+	b := s.c.Batch()
+	fs := make([]*zipline.Future[zipline.Value], len(keys))
+	for i, k := range keys {
+		l, err := s.locate(k)
+		if err != nil {
+			return nil, err
+		}
+		if l.bucket != "" {
+			fs[i] = b.Do("HEXISTS", l.bucket, l.field)
+		} else {
+			fs[i] = b.Do("EXISTS", l.plain)
+		}
+	}
+	if err := b.Exec(ctx); err != nil {
+		return nil, err
+	}
+	var out []string
+	for i, f := range fs {
+		if n, _ := f.Val().AsInt64(); n == 0 {
+			out = append(out, keys[i])
+		}
+	}
+	return out, nil
+}
