@@ -387,3 +387,44 @@ func TestQueuedInBatchAndTx(t *testing.T) {
 		}
 	}
 }
+
+func TestPlainKeyCostMatchesMeasurements(t *testing.T) {
+	for _, tc := range []struct {
+		key  int
+		val  []byte
+		want float64
+	}{
+		{10, []byte("123456789"), 74.5},            // notes a1, Debian Redis 7.0
+		{10, []byte("abcdefghijkl"), 90.5},         // a5
+		{10, bytes.Repeat([]byte("x"), 64), 154.5}, // g2
+	} {
+		if got := plainKeyCost(tc.key, tc.val); got != tc.want {
+			t.Errorf("plainKeyCost(%d, %d bytes) = %v, want %v", tc.key, len(tc.val), got, tc.want)
+		}
+	}
+}
+
+func TestCountAndEstimate(t *testing.T) {
+	c, _ := newClient(t, testserver.Redis)
+	ctx := context.Background()
+	old := openStore(t, c, plainUsers)
+	for i := range 1000 {
+		old.Set(ctx, "user:"+strconv.Itoa(i), []byte(strconv.Itoa(100000000+i*7919)))
+	}
+	s := openStore(t, c, bucketUsers)
+	if n, err := s.Source().Count(ctx); err != nil || n != 1000 {
+		t.Fatalf("Count = %d, %v", n, err)
+	}
+	e, err := s.Estimate(ctx, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Integers: ~75 bytes as plain keys, ~10 in 100-field buckets.
+	if e.Keys != 1000 || e.Sampled != 200 || e.OldPerKey < 60 || e.NewPerKey > 20 || e.SavedFactor < 4 {
+		t.Fatalf("estimate %+v", e)
+	}
+	s.Migrate(ctx, MigrateOptions{})
+	if n, _ := s.Count(ctx); n != 1000 {
+		t.Fatalf("new layout counts %d keys after the move", n)
+	}
+}

@@ -1,6 +1,7 @@
 // Command zipline is zipline's command-line tool.
 //
 //	zipline demo [flags]     the main job: implicit pipelining against a local server
+//	zipline migrate [flags]  move a namespace to a new key layout, live
 //
 // Run "zipline <command> -h" for a command's flags.
 package main
@@ -21,7 +22,8 @@ type command struct {
 }
 
 var commands = map[string]command{
-	"demo": {"run a mixed workload through zipline and through one request per round trip, and compare", runDemo},
+	"demo":    {"run a mixed workload through zipline and through one request per round trip, and compare", runDemo},
+	"migrate": {"move a namespace's keys to a new layout, live, resumable (-dry-run projects the saving)", runMigrate},
 }
 
 func main() {
