@@ -90,13 +90,18 @@ type Pipe struct {
 	log   *slog.Logger
 	calls *sync.Pool
 
-	mu         sync.Mutex
-	queue      []*Call // waiting for the writer
-	spare      []*Call // the writer's other queue slice, swapped in and out
-	state      connState
-	writerIdle bool     // the writer is parked and must be kicked
-	lastErr    error    // why the connection went down
-	conn       net.Conn // current connection, for Close to interrupt
+	mu    sync.Mutex
+	queue []*Call // waiting for the writer
+	spare []*Call // the writer's other queue slice, swapped in and out
+	state connState
+	// writerParked: the writer goroutine waits for a kick. directWriter: a
+	// caller holds the writer's role and is writing its own request (see
+	// enqueue). Only one of the two ever writes to the connection.
+	writerParked bool
+	directWriter bool
+	active       *conn    // the connection being served, for direct writes
+	lastErr      error    // why the connection went down
+	conn         net.Conn // current connection, for Close to interrupt
 
 	kick   chan struct{}   // wakes the parked writer; capacity 1
 	life   context.Context // ends at Close: bounds dials and backoff waits
@@ -212,19 +217,62 @@ func (p *Pipe) enqueue(c *Call) error {
 			return fmt.Errorf("%w: %w", notSent(ErrNotConnected), err)
 		}
 	}
+	if p.writerParked && !p.directWriter && len(p.queue) == 0 && p.active != nil &&
+		p.state == stateConnected && p.active.fl.outstanding.Load() == 0 {
+		// A lone request (nothing queued, written or in flight): rather than
+		// wake the writer goroutine for it, the caller writes it itself, so
+		// it costs what it costs on a plain connection. Under any load the
+		// writer goroutine batches as before.
+		p.directWriter = true
+		ac := p.active
+		p.mu.Unlock()
+		p.writeDirect(ac, c)
+		return nil
+	}
 	p.queue = append(p.queue, c)
-	wake := p.writerIdle && p.state == stateConnected
+	wake := p.writerParked && !p.directWriter && p.state == stateConnected
 	if wake {
-		p.writerIdle = false
+		p.writerParked = false
 	}
 	p.mu.Unlock()
 	if wake {
-		select {
-		case p.kick <- struct{}{}:
-		default:
-		}
+		p.kickWriter()
 	}
 	return nil
+}
+
+func (p *Pipe) kickWriter() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// writeDirect writes one call from its caller's goroutine, holding the
+// writer's role, then gives the role back, waking the writer goroutine if
+// requests queued up meanwhile.
+func (p *Pipe) writeDirect(ac *conn, c *Call) {
+	c.markSent()
+	if ac.fl.pushOne(c, ac.conn, p.opts.IOTimeout) {
+		ac.extendWriteDeadline(p.opts.IOTimeout)
+		if _, err := ac.conn.Write(c.Buf); err != nil {
+			ac.conn.Close() // the reader fails the call, and the rest in flight
+		}
+		p.stats.Batches.Add(1)
+		p.stats.Calls.Add(1)
+	} else {
+		p.unsent([]*Call{c}) // the connection died first
+	}
+	p.mu.Lock()
+	p.directWriter = false
+	wake := len(p.queue) > 0 && p.writerParked
+	if wake {
+		p.writerParked = false
+	}
+	p.mu.Unlock()
+	if wake {
+		p.kickWriter()
+	}
 }
 
 // Close stops the pipe gracefully: new requests fail with ErrClosed, while
@@ -342,7 +390,7 @@ func (p *Pipe) reconnect() *conn {
 			}
 			p.state = stateConnected
 			p.conn = c.conn
-			p.writerIdle = false // serve starts the writer running
+			p.writerParked = false // serve starts the writer running
 			p.mu.Unlock()
 			p.stats.Reconnect.Add(1)
 			p.log.Info("zipline: reconnected", "addr", c.conn.RemoteAddr().String(), "attempts", attempt)
@@ -368,15 +416,38 @@ func (p *Pipe) reconnect() *conn {
 type conn struct {
 	conn net.Conn
 	rd   *resp.Reader
+	fl   *inflight // set while served
+	// writeDeadline belongs to whoever holds the writer's role.
+	writeDeadline time.Time
+}
+
+// extendWriteDeadline makes sure the next write has at least timeout.
+// Moving a deadline costs a timer update, so it is extended only when less
+// than timeout remains.
+func (c *conn) extendWriteDeadline(timeout time.Duration) {
+	if timeout <= 0 {
+		return
+	}
+	if now := time.Now(); c.writeDeadline.Sub(now) < timeout {
+		c.writeDeadline = now.Add(timeout + timeout/2)
+		c.conn.SetWriteDeadline(c.writeDeadline)
+	}
 }
 
 // serve runs the reader and writer on one connection until it fails or the
 // pipe closes, then fails whatever was in flight.
 func (p *Pipe) serve(c *conn) error {
 	fl := &inflight{dead: make(chan struct{})}
+	c.fl = fl
+	p.mu.Lock()
+	p.active = c
+	p.mu.Unlock()
 	readErr := make(chan error, 1)
 	go func() { readErr <- p.readLoop(c, fl) }()
 	werr := p.writeLoop(c, fl)
+	p.mu.Lock()
+	p.active = nil
+	p.mu.Unlock()
 	if werr != errClosing {
 		c.conn.Close() // stops the reader
 	}

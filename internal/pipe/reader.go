@@ -36,12 +36,33 @@ func (f *inflight) push(calls []*Call, nc net.Conn, timeout time.Duration) bool 
 	}
 	f.calls = append(f.calls, calls...)
 	f.outstanding.Add(int64(len(calls)))
-	if timeout > 0 {
-		if now := time.Now(); f.deadline.Sub(now) < timeout {
-			f.deadline = now.Add(timeout + timeout/2)
-			nc.SetReadDeadline(f.deadline)
-		}
+	f.armDeadline(nc, timeout)
+	return true
+}
+
+// armDeadline makes sure a read deadline covers what was just pushed. Like
+// the write deadline, it is moved only when less than timeout remains.
+// Callers hold f.mu.
+func (f *inflight) armDeadline(nc net.Conn, timeout time.Duration) {
+	if timeout <= 0 {
+		return
 	}
+	if now := time.Now(); f.deadline.Sub(now) < timeout {
+		f.deadline = now.Add(timeout + timeout/2)
+		nc.SetReadDeadline(f.deadline)
+	}
+}
+
+// pushOne is push for a single call, without building a slice.
+func (f *inflight) pushOne(c *Call, nc net.Conn, timeout time.Duration) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failed {
+		return false
+	}
+	f.calls = append(f.calls, c)
+	f.outstanding.Add(1)
+	f.armDeadline(nc, timeout)
 	return true
 }
 

@@ -16,10 +16,9 @@ var pingCommand = []byte("*1\r\n$4\r\nPING\r\n")
 
 // writer holds the state of one connection's write loop.
 type writer struct {
-	buf           []byte      // small commands, copied back to back
-	cuts          []cut       // large commands, written in place between copies
-	vecs          net.Buffers // the writev vector; reused
-	writeDeadline time.Time
+	buf  []byte      // small commands, copied back to back
+	cuts []cut       // large commands, written in place between copies
+	vecs net.Buffers // the writev vector; reused
 }
 
 // cut is a large command to be written from its own buffer, without a copy,
@@ -45,12 +44,12 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 	}
 	for {
 		p.mu.Lock()
-		for len(p.queue) == 0 {
-			if p.state == stateClosed {
+		for len(p.queue) == 0 || p.directWriter {
+			if p.state == stateClosed && len(p.queue) == 0 && !p.directWriter {
 				p.mu.Unlock()
 				return p.writeCloseMarker(&w, c, fl)
 			}
-			p.writerIdle = true
+			p.writerParked = true
 			p.mu.Unlock()
 			select {
 			case <-p.kick:
@@ -65,7 +64,7 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 				active = false
 			}
 			p.mu.Lock()
-			p.writerIdle = false
+			p.writerParked = false
 		}
 		if fl.outstanding.Load() > 0 {
 			// Requests are in flight, so their callers will soon send more:
@@ -104,7 +103,7 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 				return nil
 			}
 			active = true
-			if err := w.flush(c.conn, p.opts.IOTimeout); err != nil {
+			if err := w.flush(c, p.opts.IOTimeout); err != nil {
 				clear(batch)
 				return err
 			}
@@ -194,7 +193,7 @@ func (p *Pipe) writeCloseMarker(w *writer, c *conn, fl *inflight) error {
 		call.Release()
 		return nil
 	}
-	if err := w.flush(c.conn, p.opts.IOTimeout); err != nil {
+	if err := w.flush(c, p.opts.IOTimeout); err != nil {
 		return err
 	}
 	return errClosing
@@ -233,15 +232,9 @@ func (w *writer) reset() {
 }
 
 // flush writes what prepare gathered, in one system call.
-func (w *writer) flush(nc net.Conn, timeout time.Duration) error {
-	if timeout > 0 {
-		// Moving a deadline costs a timer update, so extend it only when less
-		// than timeout remains: every write still gets at least timeout.
-		if now := time.Now(); w.writeDeadline.Sub(now) < timeout {
-			w.writeDeadline = now.Add(timeout + timeout/2)
-			nc.SetWriteDeadline(w.writeDeadline)
-		}
-	}
+func (w *writer) flush(c *conn, timeout time.Duration) error {
+	c.extendWriteDeadline(timeout)
+	nc := c.conn
 	var err error
 	if len(w.cuts) == 0 {
 		_, err = nc.Write(w.buf)
