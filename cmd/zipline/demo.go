@@ -73,7 +73,23 @@ func runDemo(ctx context.Context, args []string) error {
 	fmt.Println("\n\"1 req/round trip\" gives each goroutine its own connection and waits for each reply")
 	fmt.Println("before sending the next request, as a pool client does. zipline shares one connection:")
 	fmt.Println("with one goroutine it costs the same round trip; with many, requests share writes.")
+
+	env := &demoEnv{addr: serverAddr, srv: srv, client: c, dur: *dur}
+	for _, section := range []func(context.Context, *demoEnv) error{demoCompression, demoLayouts} {
+		if err := section(ctx, env); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// demoEnv is what the demo's sections share: the server, a client on it,
+// and the duration of a timed run.
+type demoEnv struct {
+	addr   string
+	srv    *testserver.Server // nil when the demo runs against -addr
+	client *zipline.Client
+	dur    time.Duration
 }
 
 // doer is what the workload drives: zipline, or the plain baseline.
