@@ -169,21 +169,18 @@ type decoder[T any] func(c *Client, v resp.Value) (T, error)
 
 // do runs one command on the Client's connection and decodes its reply.
 func do[T any](ctx context.Context, c *Client, dec decoder[T], name string, args ...arg) (T, error) {
-	call := c.pipe.NewCall()
-	call.Buf = c.appendCommand(call.Buf, name, args)
-	v, err := c.send(ctx, call, name, false)
-	if err != nil {
-		var zero T
-		return zero, err
-	}
-	return dec(c, v)
+	return route(ctx, c, false, dec, name, args)
 }
 
 // doBlocking is do for a command that can hold its connection for long.
 func doBlocking[T any](ctx context.Context, c *Client, dec decoder[T], name string, args ...arg) (T, error) {
+	return route(ctx, c, true, dec, name, args)
+}
+
+func route[T any](ctx context.Context, c *Client, blocking bool, dec decoder[T], name string, args []arg) (T, error) {
 	call := c.pipe.NewCall()
 	call.Buf = c.appendCommand(call.Buf, name, args)
-	v, err := c.send(ctx, call, name, true)
+	v, err := c.send(ctx, call, name, blocking)
 	if err != nil {
 		var zero T
 		return zero, err

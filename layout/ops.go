@@ -127,15 +127,22 @@ func (s *Store) setCommands(key string, v []byte, ttl time.Duration) ([]command,
 	return cmds, nil
 }
 
+// locateMoved is locate for operations that act on the value in place
+// (increments, TTLs, conditional writes): while migrating, the key is first
+// moved to the new layout, atomically, so that they see its current value.
+func (s *Store) locateMoved(ctx context.Context, key string) (location, error) {
+	if s.old != nil {
+		if _, err := s.move(ctx, []string{key}); err != nil {
+			return location{}, err
+		}
+	}
+	return s.locate(key)
+}
+
 // SetNX stores v at key only if key does not exist, and reports whether it
 // did.
 func (s *Store) SetNX(ctx context.Context, key string, v []byte) (bool, error) {
-	if s.old != nil {
-		if _, err := s.move(ctx, []string{key}); err != nil {
-			return false, err
-		}
-	}
-	l, err := s.locate(key)
+	l, err := s.locateMoved(ctx, key)
 	if err != nil {
 		return false, err
 	}
@@ -354,12 +361,7 @@ func (s *Store) Incr(ctx context.Context, key string) (int64, error) { return s.
 // shorter than any codec's minimum size, so they are stored as they are and
 // the server can add to them; in a bucket they are listpack integers.
 func (s *Store) IncrBy(ctx context.Context, key string, n int64) (int64, error) {
-	if s.old != nil {
-		if _, err := s.move(ctx, []string{key}); err != nil {
-			return 0, err
-		}
-	}
-	l, err := s.locate(key)
+	l, err := s.locateMoved(ctx, key)
 	if err != nil {
 		return 0, err
 	}
@@ -373,12 +375,7 @@ func (s *Store) IncrBy(ctx context.Context, key string, n int64) (int64, error) 
 // a bucketed namespace it needs hash field expiry (Redis 7.4+, Valkey 9+),
 // and fails with ErrNoFieldTTL otherwise.
 func (s *Store) Expire(ctx context.Context, key string, d time.Duration) (bool, error) {
-	if s.old != nil {
-		if _, err := s.move(ctx, []string{key}); err != nil {
-			return false, err
-		}
-	}
-	l, err := s.locate(key)
+	l, err := s.locateMoved(ctx, key)
 	if err != nil {
 		return false, err
 	}
@@ -407,12 +404,7 @@ func (s *Store) Expire(ctx context.Context, key string, d time.Duration) (bool, 
 // none, or zipline.Nil if it does not exist. On a bucketed namespace without
 // hash field expiry it reports the bucket's TTL (see Namespace.BucketTTL).
 func (s *Store) TTL(ctx context.Context, key string) (time.Duration, error) {
-	if s.old != nil {
-		if _, err := s.move(ctx, []string{key}); err != nil {
-			return 0, err
-		}
-	}
-	l, err := s.locate(key)
+	l, err := s.locateMoved(ctx, key)
 	if err != nil {
 		return 0, err
 	}

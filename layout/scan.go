@@ -76,44 +76,34 @@ func (s *Store) scanPage(ctx context.Context, cursor string, count int64) (keys 
 // once. As with SCAN, a key present throughout is listed at least once.
 func (s *Store) Scan(ctx context.Context) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
-		for cursor := "0"; ; {
-			keys, next, err := s.scanPage(ctx, cursor, 500)
-			if err != nil {
-				yield("", err)
-				return
-			}
-			for _, k := range keys {
-				if !yield(k, nil) {
-					return
-				}
-			}
-			if cursor = next; cursor == "0" {
-				break
-			}
-		}
-		if s.old == nil {
+		if !s.scanLayout(ctx, s, nil, yield) || s.old == nil {
 			return
 		}
-		for cursor := "0"; ; {
-			keys, next, err := s.old.scanPage(ctx, cursor, 500)
-			if err != nil {
-				yield("", err)
-				return
+		// Keys already moved were listed with the new layout.
+		s.scanLayout(ctx, s.old, s.onlyInOld, yield)
+	}
+}
+
+// scanLayout yields the application keys of one layout, passing each page
+// through filter if set. It reports whether the caller wants more.
+func (s *Store) scanLayout(ctx context.Context, layout *Store, filter func(context.Context, []string) ([]string, error),
+	yield func(string, error) bool) bool {
+	for cursor := "0"; ; {
+		keys, next, err := layout.scanPage(ctx, cursor, 500)
+		if err == nil && filter != nil {
+			keys, err = filter(ctx, keys)
+		}
+		if err != nil {
+			yield("", err)
+			return false
+		}
+		for _, k := range keys {
+			if !yield(k, nil) {
+				return false
 			}
-			// Keys already moved were listed above.
-			fresh, err := s.onlyInOld(ctx, keys)
-			if err != nil {
-				yield("", err)
-				return
-			}
-			for _, k := range fresh {
-				if !yield(k, nil) {
-					return
-				}
-			}
-			if cursor = next; cursor == "0" {
-				return
-			}
+		}
+		if cursor = next; cursor == "0" {
+			return true
 		}
 	}
 }
