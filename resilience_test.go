@@ -2,6 +2,7 @@ package zipline
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -11,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/ziplinekv/zipline/internal/testserver"
 )
 
 // A BLPOP waiting on the shared Client must not stall anyone: 100
@@ -302,4 +305,33 @@ func TestCloseFailsLaterCallsAndLeavesNoGoroutines(t *testing.T) {
 		t.Fatalf("blocking after Close: %v", err)
 	}
 	// goleak in TestMain checks that the pipe and pool goroutines are gone.
+}
+
+func TestTLSAndUnixSocket(t *testing.T) {
+	srv := testserver.New(t, testserver.Config{TLS: true, UnixSocket: true})
+	ctx := context.Background()
+	c, err := New(Options{Addr: srv.TLSAddr, TLSConfig: srv.TLSConfig, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Set(ctx, "over-tls", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.BLPop(ctx, 10*time.Millisecond, "q"); !errors.Is(err, Nil) {
+		t.Fatalf("a dedicated connection over TLS: %v", err)
+	}
+	// A client that does not trust the server's CA is refused at New.
+	if _, err := New(Options{Addr: srv.TLSAddr, TLSConfig: &tls.Config{}, DialTimeout: 2 * time.Second, Logger: quiet}); err == nil ||
+		!strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("untrusted certificate: %v", err)
+	}
+	u, err := New(Options{Network: "unix", Addr: srv.Socket, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer u.Close()
+	if v, err := u.Get(ctx, "over-tls"); err != nil || string(v) != "v" {
+		t.Fatalf("over the unix socket: %q %v", v, err)
+	}
 }

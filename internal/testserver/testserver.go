@@ -10,6 +10,7 @@ package testserver
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -46,6 +47,11 @@ type Config struct {
 	// Dir is where the server runs; empty means a new temporary directory,
 	// removed by Stop.
 	Dir string
+	// TLS adds a TLS listener on a second free port (TLSAddr), with a
+	// throwaway CA that TLSConfig trusts. The plain port stays open.
+	TLS bool
+	// UnixSocket adds a unix socket listener (Socket).
+	UnixSocket bool
 }
 
 // Server is one running (or stopped) server process.
@@ -53,6 +59,11 @@ type Server struct {
 	Kind Kind
 	Addr string // 127.0.0.1:port
 	Port int
+	// TLSAddr and TLSConfig are set with Config.TLS.
+	TLSAddr   string
+	TLSConfig *tls.Config
+	// Socket is the unix socket path, set with Config.UnixSocket.
+	Socket string
 
 	bin     string
 	args    []string
@@ -127,6 +138,24 @@ func Start(cfg Config) (*Server, error) {
 			return nil, err
 		}
 		s.ownsDir = true
+	}
+	if cfg.UnixSocket {
+		s.Socket = filepath.Join(s.dir, "server.sock")
+		s.args = append(s.args, "--unixsocket", s.Socket, "--unixsocketperm", "700")
+	}
+	if cfg.TLS {
+		tlsArgs, clientCfg, err := tlsFiles(s.dir)
+		if err != nil {
+			s.cleanup()
+			return nil, err
+		}
+		port, err := freePort()
+		if err != nil {
+			s.cleanup()
+			return nil, err
+		}
+		s.TLSAddr, s.TLSConfig = net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), clientCfg
+		s.args = append(append(s.args, "--tls-port", strconv.Itoa(port)), tlsArgs...)
 	}
 	// A free port can be taken between our probe and the server's bind, so
 	// retry a few times with fresh ports.
