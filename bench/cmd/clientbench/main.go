@@ -1,0 +1,424 @@
+// Command clientbench compares zipline with other Go Redis/Valkey clients on
+// one redis-server: parallel GET and SET at several concurrencies and value
+// sizes, reporting throughput, latency, allocations and CPU per operation,
+// and the server's own pipelined ceiling from redis-benchmark.
+//
+//	cd bench && go run -tags glide ./cmd/clientbench -out RESULTS-clients.md
+//
+// One client runs at a time; each run visits every cell once, clients in a
+// rotating order, so drift over the run hits all clients alike. Cells report
+// the median over runs. See README.md.
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/ziplinekv/zipline/bench"
+	"github.com/ziplinekv/zipline/internal/testserver"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "clientbench:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	clients   []bench.Factory
+	conc      []int
+	sizes     []int
+	ops       []string
+	duration  time.Duration
+	warmup    time.Duration
+	runs      int
+	addr      string
+	serverPID int
+	out       string
+	ceiling   bool
+	ceilingN  int
+	maxOther  float64
+	maxWait   time.Duration
+}
+
+func parseFlags() (*options, error) {
+	var (
+		clients   = flag.String("clients", "", "comma-separated clients to run (default all built in: "+bench.Names()+")")
+		conc      = flag.String("conc", "1,8,64,512", "comma-separated goroutine counts")
+		sizes     = flag.String("sizes", "64,2048", "comma-separated value sizes in bytes")
+		ops       = flag.String("ops", "get,set", "comma-separated operations (get, set)")
+		duration  = flag.Duration("duration", 2*time.Second, "measured time per cell")
+		warmup    = flag.Duration("warmup", 500*time.Millisecond, "unmeasured warm-up per cell")
+		runs      = flag.Int("runs", 3, "runs over all cells; tables show the median")
+		addr      = flag.String("addr", "", "existing server host:port (default: start a redis-server on a free port)")
+		serverPID = flag.Int("server-pid", 0, "with -addr: pid of the server, to read its CPU time from /proc")
+		out       = flag.String("out", "", "also write the markdown report to this file (rewritten after every run)")
+		quick     = flag.Bool("quick", false, "smoke test: -duration 1s -warmup 300ms -runs 1 -ceiling-n 200000 unless set explicitly")
+		ceiling   = flag.Bool("ceiling", true, "measure the server ceiling with redis-benchmark -P 16")
+		ceilingN  = flag.Int("ceiling-n", 1000000, "redis-benchmark -n (requests per test)")
+		maxOther  = flag.Float64("max-other", 25, "re-measure a cell once if other processes used more than this % of one CPU during it, "+
+			"and wait up to -max-wait for such a quiet moment before each cell; 0 turns both off")
+		maxWait = flag.Duration("max-wait", 5*time.Second, "longest wait for a quiet moment before a cell")
+	)
+	flag.Parse()
+	if flag.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", flag.Args())
+	}
+	if *quick {
+		set := map[string]bool{}
+		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if !set["duration"] {
+			*duration = time.Second
+		}
+		if !set["warmup"] {
+			*warmup = 300 * time.Millisecond
+		}
+		if !set["runs"] {
+			*runs = 1
+		}
+		if !set["ceiling-n"] {
+			*ceilingN = 200000
+		}
+	}
+	o := &options{duration: *duration, warmup: *warmup, runs: *runs, addr: *addr, serverPID: *serverPID,
+		out: *out, ceiling: *ceiling, ceilingN: *ceilingN, maxOther: *maxOther, maxWait: *maxWait}
+	if o.runs < 1 || o.duration <= 0 || o.warmup < 0 || o.ceilingN < 1 || o.maxOther < 0 || o.maxWait < 0 {
+		return nil, fmt.Errorf("need -runs ≥ 1, -duration > 0, -warmup ≥ 0, -ceiling-n ≥ 1, -max-other ≥ 0, -max-wait ≥ 0")
+	}
+	var err error
+	if o.conc, err = intList(*conc, 1, 1<<16); err != nil {
+		return nil, fmt.Errorf("-conc: %w", err)
+	}
+	if o.sizes, err = intList(*sizes, 1, 512<<20); err != nil {
+		return nil, fmt.Errorf("-sizes: %w", err)
+	}
+	for _, op := range strings.Split(*ops, ",") {
+		op = strings.ToLower(strings.TrimSpace(op))
+		if op != "get" && op != "set" {
+			return nil, fmt.Errorf("-ops: unknown op %q (want get, set)", op)
+		}
+		o.ops = append(o.ops, op)
+	}
+	if *clients == "" || *clients == "all" {
+		o.clients = bench.All()
+	} else {
+		for _, name := range strings.Split(*clients, ",") {
+			name = strings.TrimSpace(name)
+			f, ok := bench.Lookup(name)
+			if !ok {
+				hint := ""
+				if name == "glide" {
+					hint = " (build with -tags glide; it needs cgo and gcc)"
+				}
+				return nil, fmt.Errorf("-clients: unknown client %q%s; built in: %s", name, hint, bench.Names())
+			}
+			o.clients = append(o.clients, f)
+		}
+	}
+	return o, nil
+}
+
+func intList(s string, lo, hi int) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, err
+		}
+		if n < lo || n > hi {
+			return nil, fmt.Errorf("%d out of range [%d, %d]", n, lo, hi)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func commandLine() string {
+	tags := ""
+	if _, ok := bench.Lookup("glide"); ok {
+		tags += ",glide"
+	}
+	if _, ok := bench.Lookup("zipline"); !ok {
+		tags += ",nozipline"
+	}
+	if tags != "" {
+		tags = " -tags " + tags[1:]
+	}
+	var b strings.Builder
+	b.WriteString("cd bench && go run" + tags + " ./cmd/clientbench")
+	for _, a := range os.Args[1:] {
+		b.WriteByte(' ')
+		b.WriteString(shellQuote(a))
+	}
+	return b.String()
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_=.,/:+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func run() error {
+	o, err := parseFlags()
+	if err != nil {
+		return err
+	}
+	rep := &report{
+		command: commandLine(),
+		settings: fmt.Sprintf("duration %v, warm-up %v, runs %d, %d prefilled keys of %d B, values %v B, goroutines %v",
+			o.duration, o.warmup, o.runs, bench.NumKeys, bench.KeyLen, o.sizes, o.conc),
+		ops: o.ops, sizes: o.sizes, conc: o.conc, runs: o.runs,
+	}
+	for _, f := range o.clients {
+		rep.clients = append(rep.clients, clientInfo{f.Name, f.Desc})
+	}
+	if _, ok := bench.Lookup("glide"); !ok {
+		rep.notes = append(rep.notes, "glide was not built in (needs -tags glide).")
+	}
+	if _, ok := bench.Lookup("zipline"); !ok {
+		rep.notes = append(rep.notes, "zipline was not built in (-tags nozipline).")
+	}
+	fmt.Fprintln(os.Stderr, rep.command)
+
+	// Server.
+	rn := &runner{warmup: o.warmup, duration: o.duration, addr: o.addr}
+	var serverVersion string
+	if o.addr == "" {
+		s, err := testserver.Start(testserver.Config{})
+		if err != nil {
+			return err
+		}
+		defer s.Stop()
+		rn.addr = s.Addr
+		rn.serverCPU = s.CPUTime
+		if _, err := s.Do(context.Background(), "FLUSHALL"); err != nil {
+			return fmt.Errorf("FLUSHALL: %w", err)
+		}
+		if info, err := s.Info(context.Background(), "server"); err == nil {
+			serverVersion = "redis " + info["redis_version"] + ", started by clientbench on " + s.Addr
+		}
+	} else {
+		serverVersion = "existing server at " + o.addr
+		if o.serverPID > 0 {
+			pid := o.serverPID
+			rn.serverCPU = func() (time.Duration, error) { return procCPU(pid) }
+		} else {
+			rep.notes = append(rep.notes, "redis CPU not measured: -addr given without -server-pid.")
+		}
+	}
+	rep.env = environment(serverVersion)
+
+	cells := len(o.clients) * len(o.conc) * len(o.sizes) * len(o.ops) * o.runs
+	cellTime := o.duration + o.warmup + 150*time.Millisecond
+	if o.maxOther > 0 {
+		cellTime += quietSample
+	}
+	est := time.Duration(cells) * cellTime
+	quiet := &quietGate{maxOther: o.maxOther, maxWait: o.maxWait, budget: est / 2, serverCPU: rn.serverCPU}
+	fmt.Fprintf(os.Stderr, "%d cells, about %v plus the ceiling runs", cells, est.Round(time.Second))
+	if quiet.enabled() {
+		fmt.Fprintf(os.Stderr, ", and up to %v more waiting for other processes to go quiet", quiet.budget.Round(time.Second))
+		rep.quiet = fmt.Sprintf("before each cell the harness waited up to %v for other processes to use ≤ %.0f%% of a CPU, "+
+			"and measured a cell again (keeping the quieter attempt) when they used more during it, within a budget of %v",
+			o.maxWait, o.maxOther, quiet.budget.Round(time.Second))
+	}
+	fmt.Fprintln(os.Stderr)
+
+	var interrupted atomic.Bool
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, os.Interrupt)
+	go func() {
+		<-sigc
+		interrupted.Store(true)
+		fmt.Fprintln(os.Stderr, "interrupt: stopping after the current cell (again to abort)")
+		signal.Stop(sigc)
+	}()
+
+	host, port, err := net.SplitHostPort(rn.addr)
+	if err != nil {
+		return err
+	}
+	if o.ceiling {
+		if _, err := exec.LookPath("redis-benchmark"); err != nil {
+			o.ceiling = false
+			rep.notes = append(rep.notes, "redis-benchmark not found on PATH; no ceiling.")
+		} else {
+			rep.ceilCmd = "redis-benchmark " + strings.Join(ceilingArgs(host, port, o.ceilingN, 0), " ")
+			rep.ceilCmd = strings.Replace(rep.ceilCmd, "-d 0", "-d <size>", 1)
+		}
+	}
+
+	start := time.Now()
+	done := 0
+	for r := 1; r <= o.runs && !interrupted.Load(); r++ {
+		if o.ceiling {
+			for _, size := range o.sizes {
+				c := runCeiling(host, port, o.ceilingN, size)
+				fmt.Fprintf(os.Stderr, "[run %d] redis-benchmark -P 16 -d %d: GET %s k, SET %s k %s\n",
+					r, size, fmtKops(c.rps["get"]), fmtKops(c.rps["set"]), c.err)
+				rep.ceilings = append(rep.ceilings, c)
+			}
+		}
+		for _, op := range o.ops {
+			for _, size := range o.sizes {
+				for _, conc := range o.conc {
+					for i := range o.clients {
+						if interrupted.Load() {
+							break
+						}
+						// Rotate the client order every run.
+						f := o.clients[(i+r-1)%len(o.clients)]
+						spec := cellSpec{factory: f, op: op, size: size, conc: conc, run: r}
+						quiet.wait()
+						res := rn.runCell(spec)
+						done++
+						logCell(done, cells, &res)
+						if quiet.noisy(&res, cellTime) {
+							start := time.Now()
+							quiet.wait()
+							again := rn.runCell(spec)
+							again.remeasured = true
+							quiet.spend(time.Since(start))
+							quiet.remeasured++
+							logCell(done, cells, &again)
+							if again.failed == "" && again.otherCPU < res.otherCPU {
+								res = again
+							}
+							res.remeasured = true
+						}
+						rep.results = append(rep.results, res)
+					}
+				}
+			}
+		}
+		rep.quietWaited, rep.quietRemeasured = quiet.waited, quiet.remeasured
+		if o.out != "" {
+			if err := writeReport(o.out, rep); err != nil {
+				return err
+			}
+		}
+	}
+	rep.quietWaited, rep.quietRemeasured = quiet.waited, quiet.remeasured
+	if interrupted.Load() {
+		rep.notes = append(rep.notes, "interrupted: incomplete run.")
+	}
+	fmt.Fprintf(os.Stderr, "done in %v\n", time.Since(start).Round(time.Second))
+	var buf bytes.Buffer
+	rep.write(&buf)
+	os.Stdout.Write(buf.Bytes())
+	if o.out != "" {
+		return writeReport(o.out, rep)
+	}
+	return nil
+}
+
+func writeReport(path string, rep *report) error {
+	var buf bytes.Buffer
+	rep.write(&buf)
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+func logCell(done, total int, res *result) {
+	again := ""
+	if res.remeasured {
+		again = " again"
+	}
+	prefix := fmt.Sprintf("[run %d %d/%d%s] %s %s c=%d %-17s", res.run, done, total, again,
+		strings.ToUpper(res.op), sizeLabel(res.size), res.conc, res.clientName)
+	if res.failed != "" {
+		fmt.Fprintf(os.Stderr, "%s FAIL %s\n", prefix, res.failed)
+		return
+	}
+	srv := "–"
+	if res.serverCPU >= 0 {
+		srv = fmtNum(res.serverCPU)
+	}
+	errs := ""
+	if res.errs > 0 {
+		errs = fmt.Sprintf(" errors %d (%s)", res.errs, res.firstErr)
+	}
+	fmt.Fprintf(os.Stderr, "%s %7s kops/s  p50 %6.0fµs p99 %6.0fµs  allocs %5s  redis %5sµs  client %5sµs  other %3s%%%s\n",
+		prefix, fmtKops(res.opsPerSec()), us(res.p50), us(res.p99), fmtNum(res.allocsOp), srv, fmtNum(res.clientCPU),
+		fmtOther(res.otherCPU), errs)
+}
+
+// procCPU reads user+system CPU time of pid from /proc/<pid>/stat.
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 > len(b) {
+		return 0, fmt.Errorf("bad /proc stat line")
+	}
+	f := strings.Fields(string(b[i+2:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("short /proc stat line")
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	const clkTck = 100 // USER_HZ
+	return time.Duration(ut+st) * time.Second / clkTck, nil
+}
+
+// environment describes the machine and the module versions.
+func environment(server string) []string {
+	env := []string{"date: " + time.Now().UTC().Format("2006-01-02 15:04 UTC")}
+	cpu := "unknown"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				cpu = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	kernel := ""
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		kernel = ", kernel " + strings.TrimSpace(string(b))
+	}
+	env = append(env, fmt.Sprintf("machine: %d CPUs (%s)%s, GOMAXPROCS %d; client and server share these CPUs",
+		runtime.NumCPU(), cpu, kernel, runtime.GOMAXPROCS(0)))
+	env = append(env, "go: "+runtime.Version())
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		env = append(env, "load average at start: "+strings.Join(strings.Fields(string(b))[:3], " "))
+	}
+	if server != "" {
+		env = append(env, "server: "+server)
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		var mods []string
+		for _, d := range bi.Deps {
+			switch d.Path {
+			case "github.com/redis/rueidis", "github.com/redis/go-redis/v9", "github.com/gomodule/redigo",
+				"github.com/joomcode/redispipe", "github.com/mediocregopher/radix/v4",
+				"github.com/valkey-io/valkey-glide/go/v2":
+				mods = append(mods, d.Path+" "+d.Version)
+			case "github.com/ziplinekv/zipline":
+				mods = append(mods, d.Path+" (../, this checkout)")
+			}
+		}
+		if len(mods) > 0 {
+			env = append(env, "modules: "+strings.Join(mods, ", "))
+		}
+	}
+	return env
+}

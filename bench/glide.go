@@ -1,0 +1,61 @@
+//go:build glide
+
+package bench
+
+// GLIDE is a cgo binding to a Rust core (a prebuilt static library shipped in
+// the module), so it needs cgo and a C toolchain; it is only built with
+// -tags glide to keep the rest of the module pure Go.
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"time"
+
+	glide "github.com/valkey-io/valkey-glide/go/v2"
+	"github.com/valkey-io/valkey-glide/go/v2/config"
+)
+
+func init() {
+	Register(Factory{
+		Name:  "glide",
+		Desc:  "valkey-glide Go v2.5.3 glide.NewClient(NewClientConfiguration().WithAddress(..).WithRequestTimeout(5s)) (one multiplexed conn, Rust core via cgo); Get(ctx,k).Value()",
+		Order: orderPeer,
+		New: func(addr string, _ int) (Client, error) {
+			host, ps, err := net.SplitHostPort(addr)
+			if err != nil {
+				return nil, err
+			}
+			port, err := strconv.Atoi(ps)
+			if err != nil {
+				return nil, err
+			}
+			// The default request timeout (250 ms) trips at c=512 when the
+			// CPUs are busy; the other clients wait seconds, so match them.
+			c, err := glide.NewClient(config.NewClientConfiguration().
+				WithAddress(&config.NodeAddress{Host: host, Port: port}).
+				WithRequestTimeout(5 * time.Second))
+			if err != nil {
+				return nil, err
+			}
+			return glideClient{c}, nil
+		},
+	})
+}
+
+type glideClient struct{ c *glide.Client }
+
+func (g glideClient) Get(ctx context.Context, key string) (int, error) {
+	r, err := g.c.Get(ctx, key)
+	if err != nil {
+		return 0, err
+	}
+	return len(r.Value()), nil
+}
+
+func (g glideClient) Set(ctx context.Context, key string, val []byte) error {
+	_, err := g.c.Set(ctx, key, bstr(val))
+	return err
+}
+
+func (g glideClient) Close() error { g.c.Close(); return nil }
