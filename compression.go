@@ -18,7 +18,10 @@ import (
 // everything else as stored, so data written before compression was turned
 // on, or by other clients, still reads.
 type Compression struct {
-	// Backend is codec.Zstd or codec.LZ4; zero turns compression off.
+	// Backend is codec.Zstd, codec.LZ4 or codec.ZstdDict; zero turns
+	// compression off. codec.ZstdDict (zstd with a trained dictionary, for
+	// values of a few hundred bytes) is a zipline extension: GLIDE clients
+	// read its values as the stored bytes, and it needs Dictionary.
 	Backend codec.Backend
 	// Level is the backend's level in GLIDE's numbering: zstd -131072..22,
 	// LZ4 -128..12 (above 0 is high compression, below 0 accelerated).
@@ -29,6 +32,14 @@ type Compression struct {
 	// MaxDecompressedSize bounds a value read back: a larger one fails with
 	// codec.ErrTooLarge rather than exhaust memory. Default 512 MiB.
 	MaxDecompressedSize int64
+	// Dictionary is a zstd dictionary (from codec.TrainDictionary or
+	// "zstd --train"). It is required for codec.ZstdDict, and lets a Client
+	// of any backend read values written with it; values written with
+	// another dictionary, or read by a Client without one, read as the
+	// stored bytes. Values cannot be read back without it, so store it with
+	// the application's configuration. Empty means none. See
+	// codec.WithDictionary.
+	Dictionary []byte
 	// Families extends compression beyond GLIDE's string commands. The
 	// default, zero, is exactly GLIDE's set, so a fleet mixing zipline and
 	// GLIDE clients never meets a compressed hash field or list element that
@@ -66,6 +77,17 @@ type valueCodec struct {
 }
 
 func newValueCodec(cfg Compression) (*valueCodec, error) {
+	c, err := cfg.Codec()
+	if c == nil || err != nil {
+		return nil, err
+	}
+	return &valueCodec{c: c, families: cfg.Families}, nil
+}
+
+// Codec returns the codec these settings describe, or nil when compression
+// is off. Packages that encode values themselves (such as layout) use it so
+// that their settings mean exactly what they mean on a Client.
+func (cfg Compression) Codec() (*codec.Codec, error) {
 	if cfg.Backend == 0 {
 		return nil, nil
 	}
@@ -76,11 +98,14 @@ func newValueCodec(cfg Compression) (*valueCodec, error) {
 	if cfg.MaxDecompressedSize != 0 {
 		opts = append(opts, codec.WithMaxDecompressedSize(cfg.MaxDecompressedSize))
 	}
+	if len(cfg.Dictionary) != 0 {
+		opts = append(opts, codec.WithDictionary(cfg.Dictionary))
+	}
 	c, err := codec.New(cfg.Backend, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("zipline: Options.Compression: %w", err)
+		return nil, fmt.Errorf("zipline: Compression: %w", err)
 	}
-	return &valueCodec{c: c, families: cfg.Families}, nil
+	return c, nil
 }
 
 func (vc *valueCodec) covers(f valueFamily) bool {

@@ -7,47 +7,66 @@ import (
 	"testing"
 )
 
-// TestAllocs: Encode and Decode of a ~2 KB JSON value into a dst with room
-// allocate nothing once warm, for our own frames and for GLIDE's.
+// TestAllocs: Encode and Decode of a ~2 KB JSON value, and for ZstdDict of
+// a ~300-byte record too, into a dst with room allocate nothing once warm,
+// for our own frames and for GLIDE's.
 func TestAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are meaningless under -race")
 	}
 	doc := jsonDoc(t)
+	rec := records(16, 2)[1]
 	type tc struct {
-		name   string
-		c      *Codec
-		stored []byte
+		name          string
+		c             *Codec
+		plain, stored []byte
+		foreign       bool // stored was not written by c
 	}
-	var cases []tc
-	for _, b := range []Backend{Zstd, LZ4} {
+	var cases, dictCases []tc
+	for _, b := range []Backend{Zstd, LZ4, ZstdDict} {
 		for _, opts := range [][]Option{nil, {WithMaxDecompressedSize(1000_000)}, {WithMaxDecompressedSize(100)}} {
 			c := mustNew(t, b, opts...)
-			stored, ok := c.Encode(nil, doc)
-			if !ok {
-				t.Fatalf("%v: JSON not compressed", b)
+			plains := [][]byte{doc}
+			if b == ZstdDict {
+				plains = append(plains, rec)
 			}
-			cases = append(cases, tc{b.String(), c, stored})
+			for _, p := range plains {
+				stored, ok := c.Encode(nil, p)
+				if !ok {
+					t.Fatalf("%v: %d bytes of JSON not compressed", b, len(p))
+				}
+				cases = append(cases, tc{b.String(), c, p, stored, false})
+				if b == ZstdDict && opts == nil {
+					dictCases = append(dictCases, cases[len(cases)-1])
+				}
+			}
 		}
+	}
+	// A Codec of another backend reading ZstdDict values with its dictionary.
+	reader := mustNew(t, LZ4, WithDictionary(testDict(t)))
+	for _, dc := range dictCases {
+		cases = append(cases, tc{"lz4 reading zstd-dict", reader, dc.plain, dc.stored, true})
 	}
 	if dir, err := filepath.Abs(vectorDir); err == nil {
 		for _, f := range []string{"zstd_1.bin", "lz4_1.bin"} {
 			if b, err := readFileIfExists(filepath.Join(dir, f)); err == nil {
-				cases = append(cases, tc{"glide " + f, mustNew(t, Zstd, WithMaxDecompressedSize(1<<20)), b})
-				cases = append(cases, tc{"glide " + f + " default", mustNew(t, LZ4), b})
+				cases = append(cases, tc{"glide " + f, mustNew(t, Zstd, WithMaxDecompressedSize(1<<20)), doc, b, true})
+				cases = append(cases, tc{"glide " + f + " default", mustNew(t, LZ4), doc, b, true})
+				cases = append(cases, tc{"glide " + f + " dictionary", mustNew(t, ZstdDict), doc, b, true})
 			}
 		}
 	}
 	dst := make([]byte, 0, 64<<10)
 	for _, tc := range cases {
+		doc := tc.plain
 		limited := tc.c.MaxDecompressedSize() < int64(len(doc))
 		enc := testingAllocs(func() { dst, _ = tc.c.Encode(dst[:0], doc) })
-		if !bytes.Equal(dst, tc.stored) && tc.name[:5] != "glide" {
+		if !bytes.Equal(dst, tc.stored) && !tc.foreign {
 			t.Errorf("%s: Encode output changed between calls", tc.name)
 		}
 		var err error
 		dec := testingAllocs(func() { dst, err = tc.c.Decode(dst[:0], tc.stored) })
-		t.Logf("%s (limit %d): Encode %.1f allocs/op, Decode %.1f allocs/op", tc.name, tc.c.MaxDecompressedSize(), enc, dec)
+		t.Logf("%s (%d bytes, limit %d): Encode %.1f allocs/op, Decode %.1f allocs/op", tc.name, len(doc), tc.c.MaxDecompressedSize(), enc, dec)
 		switch {
 		case limited:
 			// The error is the only allocation.

@@ -10,22 +10,56 @@ import (
 
 // Backend is the compression algorithm, identified by the GLIDE header's
 // backend id (byte 4 of the envelope).
+//
+// Ids 1 and 2 are GLIDE's. Ids 0x80 and above are zipline's extensions,
+// unknown to GLIDE: GLIDE returns a value with an unknown id as stored, so a
+// GLIDE client reading one gets the stored bytes (header included), never an
+// error and never garbage.
 type Backend uint8
 
+// The backends, by header id.
 const (
 	Zstd Backend = 1 // header id 0x01: one or more zstd frames
 	LZ4  Backend = 2 // header id 0x02: u32le(plaintext length) + raw LZ4 block
+
+	// ZstdDict is zstd with a trained dictionary (see WithDictionary and
+	// TrainDictionary), a zipline extension: header id 0x81, then one zstd
+	// frame whose header names the dictionary by its ID. It shrinks small
+	// values (a few hundred bytes) that plain zstd barely compresses.
+	// Only a Codec holding that dictionary reads such a value; GLIDE and
+	// every other Codec return it as stored.
+	ZstdDict Backend = 0x81
 )
 
-// String returns "zstd", "lz4", or "Backend(N)" for an unknown id.
+// String returns "zstd", "lz4", "zstd-dict", or "Backend(N)" for an unknown
+// id.
 func (b Backend) String() string {
 	switch b {
 	case Zstd:
 		return "zstd"
 	case LZ4:
 		return "lz4"
+	case ZstdDict:
+		return "zstd-dict"
 	}
 	return "Backend(" + strconv.Itoa(int(b)) + ")"
+}
+
+// numBackends is the number of known backend ids.
+const numBackends = 3
+
+// backendSlot numbers the known backend ids densely, for Codec.decs, and
+// returns -1 for an unknown id.
+func backendSlot(id byte) int {
+	switch Backend(id) {
+	case Zstd:
+		return 0
+	case LZ4:
+		return 1
+	case ZstdDict:
+		return 2
+	}
+	return -1
 }
 
 // Defaults and limits, the same as Valkey GLIDE's.
@@ -61,8 +95,6 @@ const (
 var ErrTooLarge = errors.New("codec: decompressed size exceeds limit")
 
 // A compressor writes the payload that follows the header for one backend.
-// A later backend (for example zstd with a trained dictionary) is one more
-// implementation.
 type compressor interface {
 	// bound returns how many bytes compress may need after the header for an
 	// input of n bytes, so that Encode can reserve them up front, or -1 if
@@ -97,14 +129,14 @@ type Codec struct {
 	level   int
 	minSize int
 	maxSize int64
+	dictID  uint32 // of the dictionary, 0 without one
 	comp    compressor
-	decs    [numIDs]decompressor // indexed by header id; nil means unknown
+	// decs is indexed by backendSlot; nil means that the Codec cannot read
+	// the id (ZstdDict without a dictionary).
+	decs [numBackends]decompressor
 
 	stats counters
 }
-
-// numIDs is one more than the highest known backend id.
-const numIDs = int(LZ4) + 1
 
 // config is what the Options set.
 type config struct {
@@ -112,6 +144,8 @@ type config struct {
 	levelSet bool
 	minSize  int
 	maxSize  int64
+	dict     []byte // a validated zstd dictionary, or nil
+	dictID   uint32
 }
 
 // Option configures a Codec in New. An invalid value makes New fail.
@@ -120,9 +154,10 @@ type Option func(*config) error
 // WithLevel sets the compression level, using GLIDE's (that is libzstd's and
 // liblz4's) numbering. New fails if the level is outside the backend's range.
 //
-// Zstd accepts ZstdMinLevel..ZstdMaxLevel (-131072..22), default 3. The pure-Go
-// encoder has four speeds, so levels map onto them in bands, as
-// zstd.EncoderLevelFromZstd does, except that 0 means libzstd's default:
+// Zstd and ZstdDict accept ZstdMinLevel..ZstdMaxLevel (-131072..22),
+// default 3. The pure-Go encoder has four speeds, so levels map onto them in
+// bands, as zstd.EncoderLevelFromZstd does, except that 0 means libzstd's
+// default:
 //
 //	-131072..-1, 1, 2  SpeedFastest           (libzstd's "fast" levels, about libzstd 1)
 //	0, 3..5            SpeedDefault           (about libzstd 3, the default)
@@ -178,9 +213,11 @@ func WithMaxDecompressedSize(n int64) Option {
 	}
 }
 
-// New returns a Codec that writes backend b. It reads both backends whatever
-// b is. It fails on an unknown backend, a level outside the backend's range,
-// or an invalid option; it never panics on bad input.
+// New returns a Codec that writes backend b. It reads Zstd and LZ4 values
+// whatever b is, and ZstdDict values written with its dictionary if it has
+// one (see WithDictionary). It fails on an unknown backend, a level outside
+// the backend's range, ZstdDict without a dictionary, or an invalid option
+// (an invalid dictionary included); it never panics on bad input.
 func New(b Backend, opts ...Option) (*Codec, error) {
 	cfg := config{minSize: DefaultMinSize, maxSize: DefaultMaxDecompressedSize}
 	for _, o := range opts {
@@ -194,18 +231,24 @@ func New(b Backend, opts ...Option) (*Codec, error) {
 	// Sizes are ints in memory; a larger limit means no limit beyond that.
 	cfg.maxSize = min(cfg.maxSize, math.MaxInt)
 
-	c := &Codec{backend: b, minSize: cfg.minSize, maxSize: cfg.maxSize}
+	c := &Codec{backend: b, minSize: cfg.minSize, maxSize: cfg.maxSize, dictID: cfg.dictID}
 	var err error
 	switch b {
-	case Zstd:
+	case Zstd, ZstdDict:
 		c.level = DefaultZstdLevel
 		if cfg.levelSet {
 			c.level = cfg.level
 		}
 		if c.level < ZstdMinLevel || c.level > ZstdMaxLevel {
-			return nil, fmt.Errorf("codec: zstd level %d is out of range %d..%d", c.level, ZstdMinLevel, ZstdMaxLevel)
+			return nil, fmt.Errorf("codec: %v level %d is out of range %d..%d", b, c.level, ZstdMinLevel, ZstdMaxLevel)
 		}
-		c.comp, err = newZstdCompressor(c.level)
+		if b == Zstd {
+			c.comp, err = newZstdCompressor(c.level)
+		} else if cfg.dict == nil {
+			return nil, errors.New("codec: backend zstd-dict needs a dictionary: pass WithDictionary (see TrainDictionary)")
+		} else {
+			c.comp, err = newZstdDictCompressor(c.level, cfg.dict)
+		}
 	case LZ4:
 		c.level = DefaultLZ4Level
 		if cfg.levelSet {
@@ -221,12 +264,19 @@ func New(b Backend, opts ...Option) (*Codec, error) {
 	if err != nil {
 		return nil, err
 	}
-	zd, err := newZstdDecompressor(c.maxSize)
+	zd, err := newZstdDecompressor(c.maxSize, nil, 0)
 	if err != nil {
 		return nil, err
 	}
-	c.decs[Zstd] = zd
-	c.decs[LZ4] = lz4Decompressor{limit: c.maxSize}
+	c.decs[backendSlot(byte(Zstd))] = zd
+	c.decs[backendSlot(byte(LZ4))] = lz4Decompressor{limit: c.maxSize}
+	if cfg.dict != nil {
+		dd, err := newZstdDecompressor(c.maxSize, cfg.dict, cfg.dictID)
+		if err != nil {
+			return nil, err
+		}
+		c.decs[backendSlot(byte(ZstdDict))] = dd
+	}
 	return c, nil
 }
 
@@ -242,6 +292,10 @@ func (c *Codec) MinSize() int { return c.minSize }
 // MaxDecompressedSize returns the largest plaintext Decode produces.
 func (c *Codec) MaxDecompressedSize() int64 { return c.maxSize }
 
+// DictionaryID returns the ID of the Codec's dictionary (see WithDictionary),
+// or 0 if it has none.
+func (c *Codec) DictionaryID() uint32 { return c.dictID }
+
 // Encode appends the stored form of src to dst and returns the extended
 // slice, and whether it is compressed. The rules are GLIDE's:
 //
@@ -251,9 +305,10 @@ func (c *Codec) MaxDecompressedSize() int64 { return c.maxSize }
 //   - otherwise src is compressed and the header prepended, but if that is
 //     not shorter than src, or the encoder fails, src is stored as is.
 //
-// GLIDE skips only a header with its own backend id; Encode skips both ids,
-// because Decode reads both: a value that Decode would expand is never wrapped
-// again. So Decode(Encode(x)) equals Decode(x) for every x, and equals x unless
+// GLIDE skips only a header with its own backend id; Encode skips every
+// known id, 0x81 (ZstdDict) included whether or not the Codec has a
+// dictionary: a value that a Codec might expand is never wrapped again. So
+// Decode(Encode(x)) equals Decode(x) for every x, and equals x unless
 // IsCompressed(x).
 //
 // dst and src must not overlap. When dst has room for the header plus a
@@ -288,10 +343,12 @@ func (c *Codec) Encode(dst, src []byte) ([]byte, bool) {
 //
 // It decompresses only a value that IsCompressed and whose payload decodes
 // cleanly: for LZ4 to exactly the declared length, for zstd as one or more
-// complete frames with nothing after them. The version byte is ignored, and
-// both backends are read whatever the Codec writes. Anything else, plain data
-// written by any client or a corrupt payload, is appended unchanged, as GLIDE
-// does.
+// complete frames with nothing after them, for ZstdDict likewise, with a
+// first frame that names the Codec's dictionary. The version byte is
+// ignored, and Zstd and LZ4 are read whatever the Codec writes. Anything
+// else, plain data written by any client, a corrupt payload, or a ZstdDict
+// value written with another dictionary or read by a Codec without one, is
+// appended unchanged, as GLIDE does for what it cannot read.
 //
 // The only error wraps ErrTooLarge: the plaintext would exceed the Codec's
 // maximum size. It is detected before allocating when the size is declared
@@ -306,7 +363,12 @@ func (c *Codec) Decode(dst, src []byte) ([]byte, error) {
 	if !IsCompressed(src) {
 		return append(dst, src...), nil
 	}
-	out, err := c.decs[src[4]].decompress(dst, src[headerSize:])
+	d := c.decs[backendSlot(src[4])]
+	if d == nil {
+		c.stats.invalid.Add(1)
+		return append(dst, src...), nil
+	}
+	out, err := d.decompress(dst, src[headerSize:])
 	switch err {
 	case nil:
 		c.stats.decompressed.Add(1)
@@ -320,10 +382,11 @@ func (c *Codec) Decode(dst, src []byte) ([]byte, error) {
 }
 
 // IsCompressed reports whether b starts with the GLIDE header with a known
-// backend id: the magic 00 01 02, any version byte, and id 1 or 2. Such a
-// value is not compressed again by Encode; Decode expands it if its payload
-// is valid.
+// backend id: the magic 00 01 02, any version byte, and id 1 (Zstd), 2 (LZ4)
+// or 0x81 (ZstdDict). Such a value is not compressed again by Encode; Decode
+// expands it if its payload is valid and, for ZstdDict, the Codec holds the
+// dictionary it names. GLIDE itself recognises only ids 1 and 2.
 func IsCompressed(b []byte) bool {
 	return len(b) >= headerSize && b[0] == magic0 && b[1] == magic1 && b[2] == magic2 &&
-		(b[4] == byte(Zstd) || b[4] == byte(LZ4))
+		backendSlot(b[4]) >= 0
 }

@@ -14,7 +14,7 @@ import (
 )
 
 func TestBackendString(t *testing.T) {
-	for b, want := range map[Backend]string{Zstd: "zstd", LZ4: "lz4", 0: "Backend(0)", 3: "Backend(3)"} {
+	for b, want := range map[Backend]string{Zstd: "zstd", LZ4: "lz4", ZstdDict: "zstd-dict", 0: "Backend(0)", 3: "Backend(3)", 0x80: "Backend(128)"} {
 		if got := b.String(); got != want {
 			t.Errorf("Backend(%d).String() = %q, want %q", uint8(b), got, want)
 		}
@@ -29,6 +29,8 @@ func TestNewValidates(t *testing.T) {
 	}{
 		{"backend 0", 0, nil},
 		{"backend 3", 3, nil},
+		{"backend 0x80", 0x80, nil},
+		{"zstd-dict level 23", ZstdDict, []Option{WithLevel(ZstdMaxLevel + 1)}},
 		{"zstd level 23", Zstd, []Option{WithLevel(ZstdMaxLevel + 1)}},
 		{"zstd level -131073", Zstd, []Option{WithLevel(ZstdMinLevel - 1)}},
 		{"lz4 level 13", LZ4, []Option{WithLevel(LZ4MaxLevel + 1)}},
@@ -58,6 +60,8 @@ func TestNewValidates(t *testing.T) {
 		{LZ4, []Option{WithLevel(LZ4MinLevel)}, LZ4MinLevel},
 		{LZ4, []Option{WithLevel(LZ4MaxLevel)}, LZ4MaxLevel},
 		{Zstd, []Option{nil, WithMinSize(MinMinSize), WithMaxDecompressedSize(1)}, DefaultZstdLevel},
+		{ZstdDict, []Option{WithDictionary(testDict(t))}, DefaultZstdLevel},
+		{ZstdDict, []Option{WithDictionary(testDict(t)), WithLevel(ZstdMinLevel)}, ZstdMinLevel},
 	}
 	for _, tc := range good {
 		c, err := New(tc.b, tc.opts...)
@@ -365,7 +369,7 @@ func TestDecodeKeepsCapacity(t *testing.T) {
 
 func TestEncodeRules(t *testing.T) {
 	r := rand.New(rand.NewPCG(2, 2))
-	for _, b := range []Backend{Zstd, LZ4} {
+	for _, b := range []Backend{Zstd, LZ4, ZstdDict} {
 		c := mustNew(t, b)
 		check := func(name string, src []byte, wantCompressed bool) []byte {
 			t.Helper()
@@ -395,8 +399,8 @@ func TestEncodeRules(t *testing.T) {
 		check("random 1 KiB", random(r, 1024), false)
 		check("empty", nil, false)
 		env := check("JSON", jsonDoc(t), true)
-		// Already enveloped, with either id: stored as is.
-		for _, id := range []byte{1, 2} {
+		// Already enveloped, with any known id: stored as is.
+		for _, id := range []byte{1, 2, 0x81} {
 			v := append([]byte{0, 1, 2, 0, id}, bytes.Repeat([]byte("x"), 200)...)
 			if out, ok := c.Encode(nil, v); ok || !bytes.Equal(out, v) {
 				t.Errorf("%v: enveloped id %d was compressed again", b, id)
@@ -407,6 +411,7 @@ func TestEncodeRules(t *testing.T) {
 		}
 		// An unknown id or a short magic is just data.
 		check("magic + id 3", append([]byte{0, 1, 2, 0, 3}, bytes.Repeat([]byte("x"), 200)...), true)
+		check("magic + id 0x80", append([]byte{0, 1, 2, 0, 0x80}, bytes.Repeat([]byte("x"), 200)...), true)
 		// A minimum size of 6 compresses 6 bytes only if that helps: it can't.
 		c6 := mustNew(t, b, WithMinSize(MinMinSize))
 		if _, ok := c6.Encode(nil, []byte("AAAAAA")); ok {

@@ -8,11 +8,29 @@ import (
 	"testing"
 )
 
-// addSeeds adds the GLIDE vectors, stored and plain, and the edge cases.
+// addSeeds adds the GLIDE vectors, stored and plain, the edge cases, and
+// small records stored with the test dictionary (ZstdDict), with another
+// dictionary, and damaged.
 func addSeeds(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{0, 1, 2, 0, 1})
 	f.Add([]byte{0, 1, 2, 0, 2, 0, 0, 0, 0, 0})
+	f.Add([]byte{0, 1, 2, 0, 0x81})
+	other, err := TrainDictionary(records(3, 1000), 4<<10)
+	if err != nil {
+		f.Fatal(err)
+	}
+	zd, zo := mustNew(f, ZstdDict), mustNew(f, ZstdDict, WithDictionary(other))
+	for i, r := range records(15, 8) {
+		f.Add(r)
+		stored, _ := zd.Encode(nil, r)
+		f.Add(stored)
+		if i < 2 {
+			f.Add(stored[:len(stored)-3])
+			stored, _ = zo.Encode(nil, r)
+			f.Add(stored)
+		}
+	}
 	bins, _ := filepath.Glob(filepath.Join(vectorDir, "*.bin"))
 	plains, _ := filepath.Glob(filepath.Join(vectorDir, "*.plain"))
 	for _, name := range append(bins, plains...) {
@@ -36,8 +54,9 @@ func addSeeds(f *testing.F) {
 func FuzzDecode(f *testing.F) {
 	addSeeds(f)
 	const smallLimit = 64 << 10
-	small := mustNew(f, Zstd, WithMaxDecompressedSize(smallLimit))
-	large := mustNew(f, LZ4, WithMaxDecompressedSize(zstdMaxWindow))
+	dict := WithDictionary(testDict(f))
+	small := mustNew(f, Zstd, dict, WithMaxDecompressedSize(smallLimit))
+	large := mustNew(f, LZ4, dict, WithMaxDecompressedSize(zstdMaxWindow))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		a, errA := small.Decode(nil, in)
 		b, errB := large.Decode([]byte("x"), in)
@@ -74,9 +93,9 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// FuzzRoundTrip encodes any input with both backends at a level picked by
-// the fuzzer and decodes it back: Decode(Encode(x)) == x unless x already
-// IsCompressed, when it equals Decode(x).
+// FuzzRoundTrip encodes any input with every backend at several levels and
+// decodes it back: Decode(Encode(x)) == x unless x already IsCompressed,
+// when it equals Decode(x).
 func FuzzRoundTrip(f *testing.F) {
 	addSeeds(f)
 	var codecs []*Codec
@@ -85,7 +104,7 @@ func FuzzRoundTrip(f *testing.F) {
 			codecs = append(codecs, mustNew(f, b, WithLevel(level), WithMinSize(MinMinSize)))
 		}
 	}
-	reader := mustNew(f, Zstd)
+	reader := mustNew(f, Zstd, WithDictionary(testDict(f)))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		want := in
 		if IsCompressed(in) {

@@ -3,11 +3,14 @@ package codec
 import (
 	"bytes"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -95,8 +98,13 @@ func random(r *rand.Rand, n int) []byte {
 	return b
 }
 
+// mustNew returns a Codec or fails the test. A ZstdDict Codec gets the test
+// dictionary unless opts give another.
 func mustNew(tb testing.TB, b Backend, opts ...Option) *Codec {
 	tb.Helper()
+	if b == ZstdDict {
+		opts = append([]Option{WithDictionary(testDict(tb))}, opts...)
+	}
 	c, err := New(b, opts...)
 	if err != nil {
 		tb.Fatal(err)
@@ -119,4 +127,102 @@ func short(b []byte) string {
 		return fmt.Sprintf("%x... (%d bytes)", b[:24], len(b))
 	}
 	return fmt.Sprintf("%x", b)
+}
+
+var (
+	firstNames = []string{"Ada", "Grace", "Alan", "Linus", "Barbara", "Ken", "Dennis", "Margaret",
+		"Edsger", "Donald", "Frances", "John", "Radia", "Tim", "Sophie", "Guido"}
+	lastNames = []string{"Lovelace", "Hopper", "Turing", "Torvalds", "Liskov", "Thompson", "Ritchie",
+		"Hamilton", "Dijkstra", "Knuth", "Allen", "Backus", "Perlman", "Berners-Lee", "Wilson", "van Rossum"}
+	cities   = []string{"London", "Paris", "Berlin", "Lisbon", "Madrid", "Oslo", "Vienna", "Prague", "Dublin", "Zurich"}
+	tagWords = []string{"admin", "beta", "premium", "trial", "staff", "vip", "legacy", "mobile", "api", "newsletter"}
+	statuses = []string{"active", "suspended", "pending", "deleted"}
+)
+
+// record returns a JSON user record of about n bytes (at least about 100):
+// the kind of small value a dictionary is for. Fields are added as n allows,
+// then tags and orders fill the rest.
+func record(r *rand.Rand, n int) []byte {
+	first, last := firstNames[r.IntN(len(firstNames))], lastNames[r.IntN(len(lastNames))]
+	var b bytes.Buffer
+	fmt.Fprintf(&b, `{"id":%d,"name":"%s %s","email":"%s.%s@example.com","status":"%s"`,
+		r.IntN(10_000_000), first, last, strings.ToLower(first), strings.ToLower(last), statuses[r.IntN(len(statuses))])
+	if b.Len() < n-80 {
+		fmt.Fprintf(&b, `,"created_at":"2025-%02d-%02dT%02d:%02d:%02dZ","score":%d.%02d`,
+			1+r.IntN(12), 1+r.IntN(28), r.IntN(24), r.IntN(60), r.IntN(60), r.IntN(100), r.IntN(100))
+	}
+	if b.Len() < n-120 {
+		fmt.Fprintf(&b, `,"address":{"street":"%d %s Street","city":"%s","zip":"%05d","country":"EU"}`,
+			1+r.IntN(200), lastNames[r.IntN(len(lastNames))], cities[r.IntN(len(cities))], r.IntN(100000))
+	}
+	b.WriteString(`,"tags":[`)
+	for i := 0; b.Len() < n-40; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if i%4 == 3 {
+			fmt.Fprintf(&b, `{"order":%d,"sku":"SKU-%06d","qty":%d}`, r.IntN(100000), r.IntN(1000000), 1+r.IntN(9))
+		} else {
+			fmt.Fprintf(&b, `"%s"`, tagWords[r.IntN(len(tagWords))])
+		}
+	}
+	b.WriteString(`],"active":` + []string{"true", "false"}[r.IntN(2)] + `}`)
+	return b.Bytes()
+}
+
+// recordSizes are the size classes of the dictionary tests.
+var recordSizes = []int{100, 300, 500, 1000}
+
+// records returns count records from seed, cycling through recordSizes.
+func records(seed uint64, count int) [][]byte {
+	r := rand.New(rand.NewPCG(seed, 5))
+	out := make([][]byte, count)
+	for i := range out {
+		out[i] = record(r, recordSizes[i%len(recordSizes)])
+	}
+	return out
+}
+
+// testDictionary is trained once on 1000 generated records (seed 1); tests
+// draw their values from other seeds.
+var testDictionary = sync.OnceValues(func() ([]byte, error) {
+	return TrainDictionary(records(1, 1000), 0)
+})
+
+func testDict(tb testing.TB) []byte {
+	tb.Helper()
+	d, err := testDictionary()
+	if err != nil {
+		tb.Fatalf("training the test dictionary: %v", err)
+	}
+	return d
+}
+
+// corpusPath holds JSON records from a public corpus; shared/ sits beside
+// the repository.
+const corpusPath = "../../shared/corpus/json/random.json"
+
+// corpusRecords returns the compact elements of the corpus's result array,
+// or skips the test if the corpus is absent.
+func corpusRecords(tb testing.TB) [][]byte {
+	tb.Helper()
+	raw, err := os.ReadFile(corpusPath)
+	if err != nil {
+		tb.Skipf("JSON corpus not found at %s: %v", corpusPath, err)
+	}
+	var f struct {
+		Result []json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal(raw, &f); err != nil || len(f.Result) < 100 {
+		tb.Fatalf("%s: %d records, %v", corpusPath, len(f.Result), err)
+	}
+	out := make([][]byte, len(f.Result))
+	for i, r := range f.Result {
+		var b bytes.Buffer
+		if err := json.Compact(&b, r); err != nil {
+			tb.Fatal(err)
+		}
+		out[i] = b.Bytes()
+	}
+	return out
 }

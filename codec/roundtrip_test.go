@@ -9,8 +9,9 @@ import (
 )
 
 var roundTripLevels = map[Backend][]int{
-	Zstd: {ZstdMinLevel, -5, 0, 1, 3, 7, 12, ZstdMaxLevel},
-	LZ4:  {LZ4MinLevel, -8, -1, 0, 1, 9, LZ4MaxLevel},
+	Zstd:     {ZstdMinLevel, -5, 0, 1, 3, 7, 12, ZstdMaxLevel},
+	LZ4:      {LZ4MinLevel, -8, -1, 0, 1, 9, LZ4MaxLevel},
+	ZstdDict: {ZstdMinLevel, 1, 3, 7, ZstdMaxLevel},
 }
 
 var roundTripSizes = []int{0, 1, 5, 6, 7, 63, 64, 65, 100, 1000, 4096, 65535, 65536, 65537, 200_000, 1 << 20}
@@ -27,6 +28,8 @@ func TestRoundTrip(t *testing.T) {
 		inputs[fmt.Sprint("random/", n)] = random(r, n)
 		inputs[fmt.Sprint("text/", n)] = compressible(r, n)
 	}
+	dict := WithDictionary(testDict(t))
+	readers := []*Codec{mustNew(t, Zstd, dict), mustNew(t, LZ4, dict, WithMaxDecompressedSize(2<<20))}
 	for b, levels := range roundTripLevels {
 		for _, level := range levels {
 			c := mustNew(t, b, WithLevel(level))
@@ -45,7 +48,7 @@ func TestRoundTrip(t *testing.T) {
 					case bytes.HasPrefix([]byte(name), []byte("random")) && ok:
 						t.Errorf("%s: random bytes were compressed", name)
 					}
-					for _, d := range []*Codec{c, mustNew(t, Zstd), mustNew(t, LZ4, WithMaxDecompressedSize(2<<20))} {
+					for _, d := range append([]*Codec{c}, readers...) {
 						back, err := d.Decode(nil, out)
 						if err != nil || !bytes.Equal(back, in) {
 							t.Errorf("%s: decode with %v codec: %d bytes, %v", name, d.Backend(), len(back), err)
@@ -61,7 +64,7 @@ func TestRoundTrip(t *testing.T) {
 // that look compressed already.
 func TestRoundTripEnveloped(t *testing.T) {
 	for _, v := range glideVectors(t) {
-		for _, b := range []Backend{Zstd, LZ4} {
+		for _, b := range []Backend{Zstd, LZ4, ZstdDict} {
 			c := mustNew(t, b)
 			out, ok := c.Encode(nil, v.stored)
 			if ok || !bytes.Equal(out, v.stored) {
@@ -78,7 +81,8 @@ func TestRoundTripEnveloped(t *testing.T) {
 // with -race.
 func TestConcurrent(t *testing.T) {
 	doc := jsonDoc(t)
-	for _, b := range []Backend{Zstd, LZ4} {
+	small := records(14, 100)
+	for _, b := range []Backend{Zstd, LZ4, ZstdDict} {
 		c := mustNew(t, b)
 		var wg sync.WaitGroup
 		for g := range 8 {
@@ -87,8 +91,11 @@ func TestConcurrent(t *testing.T) {
 				var enc, dec []byte
 				for i := range 50 {
 					in := doc
-					if i%2 == 1 {
+					switch i % 3 {
+					case 1:
 						in = compressible(r, 64+r.IntN(10000))
+					case 2:
+						in = small[r.IntN(len(small))]
 					}
 					enc, _ = c.Encode(enc[:0], in)
 					var err error
@@ -101,7 +108,7 @@ func TestConcurrent(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		if s := c.Stats(); s.Compressed != 400 || s.Decompressed != 400 {
+		if s := c.Stats(); s.Compressed+s.Skipped != 400 || s.Decompressed != s.Compressed || s.Compressed < 260 {
 			t.Errorf("%v: stats %+v", b, s)
 		}
 	}

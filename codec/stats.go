@@ -26,8 +26,9 @@ type Stats struct {
 	// Decompressed (GLIDE total_bytes_decompressed).
 	BytesDecompressed uint64
 	// Invalid counts values that carried a header with a known backend id but
-	// did not decode, so Decode returned them as stored. GLIDE logs these
-	// and counts nothing.
+	// did not decode, so Decode returned them as stored: a corrupt payload,
+	// or a ZstdDict value naming a dictionary the Codec does not hold.
+	// GLIDE logs these and counts nothing.
 	Invalid uint64
 }
 

@@ -51,19 +51,25 @@ type zstdCompressor struct {
 	enc *zstd.Encoder
 }
 
+// zstdEncoderOptions are those of every zstd encoder the package builds, for
+// klauspost level l.
+func zstdEncoderOptions(l zstd.EncoderLevel) []zstd.EOption {
+	return []zstd.EOption{
+		zstd.WithEncoderLevel(l),
+		// EncodeAll waits for a free match finder.
+		zstd.WithEncoderConcurrency(zstdEncoderWorkers(l)),
+		// GLIDE writes no checksum either; it costs 4 bytes and a hash.
+		zstd.WithEncoderCRC(false),
+		// Smaller tables at the same speed and ratio on small values.
+		zstd.WithLowerEncoderMem(true),
+	}
+}
+
 func newZstdCompressor(level int) (compressor, error) {
 	l := zstdEncoderLevel(level)
 	e := &zstdEncoders[l]
 	e.once.Do(func() {
-		e.enc, e.err = zstd.NewWriter(nil,
-			zstd.WithEncoderLevel(l),
-			// EncodeAll waits for a free match finder.
-			zstd.WithEncoderConcurrency(zstdEncoderWorkers(l)),
-			// GLIDE writes no checksum either; it costs 4 bytes and a hash.
-			zstd.WithEncoderCRC(false),
-			// Smaller tables at the same speed and ratio on small values.
-			zstd.WithLowerEncoderMem(true),
-		)
+		e.enc, e.err = zstd.NewWriter(nil, zstdEncoderOptions(l)...)
 	})
 	if e.err != nil {
 		return nil, fmt.Errorf("codec: zstd encoder: %w", e.err)
@@ -93,37 +99,51 @@ func (z zstdCompressor) compress(dst, src []byte, limit int) (out []byte, ok boo
 var (
 	// zstdDefaultDecoder serves every Codec with the default limit.
 	zstdDefaultDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
-		return newZstdDecoder(DefaultMaxDecompressedSize)
+		return newZstdDecoder(DefaultMaxDecompressedSize, nil)
 	})
-	// zstdWindowDecoders[k] stops at 2^k bytes; they serve frames whose
-	// window is larger than a Codec's limit (see zstdDecompressor).
-	zstdWindowDecoders [zstdMaxWindowLog + 1]struct {
-		once sync.Once
-		dec  *zstd.Decoder
-		err  error
-	}
+	// zstdPlainWindows serve frames without a dictionary whose window is
+	// larger than a Codec's limit (see zstdDecompressor).
+	zstdPlainWindows zstdWindowDecoders
 )
 
 const zstdMaxWindowLog = 27 // zstdMaxWindow == 1<<27
 
-// zstdWindowDecoder returns the shared decoder for windows up to w, which
-// must be at most zstdMaxWindow.
-func zstdWindowDecoder(w uint64) (*zstd.Decoder, error) {
+// zstdWindowDecoders holds decoders sized for frame windows, built on first
+// use: decs[k] stops at 2^k bytes. Those without a dictionary are shared by
+// every Codec; a Codec with a dictionary has its own.
+type zstdWindowDecoders struct {
+	dict []byte // nil: none
+	decs [zstdMaxWindowLog + 1]struct {
+		once sync.Once
+		dec  *zstd.Decoder
+		err  error
+	}
+}
+
+// get returns the decoder for windows up to w, which must be at most
+// zstdMaxWindow.
+func (s *zstdWindowDecoders) get(w uint64) (*zstd.Decoder, error) {
 	k := max(bits.Len64(w-1), 10) // 2^k >= w, and at least zstd's 1 KiB minimum
-	e := &zstdWindowDecoders[k]
-	e.once.Do(func() { e.dec, e.err = newZstdDecoder(1 << k) })
+	e := &s.decs[k]
+	e.once.Do(func() { e.dec, e.err = newZstdDecoder(1<<k, s.dict) })
 	return e.dec, e.err
 }
 
 // newZstdDecoder returns a decoder whose DecodeAll fails with
 // zstd.ErrDecoderSizeExceeded past limit bytes. It also refuses frames whose
-// window exceeds min(limit, zstdMaxWindow).
-func newZstdDecoder(limit int64) (*zstd.Decoder, error) {
-	d, err := zstd.NewReader(nil,
+// window exceeds min(limit, zstdMaxWindow). With a dictionary (already
+// validated) it reads frames that name it, and fails on frames that name
+// another.
+func newZstdDecoder(limit int64, dict []byte) (*zstd.Decoder, error) {
+	opts := []zstd.DOption{
 		zstd.WithDecoderConcurrency(0),
 		zstd.WithDecoderMaxWindow(zstdMaxWindow),
 		zstd.WithDecoderMaxMemory(uint64(limit)),
-	)
+	}
+	if dict != nil {
+		opts = append(opts, zstd.WithDecoderDicts(dict))
+	}
+	d, err := zstd.NewReader(nil, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("codec: zstd decoder: %w", err)
 	}
@@ -131,29 +151,40 @@ func newZstdDecoder(limit int64) (*zstd.Decoder, error) {
 }
 
 // zstdDecompressor decodes GLIDE's zstd payload: one or more frames, with or
-// without content size and checksum, and nothing after them.
+// without content size and checksum, and nothing after them. With a
+// dictionary it decodes the ZstdDict payload instead, whose first frame must
+// name that dictionary.
 //
 // Its decoder stops at the Codec's limit while decoding, so a frame with no
 // content size never grows the output much past it. But klauspost's decoder
 // also refuses a frame whose window exceeds that limit, and a window says
 // nothing about the output: GLIDE's level 3 frames ask for 2 MiB whatever
-// their size. Such a frame goes to a shared decoder sized for its window,
-// and the limit is checked afterwards. Memory then stays within the frame's
-// window, at most zstdMaxWindow, which is what libzstd's streaming decoder
-// in GLIDE allocates for that frame too.
+// their size. Such a frame goes to a decoder sized for its window, and the
+// limit is checked afterwards. Memory then stays within the frame's window,
+// at most zstdMaxWindow, which is what libzstd's streaming decoder in GLIDE
+// allocates for that frame too.
 type zstdDecompressor struct {
 	dec      *zstd.Decoder
 	decLimit int64 // where dec stops: max(limit, zstd's 1 KiB minimum window)
 	limit    int64
+	dictID   uint32              // 0: plain zstd; else the dictionary the first frame must name
+	windows  *zstdWindowDecoders // for frames whose window exceeds decLimit
 }
 
-func newZstdDecompressor(limit int64) (*zstdDecompressor, error) {
-	z := &zstdDecompressor{limit: limit, decLimit: max(limit, zstd.MinWindowSize)}
+// newZstdDecompressor returns the decompressor for plain zstd frames when
+// dict is nil, and otherwise for ZstdDict frames written with dict, whose
+// ID is dictID.
+func newZstdDecompressor(limit int64, dict []byte, dictID uint32) (*zstdDecompressor, error) {
+	z := &zstdDecompressor{limit: limit, decLimit: max(limit, zstd.MinWindowSize), dictID: dictID, windows: &zstdPlainWindows}
 	var err error
-	if limit == DefaultMaxDecompressedSize {
+	switch {
+	case dict != nil:
+		z.windows = &zstdWindowDecoders{dict: dict}
+		z.dec, err = newZstdDecoder(z.decLimit, dict)
+	case limit == DefaultMaxDecompressedSize:
 		z.dec, err = zstdDefaultDecoder()
-	} else {
-		z.dec, err = newZstdDecoder(z.decLimit)
+	default:
+		z.dec, err = newZstdDecoder(z.decLimit, nil)
 	}
 	if err != nil {
 		return nil, err
@@ -169,6 +200,11 @@ func (z *zstdDecompressor) decompress(dst, payload []byte) ([]byte, error) {
 	if h.Decode(payload) != nil {
 		return dst, errInvalid
 	}
+	// A ZstdDict value decodes only with the dictionary it names. (A plain
+	// zstd frame that names one fails in DecodeAll: those decoders hold none.)
+	if z.dictID != 0 && (h.Skippable || h.DictionaryID != z.dictID) {
+		return dst, errInvalid
+	}
 	if h.HasFCS && h.FrameContentSize > uint64(z.limit) {
 		return dst, fmt.Errorf("%w: zstd frame declares %d bytes, the limit is %d", ErrTooLarge, h.FrameContentSize, z.limit)
 	}
@@ -178,14 +214,14 @@ func (z *zstdDecompressor) decompress(dst, payload []byte) ([]byte, error) {
 			return dst, errInvalid // as libzstd: "frame requires too much memory"
 		}
 		var err error
-		if dec, err = zstdWindowDecoder(w); err != nil {
+		if dec, err = z.windows.get(w); err != nil {
 			return dst, errInvalid
 		}
 	}
 	out, err := dec.DecodeAll(payload, dst)
 	if errors.Is(err, zstd.ErrWindowSizeExceeded) && z.decLimit < zstdMaxWindow {
 		// A later frame asks for a larger window than the first.
-		if wide, werr := zstdWindowDecoder(zstdMaxWindow); werr == nil {
+		if wide, werr := z.windows.get(zstdMaxWindow); werr == nil {
 			out, err = wide.DecodeAll(payload, dst)
 		}
 	}

@@ -428,3 +428,36 @@ func TestCountAndEstimate(t *testing.T) {
 		t.Fatalf("new layout counts %d keys after the move", n)
 	}
 }
+
+// A namespace with a trained dictionary stores small records much smaller.
+func TestDictionaryNamespace(t *testing.T) {
+	c, _ := newClient(t, testserver.Redis)
+	ctx := context.Background()
+	var samples [][]byte
+	record := func(i int) []byte {
+		return []byte(fmt.Sprintf(`{"id":%d,"name":"user%d","email":"user%d@example.com","active":%v,"roles":["reader"]}`,
+			i, i, i, i%2 == 0))
+	}
+	for i := range 500 {
+		samples = append(samples, record(i))
+	}
+	dict, err := codec.TrainDictionary(samples, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := openStore(t, c, Namespace{Prefix: "r:", ZipAs: "d:", Buckets: Dense(100),
+		Codec: zipline.Compression{Backend: codec.ZstdDict, Dictionary: dict}})
+	for i := 1000; i < 1100; i++ {
+		if err := s.Set(ctx, "r:"+strconv.Itoa(i), record(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 1000; i < 1100; i++ {
+		if v, err := s.Get(ctx, "r:"+strconv.Itoa(i)); err != nil || !bytes.Equal(v, record(i)) {
+			t.Fatalf("r:%d: %q %v", i, v, err)
+		}
+	}
+	if n := s.Stats().OversizeValues; n != 0 {
+		t.Fatalf("%d records did not fit a bucket even with the dictionary", n)
+	}
+}

@@ -85,18 +85,9 @@ func New(ctx context.Context, c *zipline.Client, ns Namespace) (*Store, error) {
 
 func newStore(ctx context.Context, c *zipline.Client, ns Namespace) (*Store, error) {
 	s := &Store{c: c.Raw(), ns: ns, stored: ns.storedPrefix(), zip: ns.ZipAs != "", log: c.Logger()}
-	if ns.Codec.Backend != 0 {
-		opts := []codec.Option{codec.WithLevel(ns.Codec.Level)}
-		if ns.Codec.MinSize != 0 {
-			opts = append(opts, codec.WithMinSize(ns.Codec.MinSize))
-		}
-		if ns.Codec.MaxDecompressedSize != 0 {
-			opts = append(opts, codec.WithMaxDecompressedSize(ns.Codec.MaxDecompressedSize))
-		}
-		var err error
-		if s.codec, err = codec.New(ns.Codec.Backend, opts...); err != nil {
-			return nil, fmt.Errorf("layout: Namespace.Codec: %w", err)
-		}
+	var err error
+	if s.codec, err = ns.Codec.Codec(); err != nil {
+		return nil, fmt.Errorf("layout: Namespace.Codec: %w", err)
 	}
 	if ns.Buckets == nil {
 		return s, nil
