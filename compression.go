@@ -78,8 +78,11 @@ type valueCodec struct {
 
 func newValueCodec(cfg Compression) (*valueCodec, error) {
 	c, err := cfg.Codec()
-	if c == nil || err != nil {
-		return nil, err
+	if err != nil {
+		return nil, fmt.Errorf("zipline: Options.Compression: %w", err)
+	}
+	if c == nil {
+		return nil, nil
 	}
 	return &valueCodec{c: c, families: cfg.Families}, nil
 }
@@ -101,11 +104,8 @@ func (cfg Compression) Codec() (*codec.Codec, error) {
 	if len(cfg.Dictionary) != 0 {
 		opts = append(opts, codec.WithDictionary(cfg.Dictionary))
 	}
-	c, err := codec.New(cfg.Backend, opts...)
-	if err != nil {
-		return nil, fmt.Errorf("zipline: Compression: %w", err)
-	}
-	return c, nil
+	// The error is the codec's; callers say which settings it came from.
+	return codec.New(cfg.Backend, opts...)
 }
 
 func (vc *valueCodec) covers(f valueFamily) bool {
