@@ -64,6 +64,32 @@ func BenchmarkParallelGet(b *testing.B) {
 	}
 }
 
+func BenchmarkParallelSet(b *testing.B) {
+	for _, goroutines := range []int{1, 64, 512} {
+		b.Run("g"+strconv.Itoa(goroutines), func(b *testing.B) {
+			c := benchClient(b, Options{})
+			keys := benchKeys(b, c, make([]byte, 64))
+			val := make([]byte, 64)
+			ctx := context.Background()
+			b.ReportAllocs()
+			b.SetParallelism(max(goroutines/max(1, testingProcs()), 1))
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				i := 0
+				for pb.Next() {
+					if err := c.Set(ctx, keys[i%len(keys)], val); err != nil {
+						b.Error(err)
+						return
+					}
+					i++
+				}
+			})
+			st := c.PipelineStats()
+			b.ReportMetric(float64(st.Requests)/float64(max(st.Writes, 1)), "reqs/write")
+		})
+	}
+}
+
 func BenchmarkSerialSetGet(b *testing.B) {
 	c := benchClient(b, Options{})
 	ctx := context.Background()
