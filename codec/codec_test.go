@@ -130,13 +130,22 @@ func TestGLIDEVectors(t *testing.T) {
 // liblz4's exact bytes, as GLIDE writes them.
 func TestGLIDEVectorsLZ4Identical(t *testing.T) {
 	dir := vectorsOrSkip(t)
-	c := mustNew(t, LZ4, WithLevel(-8))
-	for _, n := range []string{"1", "5"} {
-		plain := readFile(t, filepath.Join(dir, n+".plain"))
-		want := readFile(t, filepath.Join(dir, "lz4-l-8_"+n+".bin"))
-		got, ok := c.Encode(nil, plain)
-		if !ok || !bytes.Equal(got, want) {
-			t.Errorf("lz4 level -8 on %s.plain: %d bytes (compressed %v), GLIDE stored %d bytes", n, len(got), ok, len(want))
+	for _, tc := range []struct {
+		level   int
+		variant string
+		vectors []string
+	}{
+		{-8, "lz4-l-8", []string{"1", "5"}},
+		{0, "lz4", []string{"1", "2", "5"}}, // the default level: GLIDE's own bytes
+	} {
+		c := mustNew(t, LZ4, WithLevel(tc.level))
+		for _, n := range tc.vectors {
+			plain := readFile(t, filepath.Join(dir, n+".plain"))
+			want := readFile(t, filepath.Join(dir, tc.variant+"_"+n+".bin"))
+			got, ok := c.Encode(nil, plain)
+			if !ok || !bytes.Equal(got, want) {
+				t.Errorf("lz4 level %d on %s.plain: %d bytes (compressed %v), GLIDE stored %d bytes", tc.level, n, len(got), ok, len(want))
+			}
 		}
 	}
 }

@@ -29,7 +29,6 @@ var lz4HCDepth = [LZ4MaxLevel + 1]lz4.CompressionLevel{0, 2, 2, 4, 8, 16, 32, 64
 // Compressors hold 16-256 KiB of tables and are not safe for concurrent use,
 // so each call borrows one.
 var (
-	lz4FastPool    = sync.Pool{New: func() any { return new(lz4.Compressor) }}
 	lz4CCompatPool = sync.Pool{New: func() any { return new(lz4.CompressorCCompat) }}
 	lz4HCPool      = sync.Pool{New: func() any { return new(lz4.CompressorHC) }}
 )
@@ -67,14 +66,9 @@ func (c lz4Compressor) compress(dst, src []byte, limit int) ([]byte, bool) {
 
 func (c lz4Compressor) compressBlock(src, dst []byte) (int, error) {
 	switch {
-	case c.level == 0:
-		z := lz4FastPool.Get().(*lz4.Compressor)
-		n, err := z.CompressBlock(src, dst)
-		lz4FastPool.Put(z)
-		return n, err
-	case c.level < 0:
+	case c.level <= 0:
 		z := lz4CCompatPool.Get().(*lz4.CompressorCCompat)
-		z.Acceleration = -c.level
+		z.Acceleration = max(-c.level, 1) // 0 is LZ4_compress_default: acceleration 1
 		n, err := z.CompressBlock(src, dst)
 		lz4CCompatPool.Put(z)
 		return n, err
