@@ -31,8 +31,11 @@ type Batch struct {
 
 // queue is a batch's state, shared by its views (see Raw).
 type queue struct {
-	tx       bool
-	buf      []byte
+	tx bool
+	// call carries the encoded commands: taken from the pipe's pool at the
+	// first command, so a batch encodes into a warm buffer and Exec sends
+	// it as is.
+	call     *pipe.Call
 	pending  []settler
 	blocking bool  // holds a blocking command: run on a dedicated connection
 	err      error // a command that could not be queued
@@ -48,6 +51,17 @@ func (c *Client) Tx() *Batch { return &Batch{c: c, queue: &queue{tx: true}} }
 // as they are, without compression (see Client.Raw). Commands queued through
 // either view run together, in order, on Exec.
 func (b *Batch) Raw() *Batch { return &Batch{c: b.c.Raw(), queue: b.queue} }
+
+// buf returns the buffer commands are encoded into.
+func (b *Batch) buf() *[]byte {
+	if b.call == nil {
+		b.call = b.c.pipe.NewCall()
+		if b.tx {
+			b.call.Buf = append(b.call.Buf, multiCommand...)
+		}
+	}
+	return &b.call.Buf
+}
 
 // Len returns the number of queued commands.
 func (b *Batch) Len() int { return len(b.pending) }
@@ -91,7 +105,8 @@ func (f *Future[T]) Err() error { return f.err }
 
 // add queues one command built from name and args.
 func add[T any](b *Batch, dec decoder[T], name string, args ...arg) *Future[T] {
-	b.buf = b.c.appendCommand(b.buf, name, args)
+	buf := b.buf()
+	*buf = b.c.appendCommand(*buf, name, args)
 	f := &Future[T]{c: b.c, dec: dec, err: ErrNotExecuted}
 	b.pending = append(b.pending, f)
 	return f
@@ -120,8 +135,8 @@ func (b *Batch) Do(args ...any) *Future[Value] {
 		b.err = errors.New("zipline: Batch.Do needs a command name")
 		return f
 	}
-	var buf [32]byte
-	name := upper(buf[:0], nameArg)
+	var nameBuf [32]byte
+	name := upper(nameBuf[:0], nameArg)
 	switch classify(string(name), args) {
 	case classForbidden:
 		b.err = &CommandError{Command: string(name), Reason: forbiddenReason}
@@ -139,11 +154,12 @@ func (b *Batch) Do(args ...any) *Future[Value] {
 		b.err = err
 		return f
 	}
-	start := len(b.buf)
+	buf := b.buf()
+	start := len(*buf)
 	vc, compress := b.c.valueCommandFor(string(name))
 	var err error
-	if b.buf, err = b.c.appendDoArgs(b.buf, args, vc, compress); err != nil {
-		b.buf = b.buf[:start]
+	if *buf, err = b.c.appendDoArgs(*buf, args, vc, compress); err != nil {
+		*buf = (*buf)[:start]
 		b.err = fmt.Errorf("zipline: %s: %w", name, err)
 		return f
 	}
@@ -169,26 +185,25 @@ var (
 // any command, so that a batch of writes needs one check. A null reply is
 // not an error here; the futures report it as Nil.
 func (b *Batch) Exec(ctx context.Context) error {
-	pending, err := b.pending, b.err
-	b.pending, b.err = nil, nil
-	defer func() { b.buf, b.blocking = b.buf[:0], false }()
+	pending, err, call := b.pending, b.err, b.call
+	b.pending, b.err, b.call, b.blocking = nil, nil, nil, false
 	if err != nil {
+		if call != nil {
+			call.Release()
+		}
 		b.fail(pending, err)
 		return err
 	}
 	if len(pending) == 0 {
+		if call != nil {
+			call.Release()
+		}
 		return nil
 	}
-	call := b.c.pipe.NewCall()
+	call.N = len(pending)
 	if b.tx {
-		call.Buf = append(call.Buf, multiCommand...)
-		call.Buf = append(call.Buf, b.buf...)
 		call.Buf = append(call.Buf, execCommand...)
-		call.N = len(pending) + 2
-	} else {
-		// Hand the batch's buffer to the call rather than copy it.
-		call.Buf, b.buf = b.buf, call.Buf
-		call.N = len(pending)
+		call.N += 2
 	}
 	var start time.Time
 	if b.c.s.opts.OnCommand != nil {
