@@ -461,3 +461,52 @@ func TestDictionaryNamespace(t *testing.T) {
 		t.Fatalf("%d records did not fit a bucket even with the dictionary", n)
 	}
 }
+
+// MGet and MSet send a command per bucket (and one MGET/MSET for plain
+// keys), not a command per key.
+func TestMultiKeyOperationsGroupByBucket(t *testing.T) {
+	c, srv := newClient(t, testserver.Redis)
+	ctx := context.Background()
+	s := openStore(t, c, Namespace{Prefix: "user:", ZipAs: "u:", Buckets: Dense(100)})
+	var pairs []zipline.KeyValue
+	var keys []string
+	for i := range 300 { // three buckets
+		k := "user:" + strconv.Itoa(i)
+		pairs = append(pairs, zipline.KeyValue{Key: k, Value: []byte(strconv.Itoa(i))})
+		keys = append(keys, k)
+	}
+	pairs = append(pairs, zipline.KeyValue{Key: "user:alice", Value: []byte("a")}) // a plain key
+	keys = append(keys, "user:alice")
+	calls := func() map[string]int {
+		info, err := srv.Info(ctx, "commandstats")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int{}
+		for k, v := range info {
+			if name, ok := strings.CutPrefix(k, "cmdstat_"); ok {
+				n, _ := strconv.Atoi(strings.TrimPrefix(strings.Split(v, ",")[0], "calls="))
+				out[name] = n
+			}
+		}
+		return out
+	}
+	srv.Do(ctx, "CONFIG", "RESETSTAT")
+	if err := s.MSet(ctx, pairs...); err != nil {
+		t.Fatal(err)
+	}
+	if got := calls(); got["hset"] != 3 || got["mset"] != 1 || got["set"] != 0 {
+		t.Fatalf("MSet of 301 keys sent %v, want 3 HSET and 1 MSET", got)
+	}
+	srv.Do(ctx, "CONFIG", "RESETSTAT")
+	vs, err := s.MGet(ctx, keys...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := calls(); got["hmget"] != 3 || got["mget"] != 1 || got["hget"] != 0 || got["get"] != 0 {
+		t.Fatalf("MGet of 301 keys sent %v, want 3 HMGET and 1 MGET", got)
+	}
+	if string(vs[123]) != "123" || string(vs[300]) != "a" {
+		t.Fatalf("MGet values %q %q", vs[123], vs[300])
+	}
+}

@@ -93,13 +93,22 @@ func (s *Store) SetEX(ctx context.Context, key string, v []byte, ttl time.Durati
 }
 
 func (s *Store) set(ctx context.Context, key string, v []byte, ttl time.Duration) error {
+	if s.old == nil && ttl == 0 {
+		l, err := s.locate(key)
+		if err != nil {
+			return err
+		}
+		enc := s.encode(v)
+		switch {
+		case l.bucket == "":
+			return s.c.Set(ctx, l.plain, enc)
+		case s.fits(enc):
+			_, err := s.c.HSet(ctx, l.bucket, zipline.FieldValue{Field: l.field, Value: enc})
+			return err
+		}
+	}
 	cmds, err := s.setCommands(key, v, ttl)
 	if err != nil {
-		return err
-	}
-	if len(cmds) == 1 && ttl == 0 && len(cmds[0]) == 4 && cmds[0][0] == "HSET" {
-		// The common case, typed: no interface boxing on the way out.
-		_, err := s.c.HSet(ctx, cmds[0][1].(string), zipline.FieldValue{Field: cmds[0][2].(string), Value: cmds[0][3].([]byte)})
 		return err
 	}
 	_, err = s.run(ctx, cmds, s.old != nil)
@@ -188,52 +197,39 @@ func (s *Store) GetSet(ctx context.Context, key string, v []byte) ([]byte, error
 }
 
 // MGet returns the values of keys, nil for missing ones, in one round trip
-// (two if some are oversize values stored as plain keys).
+// (two if some are oversize values stored as plain keys): one HMGET per
+// bucket and one MGET for keys stored as plain keys.
 func (s *Store) MGet(ctx context.Context, keys ...string) ([][]byte, error) {
+	if s.old != nil {
+		return s.mgetMigrating(ctx, keys)
+	}
 	b := s.c.Batch()
-	reads := make([]*read, len(keys))
-	for i, k := range keys {
-		var err error
-		if reads[i], err = s.queueRead(b, k, false); err != nil {
-			return nil, err
-		}
+	g, err := s.queueGroupedRead(b, keys, false)
+	if err != nil {
+		return nil, err
 	}
 	if err := b.Exec(ctx); err != nil {
 		return nil, err
 	}
-	out := make([][]byte, len(keys))
-	var follow *zipline.Batch
-	later := map[int]*zipline.Future[[]byte]{}
-	for i, r := range reads {
-		v, from, err := r.resolve()
-		switch {
-		case errors.Is(err, zipline.Nil):
-			continue
-		case errors.Is(err, errNeedPlain):
-			if follow == nil {
-				follow = s.c.Batch()
-			}
-			later[i] = follow.Get(r.l.plain)
-			continue
-		case err != nil:
+	out, follow, err := g.resolve()
+	if err != nil {
+		return nil, err
+	}
+	if len(follow) > 0 {
+		names := make([]string, len(follow))
+		for n, i := range follow {
+			names[n] = g.locs[i].plain
+		}
+		vs, err := s.c.MGet(ctx, names...)
+		if err != nil {
 			return nil, err
 		}
-		if out[i], err = from.decode(v); err != nil {
-			return nil, err
+		for n, i := range follow {
+			out[i] = vs[n]
 		}
 	}
-	if follow != nil {
-		if err := follow.Exec(ctx); err != nil {
-			return nil, err
-		}
-		for i, f := range later {
-			v, err := f.Result()
-			if errors.Is(err, zipline.Nil) {
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
+	for i, v := range out {
+		if v != nil {
 			if out[i], err = s.decode(v); err != nil {
 				return nil, err
 			}
@@ -242,44 +238,211 @@ func (s *Store) MGet(ctx context.Context, keys ...string) ([][]byte, error) {
 	return out, nil
 }
 
-// MSet stores several values at once, atomically.
-func (s *Store) MSet(ctx context.Context, pairs ...zipline.KeyValue) error {
-	var cmds []command
-	for _, p := range pairs {
-		c, err := s.setCommands(p.Key, p.Value, 0)
+// groupedRead is an MGet queued on a batch: HMGETs by bucket and one MGET.
+type groupedRead struct {
+	locs    []location
+	buckets []*zipline.Future[[][]byte] // one HMGET per bucket
+	slots   [][]int                     // the key indexes each HMGET answers
+	plain   *zipline.Future[[][]byte]   // MGET of the plain names
+	plainOf []int                       // the key indexes it answers
+}
+
+// queueGroupedRead queues the reads of keys. With full, the plain names of
+// bucketed keys are read too, so that oversize values need no second round
+// trip.
+func (s *Store) queueGroupedRead(b *zipline.Batch, keys []string, full bool) (*groupedRead, error) {
+	g := &groupedRead{locs: make([]location, len(keys))}
+	at := map[string]int{}
+	var fields [][]string
+	var plainNames []string
+	for i, k := range keys {
+		l, err := s.locate(k)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		cmds = append(cmds, c...)
+		g.locs[i] = l
+		if l.bucket == "" || full {
+			plainNames = append(plainNames, l.plain)
+			g.plainOf = append(g.plainOf, i)
+		}
+		if l.bucket == "" {
+			continue
+		}
+		n, ok := at[l.bucket]
+		if !ok {
+			n = len(fields)
+			at[l.bucket] = n
+			fields = append(fields, nil)
+			g.slots = append(g.slots, nil)
+		}
+		fields[n] = append(fields[n], l.field)
+		g.slots[n] = append(g.slots[n], i)
 	}
+	g.buckets = make([]*zipline.Future[[][]byte], len(fields))
+	for bucket, n := range at {
+		g.buckets[n] = b.HMGet(bucket, fields[n]...)
+	}
+	if len(plainNames) > 0 {
+		g.plain = b.MGet(plainNames...)
+	}
+	return g, nil
+}
+
+// resolve returns the stored values, nil for missing keys, and the indexes
+// of keys whose bucket holds the oversize marker but whose plain name was
+// not read.
+func (g *groupedRead) resolve() (out [][]byte, follow []int, err error) {
+	out = make([][]byte, len(g.locs))
+	plain := map[int][]byte{}
+	if g.plain != nil {
+		vs, err := g.plain.Result()
+		if err != nil {
+			return nil, nil, err
+		}
+		for n, i := range g.plainOf {
+			plain[i] = vs[n]
+			if g.locs[i].bucket == "" {
+				out[i] = vs[n]
+			}
+		}
+	}
+	for n, f := range g.buckets {
+		vs, err := f.Result()
+		if err != nil {
+			return nil, nil, err
+		}
+		for m, i := range g.slots[n] {
+			v := vs[m]
+			if bytes.Equal(v, oversizeMarker) {
+				if pv, ok := plain[i]; ok {
+					v = pv
+				} else {
+					follow = append(follow, i)
+					v = nil
+				}
+			}
+			out[i] = v
+		}
+	}
+	return out, follow, nil
+}
+
+// mgetMigrating reads each key from the new layout and the old.
+func (s *Store) mgetMigrating(ctx context.Context, keys []string) ([][]byte, error) {
+	b := s.c.Batch()
+	reads := make([]*read, len(keys))
+	for i, k := range keys {
+		var err error
+		if reads[i], err = s.queueRead(b, k, true); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.Exec(ctx); err != nil {
+		return nil, err
+	}
+	out := make([][]byte, len(keys))
+	for i, r := range reads {
+		v, err := r.value()
+		if err != nil && !errors.Is(err, zipline.Nil) {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// MSet stores several values at once, atomically: an MSET of the keys
+// stored as plain keys and one HSET per bucket, in a transaction when that
+// is more than one command.
+func (s *Store) MSet(ctx context.Context, pairs ...zipline.KeyValue) error {
 	if s.old != nil {
+		var cmds []command
+		for _, p := range pairs {
+			c, err := s.setCommands(p.Key, p.Value, 0)
+			if err != nil {
+				return err
+			}
+			cmds = append(cmds, c...)
+		}
 		_, err := s.run(ctx, cmds, true)
 		return err
 	}
-	tx := s.c.Tx()
-	for _, c := range mergeHSETs(cmds) {
-		tx.Do(c...)
+	w, err := s.groupWrites(pairs)
+	if err != nil {
+		return err
 	}
+	if w.commands() == 1 && len(w.plain) > 0 {
+		return s.c.MSet(ctx, w.plain...)
+	}
+	if w.commands() == 1 {
+		_, err := s.c.HSet(ctx, w.bucketKeys[0], w.fields[0]...)
+		return err
+	}
+	tx := s.c.Tx()
+	w.queue(tx)
 	return tx.Exec(ctx)
 }
 
-// mergeHSETs folds HSETs of the same bucket into one command each, keeping
-// the first one's position, so that an MSet of neighbouring ids costs a
-// command per bucket rather than per key.
-func mergeHSETs(cmds []command) []command {
-	out := make([]command, 0, len(cmds))
-	at := map[any]int{}
-	for _, c := range cmds {
-		if c[0] == "HSET" && !bytes.Equal(c[3].([]byte), oversizeMarker) {
-			if i, ok := at[c[1]]; ok {
-				out[i] = append(out[i], c[2], c[3])
-				continue
-			}
-			at[c[1]] = len(out)
+// groupedWrite is an MSet: the plain keys' pairs and each bucket's fields.
+// Plain keys are written first, so that a reader never finds an oversize
+// marker before its value.
+type groupedWrite struct {
+	plain      []zipline.KeyValue
+	bucketKeys []string
+	fields     [][]zipline.FieldValue
+}
+
+func (s *Store) groupWrites(pairs []zipline.KeyValue) (*groupedWrite, error) {
+	w := &groupedWrite{}
+	at := map[string]int{}
+	addField := func(bucket string, f zipline.FieldValue) {
+		n, ok := at[bucket]
+		if !ok {
+			n = len(w.bucketKeys)
+			at[bucket] = n
+			w.bucketKeys = append(w.bucketKeys, bucket)
+			w.fields = append(w.fields, nil)
 		}
-		out = append(out, c)
+		w.fields[n] = append(w.fields[n], f)
 	}
-	return out
+	for _, p := range pairs {
+		l, err := s.locate(p.Key)
+		if err != nil {
+			return nil, err
+		}
+		enc := s.encode(p.Value)
+		switch {
+		case l.bucket == "":
+			w.plain = append(w.plain, zipline.KeyValue{Key: l.plain, Value: enc})
+		case s.fits(enc):
+			addField(l.bucket, zipline.FieldValue{Field: l.field, Value: enc})
+		default:
+			s.oversize.Add(1)
+			w.plain = append(w.plain, zipline.KeyValue{Key: l.plain, Value: enc})
+			addField(l.bucket, zipline.FieldValue{Field: l.field, Value: oversizeMarker})
+		}
+	}
+	return w, nil
+}
+
+func (w *groupedWrite) commands() int {
+	n := len(w.bucketKeys)
+	if len(w.plain) > 0 {
+		n++
+	}
+	return n
+}
+
+// queue queues the writes on b, returning their futures' errors.
+func (w *groupedWrite) queue(b *zipline.Batch) []func() error {
+	var errs []func() error
+	if len(w.plain) > 0 {
+		errs = append(errs, b.MSet(w.plain...).Err)
+	}
+	for n, bucket := range w.bucketKeys {
+		errs = append(errs, b.HSet(bucket, w.fields[n]...).Err)
+	}
+	return errs
 }
 
 // Del deletes keys and returns how many existed, atomically.

@@ -57,10 +57,10 @@ func deleteCommands(l location) []command {
 type read struct {
 	s      *Store
 	l      location
-	field  *zipline.Future[zipline.Value] // HGET of the bucket field
-	plain  *zipline.Future[zipline.Value] // GET of the plain key
-	old    *read                          // the same key in the layout being migrated from
-	loaded bool                           // plain was queued with field
+	field  *zipline.Future[[]byte] // HGET of the bucket field
+	plain  *zipline.Future[[]byte] // GET of the plain key
+	old    *read                   // the same key in the layout being migrated from
+	loaded bool                    // plain was queued with field
 }
 
 // queueRead queues the commands that read key. With full, an oversize
@@ -73,13 +73,13 @@ func (s *Store) queueRead(b *zipline.Batch, key string, full bool) (*read, error
 	}
 	r := &read{s: s, l: l}
 	if l.bucket != "" {
-		r.field = b.Do("HGET", l.bucket, l.field)
+		r.field = b.HGet(l.bucket, l.field)
 		if full {
-			r.plain = b.Do("GET", l.plain)
+			r.plain = b.Get(l.plain)
 			r.loaded = true
 		}
 	} else {
-		r.plain = b.Do("GET", l.plain)
+		r.plain = b.Get(l.plain)
 		r.loaded = true
 	}
 	if s.old != nil {
@@ -127,13 +127,7 @@ func (r *read) value() ([]byte, error) {
 	return from.decode(v)
 }
 
-func valueBytes(f *zipline.Future[zipline.Value]) ([]byte, error) {
-	v, err := f.Result()
-	if err != nil {
-		return nil, err
-	}
-	return v.AsBytes()
-}
+func valueBytes(f *zipline.Future[[]byte]) ([]byte, error) { return f.Result() }
 
 // groupScript runs a list of commands atomically: its arguments are, for
 // each command, the number of words and then the words. It returns each

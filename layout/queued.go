@@ -54,8 +54,29 @@ func (q *Queued) Get(key string) *Result[[]byte] {
 	return &Result[[]byte]{get: r.value}
 }
 
-// MGet queues a read of keys; see Store.MGet.
+// MGet queues a read of keys; see Store.MGet. Oversize values are read in
+// the same round trip.
 func (q *Queued) MGet(keys ...string) *Result[[][]byte] {
+	if q.s.old == nil {
+		g, err := q.s.queueGroupedRead(q.b, keys, true)
+		if err != nil {
+			return failed[[][]byte](err)
+		}
+		return &Result[[][]byte]{get: func() ([][]byte, error) {
+			out, _, err := g.resolve()
+			if err != nil {
+				return nil, err
+			}
+			for i, v := range out {
+				if v != nil {
+					if out[i], err = q.s.decode(v); err != nil {
+						return nil, err
+					}
+				}
+			}
+			return out, nil
+		}}
+	}
 	reads := make([]*read, len(keys))
 	for i, k := range keys {
 		var err error
@@ -78,6 +99,21 @@ func (q *Queued) MGet(keys ...string) *Result[[][]byte] {
 
 // Set queues a write; see Store.Set.
 func (q *Queued) Set(key string, v []byte) *Result[bool] {
+	if q.s.old == nil {
+		l, err := q.s.locate(key)
+		if err != nil {
+			return failed[bool](err)
+		}
+		enc := q.s.encode(v)
+		switch {
+		case l.bucket == "":
+			f := q.b.Set(l.plain, enc)
+			return &Result[bool]{get: f.Result}
+		case q.s.fits(enc):
+			f := q.b.HSet(l.bucket, zipline.FieldValue{Field: l.field, Value: enc})
+			return &Result[bool]{get: func() (bool, error) { return f.Err() == nil, f.Err() }}
+		}
+	}
 	cmds, err := q.s.setCommands(key, v, 0)
 	if err != nil {
 		return failed[bool](err)
@@ -85,8 +121,23 @@ func (q *Queued) Set(key string, v []byte) *Result[bool] {
 	return q.write(cmds)
 }
 
-// MSet queues writes; see Store.MSet.
+// MSet queues writes; see Store.MSet. They are atomic inside a Tx.
 func (q *Queued) MSet(pairs ...zipline.KeyValue) *Result[bool] {
+	if q.s.old == nil {
+		w, err := q.s.groupWrites(pairs)
+		if err != nil {
+			return failed[bool](err)
+		}
+		errs := w.queue(q.b)
+		return &Result[bool]{get: func() (bool, error) {
+			for _, e := range errs {
+				if err := e(); err != nil {
+					return false, err
+				}
+			}
+			return true, nil
+		}}
+	}
 	var cmds []command
 	for _, p := range pairs {
 		c, err := q.s.setCommands(p.Key, p.Value, 0)
@@ -105,7 +156,7 @@ func (q *Queued) write(cmds []command) *Result[bool] {
 	if q.s.old != nil {
 		fs = append(fs, q.b.Do(groupArgs(cmds)...))
 	} else {
-		for _, c := range mergeHSETs(cmds) {
+		for _, c := range cmds {
 			fs = append(fs, q.b.Do(c...))
 		}
 	}

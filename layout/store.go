@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/ziplinekv/zipline"
 	"github.com/ziplinekv/zipline/codec"
@@ -152,7 +153,9 @@ func (s *Store) locate(key string) (location, error) {
 	}
 	var l location
 	if s.zip {
-		l.plain = string(appendZipTail([]byte(s.stored), tail))
+		l.plain = newString(len(s.stored)+len(tail)+4, func(b []byte) []byte {
+			return appendZipTail(append(b, s.stored...), tail)
+		})
 	} else {
 		if s.buckets != nil && strings.HasPrefix(tail, string(bucketMarker)) {
 			return location{}, fmt.Errorf("layout: key %q starts with the bucket marker %q after the prefix; "+
@@ -169,7 +172,16 @@ func (s *Store) locate(key string) (location, error) {
 }
 
 func (s *Store) bucketKey(b uint64) string {
-	return string(appendBase62(append([]byte(s.stored), bucketMarker), b))
+	return newString(len(s.stored)+12, func(buf []byte) []byte {
+		return appendBase62(append(append(buf, s.stored...), bucketMarker), b)
+	})
+}
+
+// newString builds a string in one allocation: fill appends to a buffer of
+// capacity size, which is then used as the string's bytes.
+func newString(size int, fill func([]byte) []byte) string {
+	b := fill(make([]byte, 0, size))
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // encode returns the stored form of a value.

@@ -81,6 +81,13 @@ func canonicalUint(s string) (uint64, bool) {
 			return 0, false
 		}
 	}
+	if len(s) < 20 { // cannot overflow
+		var n uint64
+		for i := 0; i < len(s); i++ {
+			n = n*10 + uint64(s[i]-'0')
+		}
+		return n, true
+	}
 	n, err := strconv.ParseUint(s, 10, 64)
 	return n, err == nil
 }
@@ -97,8 +104,9 @@ func isAlnum(s string) bool {
 // appendZipTail appends the zipped form of a key's tail (what follows the
 // namespace prefix).
 func appendZipTail(dst []byte, tail string) []byte {
-	for i, seg := range strings.Split(tail, string(segmentSep)) {
-		if i > 0 {
+	for first := true; ; first = false {
+		seg, rest, more := strings.Cut(tail, string(segmentSep))
+		if !first {
 			dst = append(dst, segmentSep)
 		}
 		switch n, ok := canonicalUint(seg); {
@@ -110,8 +118,11 @@ func appendZipTail(dst []byte, tail string) []byte {
 		default:
 			dst = append(dst, seg...)
 		}
+		if !more {
+			return dst
+		}
+		tail = rest
 	}
-	return dst
 }
 
 // unzipTail reverses appendZipTail.
