@@ -107,7 +107,7 @@ func demoCompression(ctx context.Context, d *demoEnv) error {
 		for _, op := range compbench.Ops {
 			p, ok := m.Point(compbench.ZiplineName, b, op, 64, 10)
 			if !ok {
-				fmt.Fprintf(tw, "failed\t\t")
+				fmt.Fprintf(tw, "failed (%s)\t\t", p.Failed)
 				cpu = append(cpu, "-")
 				continue
 			}

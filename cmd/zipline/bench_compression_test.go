@@ -66,7 +66,10 @@ func TestDemoCompression(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, "failed") {
+	// A point with failed calls is a bug. Under the race detector, a point
+	// can also be too slow to measure in its short window (zstd runs 10-20x
+	// slower), which says nothing about the code.
+	if strings.Contains(out, "failed keys") || (!raceEnabled && strings.Contains(out, "failed")) {
 		t.Errorf("a throughput point failed:\n%s", out)
 	}
 	if n, err := c.DBSize(ctx); err != nil || n != 1 {
