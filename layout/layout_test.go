@@ -323,6 +323,14 @@ func TestTTL(t *testing.T) {
 		if d, err := s.TTL(ctx, "k:2"); err != nil || d != zipline.NoExpiry {
 			t.Fatalf("no TTL: %v %v", d, err)
 		}
+		// Set replaces the TTL too, as SET does.
+		if err := s.SetEX(ctx, "k:4", []byte("v"), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		s.Set(ctx, "k:4", []byte("w"))
+		if d, err := s.TTL(ctx, "k:4"); err != nil || d != zipline.NoExpiry {
+			t.Fatalf("Set kept the old TTL: %v %v", d, err)
+		}
 		if ok, err := s.Expire(ctx, "k:2", 50*time.Millisecond); err != nil || !ok {
 			t.Fatalf("Expire: %v %v", ok, err)
 		}
