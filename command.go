@@ -27,15 +27,17 @@ const (
 	argValue     // a string command's value (SET, MSET...)
 	argHashValue // a hash field's value (HSET...)
 	argListValue // a list element (LPUSH...)
+	argMessage   // a pub/sub message (PUBLISH)
 )
 
-func str(s string) arg    { return arg{kind: argString, s: s} }
-func bin(b []byte) arg    { return arg{kind: argBytes, b: b} }
-func num(n int64) arg     { return arg{kind: argInt, n: n} }
-func flt(f float64) arg   { return arg{kind: argFloat, n: int64(math.Float64bits(f))} }
-func value(b []byte) arg  { return arg{kind: argValue, b: b} }
-func hvalue(b []byte) arg { return arg{kind: argHashValue, b: b} }
-func lvalue(b []byte) arg { return arg{kind: argListValue, b: b} }
+func str(s string) arg     { return arg{kind: argString, s: s} }
+func bin(b []byte) arg     { return arg{kind: argBytes, b: b} }
+func num(n int64) arg      { return arg{kind: argInt, n: n} }
+func flt(f float64) arg    { return arg{kind: argFloat, n: int64(math.Float64bits(f))} }
+func value(b []byte) arg   { return arg{kind: argValue, b: b} }
+func hvalue(b []byte) arg  { return arg{kind: argHashValue, b: b} }
+func lvalue(b []byte) arg  { return arg{kind: argListValue, b: b} }
+func message(b []byte) arg { return arg{kind: argMessage, b: b} }
 func strs(ss []string) []arg {
 	out := make([]arg, len(ss))
 	for i, s := range ss {
@@ -68,6 +70,8 @@ func (c *Client) appendArg(dst []byte, a *arg) []byte {
 		return c.appendValue(dst, a.b, familyHashes)
 	case argListValue:
 		return c.appendValue(dst, a.b, familyLists)
+	case argMessage:
+		return c.appendValue(dst, a.b, familyPubSub)
 	}
 	return resp.AppendBulk(dst, a.b)
 }

@@ -58,6 +58,10 @@ const (
 	// LRANGE, LINDEX, LPOP, RPOP, LMPOP, BLPOP, BRPOP, BLMPOP, LMOVE, BLMOVE,
 	// RPOPLPUSH, BRPOPLPUSH read.
 	Lists
+	// PubSub: PUBLISH and SPUBLISH messages. zipline has no subscriber API;
+	// a subscriber on any connection expands what it receives with
+	// Client.DecodeValue (or codec.Codec.Decode).
+	PubSub
 )
 
 // valueFamily tags a value argument, or a reply, with the family that
@@ -68,6 +72,7 @@ const (
 	familyStrings valueFamily = iota
 	familyHashes
 	familyLists
+	familyPubSub
 )
 
 // valueCodec is a Client's compression: the codec and the families on.
@@ -114,6 +119,8 @@ func (vc *valueCodec) covers(f valueFamily) bool {
 		return vc.families&Hashes != 0
 	case familyLists:
 		return vc.families&Lists != 0
+	case familyPubSub:
+		return vc.families&PubSub != 0
 	}
 	return true
 }
@@ -149,6 +156,19 @@ func (c *Client) decodeValue(b []byte, f valueFamily) ([]byte, error) {
 		return b, nil
 	}
 	return vc.c.Decode(nil, b)
+}
+
+// DecodeValue returns what the application wrote from bytes a value was
+// stored (or a message published) as: it expands a GLIDE envelope with the
+// Client's codec and returns anything else unchanged. Commands expand their
+// replies themselves; use it for bytes that reach the application another
+// way, such as pub/sub messages received on a subscriber connection. It is
+// the identity when compression is off.
+func (c *Client) DecodeValue(b []byte) ([]byte, error) {
+	if c.s.codec == nil || !codec.IsCompressed(b) {
+		return b, nil
+	}
+	return c.s.codec.c.Decode(nil, b)
 }
 
 // CompressionStats counts what compression did on this Client.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline/codec"
+	"github.com/ziplinekv/zipline/internal/resp"
 )
 
 const vectorsDir = "../shared/vectors/glide"
@@ -368,5 +370,53 @@ func TestCompressionAllocations(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(200, func() { c.Get(ctx, "k") }); n > 2 {
 		t.Errorf("compressed GET: %v allocations, want <= 2 (stored bytes, plaintext)", n)
+	}
+}
+
+// With the PubSub family, published messages are compressed, and a
+// subscriber on a plain connection expands them with DecodeValue.
+func TestCompressionPubSub(t *testing.T) {
+	c, srv := newTestClient(t, Options{Compression: Compression{Backend: codec.Zstd, Families: PubSub}})
+	ctx := context.Background()
+	sub, err := net.Dial("tcp", srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	sub.SetDeadline(time.Now().Add(5 * time.Second))
+	sub.Write([]byte("*2\r\n$9\r\nSUBSCRIBE\r\n$2\r\nch\r\n"))
+	rd := resp.NewReader(sub, 0, resp.Limits{})
+	var v resp.Value
+	if err := rd.ReadValue(&v); err != nil { // the subscription confirmation
+		t.Fatal(err)
+	}
+	for _, send := range []func() error{
+		func() error { _, err := c.Publish(ctx, "ch", jsonDoc); return err },
+		func() error { _, err := c.Do(ctx, "PUBLISH", "ch", jsonDoc); return err },
+	} {
+		if err := send(); err != nil {
+			t.Fatal(err)
+		}
+		if err := rd.ReadValue(&v); err != nil {
+			t.Fatal(err)
+		}
+		payload := v.Elems()[2].Bytes()
+		if !codec.IsCompressed(payload) || len(payload) >= len(jsonDoc) {
+			t.Fatalf("message not compressed: %d bytes", len(payload))
+		}
+		got, err := c.DecodeValue(payload)
+		if err != nil || !bytes.Equal(got, jsonDoc) {
+			t.Fatalf("DecodeValue: %d bytes, %v", len(got), err)
+		}
+	}
+	// Without the family, messages go out as they are.
+	plain, err := New(Options{Addr: srv.Addr, Compression: Compression{Backend: codec.Zstd}, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	plain.Publish(ctx, "ch", jsonDoc)
+	if err := rd.ReadValue(&v); err != nil || !bytes.Equal(v.Elems()[2].Bytes(), jsonDoc) {
+		t.Fatalf("message without the PubSub family: %v %v", v, err)
 	}
 }

@@ -67,7 +67,9 @@ func (c *Client) ConfigGet(ctx context.Context, pattern string) (map[string]stri
 	return out, nil
 }
 
-// Publish sends message to channel and returns how many subscribers got it.
-func (c *Client) Publish(ctx context.Context, channel string, message []byte) (int64, error) {
-	return do(ctx, c, decInt, "PUBLISH", str(channel), bin(message))
+// Publish sends msg to channel and returns how many subscribers got it.
+// With Compression.Families including PubSub, msg is compressed like a
+// stored value; subscribers expand it with Client.DecodeValue.
+func (c *Client) Publish(ctx context.Context, channel string, msg []byte) (int64, error) {
+	return do(ctx, c, decInt, "PUBLISH", str(channel), message(msg))
 }

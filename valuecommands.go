@@ -69,6 +69,9 @@ var valueCommands = map[string]valueCommand{
 	"BRPOP":      {familyLists, 0, 0, 0, replyKeyAndValue},
 	"LMPOP":      {familyLists, 0, 0, 0, replyKeyAndList},
 	"BLMPOP":     {familyLists, 0, 0, 0, replyKeyAndList},
+
+	"PUBLISH":  {familyPubSub, 2, 0, 1, replyNone},
+	"SPUBLISH": {familyPubSub, 2, 0, 1, replyNone},
 }
 
 // isValueArg reports whether argument i is a stored value.
