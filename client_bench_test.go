@@ -40,7 +40,7 @@ func benchKeys(b *testing.B, c *Client, val []byte) []string {
 }
 
 func BenchmarkParallelGet(b *testing.B) {
-	for _, goroutines := range []int{1, 64, 512} {
+	for _, goroutines := range []int{1, 8, 64, 512} {
 		b.Run("g"+strconv.Itoa(goroutines), func(b *testing.B) {
 			c := benchClient(b, Options{})
 			keys := benchKeys(b, c, make([]byte, 64))
@@ -65,7 +65,7 @@ func BenchmarkParallelGet(b *testing.B) {
 }
 
 func BenchmarkParallelSet(b *testing.B) {
-	for _, goroutines := range []int{1, 64, 512} {
+	for _, goroutines := range []int{1, 8, 64, 512} {
 		b.Run("g"+strconv.Itoa(goroutines), func(b *testing.B) {
 			c := benchClient(b, Options{})
 			keys := benchKeys(b, c, make([]byte, 64))
