@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/ziplinekv/zipline/internal/corpus"
 	"github.com/ziplinekv/zipline/internal/testserver"
 )
 
@@ -106,3 +107,37 @@ func BenchmarkSerialSetGet(b *testing.B) {
 }
 
 func testingProcs() int { return runtimeGOMAXPROCS() }
+
+// BenchmarkBatchSet sends batches of ~1.9 KB JSON documents, as GLIDE's
+// compression benchmark does; batches of 50 are about 95 KB.
+func BenchmarkBatchSet(b *testing.B) {
+	docs := corpus.Generate(corpus.JSON1884, 1000, 1)
+	for _, batch := range []int{20, 50} {
+		b.Run("b"+strconv.Itoa(batch), func(b *testing.B) {
+			c := benchClient(b, Options{})
+			ctx := context.Background()
+			keys := make([]string, len(docs))
+			for i := range keys {
+				keys[i] = "doc:" + strconv.Itoa(i)
+			}
+			b.SetParallelism(2)
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				i := 0
+				for pb.Next() {
+					bt := c.Batch()
+					for range batch {
+						bt.Set(keys[i%len(keys)], docs[i%len(docs)])
+						i++
+					}
+					if err := bt.Exec(ctx); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.SetBytes(int64(batch * 1884))
+		})
+	}
+}

@@ -50,8 +50,11 @@ func (c *Call) Reply(i int) resp.Value { return c.replies[i] }
 // largeBuf is the size from which a command buffer is written without a
 // copy, and is not kept by the pool: the garbage collector takes it, so one
 // 10 MB SET does not pin 10 MB in the pool, and a buffer the writer may
-// still be reading is never handed to another caller.
-const largeBuf = 64 << 10
+// still be reading is never handed to another caller. It is large enough
+// that a batch of 50 values of 2 KiB keeps its warm buffer: below it, such
+// batches reallocated their buffer every time and ran slower than batches
+// of 20 (bench/results/compression.md).
+const largeBuf = 256 << 10
 
 // Release returns the call to its pool. Call it once, after Do returned nil
 // and the replies have been read. (After a failed Do the call is already
