@@ -623,36 +623,31 @@ func (r *Report) writeGuard(p printer) {
 // writeSpeedAnalysis says where a namespace's time goes, from reading the
 // layout package (the numbers are in the tables).
 func (r *Report) writeSpeedAnalysis(p printer) {
-	p("### Where the time goes\n\n")
-	p("Client and server share two cores, so every extra command and allocation on either side costs throughput. " +
-		"From the layout package's code, a CPU profile of the speed run (`-cpuprofile`) and the tables above:\n\n" +
-		"1. **`Store.In(batch).Get` on a bucketed namespace queues two commands per key**, `HGET` of the field and `GET` of the " +
-		"plain key (`queueRead(…, full=true)`), so that a value the guard moved to a plain key comes back in the same round trip. " +
-		"That doubles the server's work for batched reads (server µs/op column) and the client's replies to parse. " +
-		"`Store.Get` alone sends only `HGET` and a second `GET` only when it finds the marker.\n" +
-		"2. **`Store.MGet` sends one command per key** (`GET` or `HGET`, plus a `GET` for each marker found) where plain `MGET` " +
-		"sends one command for all; it could send one `MGET` for the plain keys and one `HMGET` per bucket.\n" +
-		"3. **`Store.MSet` wraps one `SET` per key in MULTI/EXEC** on plain-key layouts (zipped, zstd) where plain `MSET` is a " +
-		"single atomic command; bucketed layouts do merge the `HSET`s of a bucket into one command (`mergeHSETs`).\n" +
-		"4. **Per key on the client**, `Store.locate` allocates the zipped name (`strings.Split` in `appendZipTail`), the bucket " +
-		"key and the field string, commands are built as `[]any` and go through `Batch.Do`'s generic path (boxing, command " +
-		"lookup, `checkCompatible`), and `mergeHSETs` builds a map per call: the queueing table shows several times the time and " +
-		"allocations of plain commands. In the profile, layout code (`locate`, `queueRead`, `setCommands`, `mergeHSETs`) and " +
-		"the extra garbage collection it causes are the largest differences from the plain runs.\n" +
-		"5. **Listpack lookups are linear**: `HGET` and `HSET` walk the bucket's listpack. With 100 small values that is cheap " +
-		"(single gets and sets are within a few per cent of plain commands); with 100 records of 460 B on a server whose " +
-		"`hash-max-listpack-value` was raised, each bucket is a 46 KB listpack and the server spends 2-3 times the CPU per " +
-		"operation (the json-random server CPU table), a third less with the dictionary's 13 KB listpacks. The raised limit " +
-		"trades server CPU for memory.\n" +
-		"6. **Compression runs on the client**: with this checkout's codec (klauspost/compress, pure Go) compressing a 460-B " +
-		"record takes about 7 µs with zstd and 13 µs with the dictionary, decompressing 2.2 and 1.3 µs " +
-		"(`codec.Encode`/`Decode`, measured alone), against well under 1 µs for the rest of a write: compressed writes are " +
-		"bound by the codec (the queueing table's `set` rows).\n" +
-		"7. **A CPU profile** (`go run ./cmd/zipline bench layouts -memory=false -speed-compressed=false -speed-ops " +
-		"get/10,mget/100,mset/100 -speed-layouts buckets+zip -speed-dur 3s -speed-rounds 1 -cpuprofile cpu.prof`, taken " +
-		"2026-11-22) puts `Store.MGet` at 4.4 times the client CPU of `Client.MGet` for the same keys and `Store.MSet` at 3.5 " +
-		"times `Client.MSet`; `Store.locate` alone is 15 % of all client CPU (the key's prefix check, zipping, the bucket " +
-		"name), `Batch.Do`'s generic path 14 %, allocation 22 % and garbage-collection marking another 10 %.\n\n")
+	// The text goes through p unformatted: it has literal percent signs.
+	p("%s", "### Where the time goes\n\n"+
+		"Client and server share two cores, so every extra command and allocation on either side costs throughput. "+
+		"From the layout package's code, CPU profiles of the speed runs (`-cpuprofile`) and the tables above:\n\n"+
+		"1. **Multi-key reads cost one command per bucket.** `Store.MGet` sends one `HMGET` per bucket and one `MGET` "+
+		"for keys stored as plain keys; ten random keys among 100,000 fall in ten buckets of 100, so a namespace `MGET` of "+
+		"10 is ten commands where plain Redis needs one. The server's CPU per key is close to plain's (server table); "+
+		"the difference is per-command work on both sides. Keys that share buckets (neighbouring ids) batch into one "+
+		"command each.\n"+
+		"2. **`Store.In(batch).Get` queues two commands per key**, `HGET` of the field and `GET` of the plain key, so that "+
+		"a value the guard moved to a plain key comes back in the same round trip. `Store.Get` alone sends only `HGET`, "+
+		"and a second `GET` only when it finds the marker.\n"+
+		"3. **Multi-key writes cost one `HSET` per bucket**, wrapped in MULTI/EXEC when that is more than one command "+
+		"(plain-key layouts send one `MSET`, as plain Redis does).\n"+
+		"4. **Per key on the client**, a namespace builds the stored names (one allocation each for a zipped name and a "+
+		"bucket key) and a result; single writes and reads go through typed commands, without interface boxing (the "+
+		"queueing table).\n"+
+		"5. **Listpack lookups are linear**: `HGET` and `HSET` walk the bucket's listpack. With 100 small values that is "+
+		"cheap (single gets and sets are within a few per cent of plain commands); with 100 records of 460 B on a server "+
+		"whose `hash-max-listpack-value` was raised, each bucket is a 46 KB listpack and the server spends 2-3 times the "+
+		"CPU per operation (the json-random server CPU table), a third less with the dictionary's 13 KB listpacks. The "+
+		"raised limit trades server CPU for memory.\n"+
+		"6. **Compression runs on the client**: compressing a 460-B record takes about 7 us with zstd and 13 us with the "+
+		"dictionary, decompressing 2.2 and 1.3 us (`codec.Encode`/`Decode`, measured alone), against well under 1 us for "+
+		"the rest of a write: compressed writes are bound by the codec (the queueing table's `set` rows).\n\n")
 }
 
 func (r *Report) writeSpeed(p printer) {
