@@ -228,14 +228,21 @@ func (s *Store) MGet(ctx context.Context, keys ...string) ([][]byte, error) {
 			out[i] = vs[n]
 		}
 	}
-	for i, v := range out {
-		if v != nil {
-			if out[i], err = s.decode(v); err != nil {
-				return nil, err
-			}
+	return out, s.decodeAll(out)
+}
+
+// decodeAll decodes stored values in place; nil stays nil.
+func (s *Store) decodeAll(vs [][]byte) error {
+	for i, v := range vs {
+		if v == nil {
+			continue
+		}
+		var err error
+		if vs[i], err = s.decode(v); err != nil {
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // groupedRead is an MGet queued on a batch: HMGETs by bucket and one MGET.

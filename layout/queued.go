@@ -67,14 +67,7 @@ func (q *Queued) MGet(keys ...string) *Result[[][]byte] {
 			if err != nil {
 				return nil, err
 			}
-			for i, v := range out {
-				if v != nil {
-					if out[i], err = q.s.decode(v); err != nil {
-						return nil, err
-					}
-				}
-			}
-			return out, nil
+			return out, q.s.decodeAll(out)
 		}}
 	}
 	reads := make([]*read, len(keys))

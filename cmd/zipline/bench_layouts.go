@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ziplinekv/zipline/internal/sysstat"
+
 	"github.com/ziplinekv/zipline"
 	"github.com/ziplinekv/zipline/codec"
 	"github.com/ziplinekv/zipline/internal/layoutbench"
@@ -333,21 +335,7 @@ func memoryCells(families []layoutbench.KeyFamily, classes, layouts []string, ra
 
 // machine describes the CPUs and the load at start.
 func machine() string {
-	model := ""
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				model = strings.TrimSpace(v)
-				break
-			}
-		}
-	}
-	load := ""
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		load = strings.Join(strings.Fields(string(b))[:3], " ")
-	}
-	return fmt.Sprintf("%d CPUs (%s), GOMAXPROCS %d; client and server share them; load average at start %s",
-		runtime.NumCPU(), model, runtime.GOMAXPROCS(0), load)
+	return sysstat.CPUs() + "; client and server share them; load average at start " + sysstat.LoadAverage()
 }
 
 // demoLayoutRecords is how many records each row of the demo's namespace

@@ -1,7 +1,6 @@
 package compbench
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline/internal/resp"
+	"github.com/ziplinekv/zipline/internal/testserver"
 )
 
 // Admin is the measuring side's own connection to the server, for INFO,
@@ -70,15 +70,7 @@ func (a *Admin) Info(ctx context.Context, section string) (map[string]string, er
 	if err != nil {
 		return nil, err
 	}
-	m := make(map[string]string)
-	sc := bufio.NewScanner(strings.NewReader(string(v.Bytes())))
-	for sc.Scan() {
-		k, val, ok := strings.Cut(strings.TrimSpace(sc.Text()), ":")
-		if ok && !strings.HasPrefix(k, "#") {
-			m[k] = val
-		}
-	}
-	return m, nil
+	return testserver.ParseInfo(string(v.Bytes())), nil
 }
 
 func (a *Admin) infoInt(ctx context.Context, section, field string) (int64, error) {

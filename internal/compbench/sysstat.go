@@ -1,12 +1,11 @@
 package compbench
 
 import (
-	"os"
 	"runtime"
 	"strconv"
-	"strings"
-	"syscall"
 	"time"
+
+	"github.com/ziplinekv/zipline/internal/sysstat"
 )
 
 // cpuSnap is a point-in-time reading of the CPU counters a phase reports.
@@ -19,7 +18,7 @@ type cpuSnap struct {
 }
 
 func takeSnap(serverCPU func() (time.Duration, error)) cpuSnap {
-	s := cpuSnap{t: time.Now(), self: processCPU(), busy: systemBusy()}
+	s := cpuSnap{t: time.Now(), self: sysstat.SelfCPU(), busy: sysstat.MachineBusy()}
 	if serverCPU != nil {
 		if d, err := serverCPU(); err == nil {
 			s.server, s.srvOK = d, true
@@ -55,56 +54,8 @@ func between(a, b cpuSnap, ops uint64) cpuUse {
 	return u
 }
 
-// processCPU returns the user+system CPU time of this process.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// systemBusy returns the non-idle CPU time of the whole machine from
-// /proc/stat, or 0 where there is none.
-func systemBusy() time.Duration {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line)
-	if len(f) < 9 || f[0] != "cpu" {
-		return 0
-	}
-	var busy int64
-	for i, v := range f[1:9] {
-		if i == 3 || i == 4 { // idle, iowait
-			continue
-		}
-		n, _ := strconv.ParseInt(v, 10, 64)
-		busy += n
-	}
-	const clkTck = 100 // USER_HZ
-	return time.Duration(busy) * time.Second / clkTck
-}
-
 // Machine describes where the benchmark ran, for the report: CPU model,
 // logical CPUs and the load average at the time of the call.
 func Machine() string {
-	model := "unknown CPU"
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				model = strings.TrimSpace(v)
-				break
-			}
-		}
-	}
-	load := ""
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		if f := strings.Fields(string(b)); len(f) >= 3 {
-			load = ", load average " + strings.Join(f[:3], " ")
-		}
-	}
-	return model + ", " + strconv.Itoa(runtime.NumCPU()) + " logical CPUs" + load
+	return sysstat.CPUModel() + ", " + strconv.Itoa(runtime.NumCPU()) + " logical CPUs, load average " + sysstat.LoadAverage()
 }

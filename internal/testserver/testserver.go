@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline/internal/resp"
+	"github.com/ziplinekv/zipline/internal/sysstat"
 )
 
 // Kind selects the server implementation.
@@ -380,15 +381,21 @@ func (s *Server) Info(ctx context.Context, section string) (map[string]string, e
 	if err != nil {
 		return nil, err
 	}
+	return ParseInfo(string(v.Bytes())), nil
+}
+
+// ParseInfo turns INFO's "field:value" lines into a map, skipping section
+// headers.
+func ParseInfo(text string) map[string]string {
 	m := make(map[string]string)
-	sc := bufio.NewScanner(strings.NewReader(string(v.Bytes())))
+	sc := bufio.NewScanner(strings.NewReader(text))
 	for sc.Scan() {
 		k, val, ok := strings.Cut(strings.TrimSpace(sc.Text()), ":")
 		if ok && !strings.HasPrefix(k, "#") {
 			m[k] = val
 		}
 	}
-	return m, nil
+	return m
 }
 
 // UsedMemory returns INFO memory's used_memory in bytes.
@@ -407,19 +414,5 @@ func (s *Server) CPUTime() (time.Duration, error) {
 	if pid == 0 {
 		return 0, errors.New("testserver: not running")
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// Fields after the parenthesised command name; utime and stime are the
-	// 14th and 15th fields of the whole line.
-	rest := string(b[strings.LastIndexByte(string(b), ')')+2:])
-	f := strings.Fields(rest)
-	if len(f) < 13 {
-		return 0, fmt.Errorf("testserver: short /proc stat line")
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	const clkTck = 100 // USER_HZ on Linux
-	return time.Duration(ut+st) * time.Second / clkTck, nil
+	return sysstat.ProcessCPU(pid)
 }

@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ziplinekv/zipline/internal/latency"
-	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
+
+	"github.com/ziplinekv/zipline/internal/latency"
+	"github.com/ziplinekv/zipline/internal/sysstat"
 
 	"github.com/ziplinekv/zipline/bench"
 )
@@ -134,14 +132,6 @@ func (rn *runner) getWorkers(n int) []*worker {
 	return ws
 }
 
-func rusageCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 type snapshot struct {
 	t       time.Time
 	mallocs uint64
@@ -154,7 +144,7 @@ type snapshot struct {
 func (rn *runner) snap() snapshot {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	s := snapshot{mallocs: ms.Mallocs, client: rusageCPU(), busy: systemBusy()}
+	s := snapshot{mallocs: ms.Mallocs, client: sysstat.SelfCPU(), busy: sysstat.MachineBusy()}
 	if rn.serverCPU != nil {
 		if d, err := rn.serverCPU(); err == nil {
 			s.server, s.srvOK = d, true
@@ -259,29 +249,4 @@ func (rn *runner) runCell(spec cellSpec) (res result) {
 		}
 	}
 	return res
-}
-
-// systemBusy returns the CPU time all processes used on all CPUs, from the
-// first line of /proc/stat (user nice system idle iowait irq softirq steal),
-// or 0 if it cannot be read.
-func systemBusy() time.Duration {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line)
-	if len(f) < 9 || f[0] != "cpu" {
-		return 0
-	}
-	var busy int64
-	for i, v := range f[1:9] {
-		if i == 3 || i == 4 { // idle, iowait
-			continue
-		}
-		n, _ := strconv.ParseInt(v, 10, 64)
-		busy += n
-	}
-	const clkTck = 100 // USER_HZ
-	return time.Duration(busy) * time.Second / clkTck
 }

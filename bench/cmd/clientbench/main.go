@@ -26,6 +26,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ziplinekv/zipline/internal/sysstat"
+
 	"github.com/ziplinekv/zipline/bench"
 	"github.com/ziplinekv/zipline/internal/testserver"
 )
@@ -218,7 +220,7 @@ func run() error {
 		serverVersion = "existing server at " + o.addr
 		if o.serverPID > 0 {
 			pid := o.serverPID
-			rn.serverCPU = func() (time.Duration, error) { return procCPU(pid) }
+			rn.serverCPU = func() (time.Duration, error) { return sysstat.ProcessCPU(pid) }
 		} else {
 			rep.notes = append(rep.notes, "redis CPU not measured: -addr given without -server-pid.")
 		}
@@ -359,41 +361,13 @@ func logCell(done, total int, res *result) {
 		fmtOther(res.otherCPU), errs)
 }
 
-// procCPU reads user+system CPU time of pid from /proc/<pid>/stat.
-func procCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 || i+2 > len(b) {
-		return 0, fmt.Errorf("bad /proc stat line")
-	}
-	f := strings.Fields(string(b[i+2:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("short /proc stat line")
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	const clkTck = 100 // USER_HZ
-	return time.Duration(ut+st) * time.Second / clkTck, nil
-}
-
 // environment describes the machine and the module versions.
 func environment(server string) []string {
 	env := []string{"date: " + time.Now().UTC().Format("2006-01-02 15:04 UTC")}
-	cpu := "unknown"
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
-				cpu = strings.TrimSpace(v)
-				break
-			}
-		}
-	}
+	cpu := sysstat.CPUModel()
 	kernel := ""
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		kernel = ", kernel " + strings.TrimSpace(string(b))
+	if k := sysstat.Kernel(); k != "" {
+		kernel = ", kernel " + k
 	}
 	env = append(env, fmt.Sprintf("machine: %d CPUs (%s)%s, GOMAXPROCS %d; client and server share these CPUs",
 		runtime.NumCPU(), cpu, kernel, runtime.GOMAXPROCS(0)))

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/ziplinekv/zipline/internal/sysstat"
 )
 
 // quietGate keeps other processes' CPU use out of the measurements where it
@@ -32,14 +34,14 @@ const (
 // sample returns the CPU other processes used during d, in % of one CPU, or
 // -1 if it cannot tell. Nothing of ours runs meanwhile.
 func (q *quietGate) sample(d time.Duration) float64 {
-	b0, c0 := systemBusy(), rusageCPU()
+	b0, c0 := sysstat.MachineBusy(), sysstat.SelfCPU()
 	var s0 time.Duration
 	if q.serverCPU != nil {
 		s0, _ = q.serverCPU()
 	}
 	t0 := time.Now()
 	time.Sleep(d)
-	b1, c1 := systemBusy(), rusageCPU()
+	b1, c1 := sysstat.MachineBusy(), sysstat.SelfCPU()
 	var s1 time.Duration
 	if q.serverCPU != nil {
 		s1, _ = q.serverCPU()
