@@ -41,7 +41,7 @@ func benchKeys(b *testing.B, c *Client, val []byte) []string {
 }
 
 func BenchmarkParallelGet(b *testing.B) {
-	for _, goroutines := range []int{1, 8, 64, 512} {
+	for _, goroutines := range []int{1, 8, 16, 32, 64, 512} {
 		b.Run("g"+strconv.Itoa(goroutines), func(b *testing.B) {
 			c := benchClient(b, Options{})
 			keys := benchKeys(b, c, make([]byte, 64))
@@ -66,7 +66,7 @@ func BenchmarkParallelGet(b *testing.B) {
 }
 
 func BenchmarkParallelSet(b *testing.B) {
-	for _, goroutines := range []int{1, 8, 64, 512} {
+	for _, goroutines := range []int{1, 8, 16, 32, 64, 512} {
 		b.Run("g"+strconv.Itoa(goroutines), func(b *testing.B) {
 			c := benchClient(b, Options{})
 			keys := benchKeys(b, c, make([]byte, 64))
@@ -109,35 +109,38 @@ func BenchmarkSerialSetGet(b *testing.B) {
 func testingProcs() int { return runtimeGOMAXPROCS() }
 
 // BenchmarkBatchSet sends batches of ~1.9 KB JSON documents, as GLIDE's
-// compression benchmark does; batches of 50 are about 95 KB.
+// compression benchmark does; batches of 50 are about 95 KB. At 500
+// goroutines tens of megabytes wait in the queue at once.
 func BenchmarkBatchSet(b *testing.B) {
 	docs := corpus.Generate(corpus.JSON1884, 1000, 1)
 	for _, batch := range []int{20, 50} {
-		b.Run("b"+strconv.Itoa(batch), func(b *testing.B) {
-			c := benchClient(b, Options{})
-			ctx := context.Background()
-			keys := make([]string, len(docs))
-			for i := range keys {
-				keys[i] = "doc:" + strconv.Itoa(i)
-			}
-			b.SetParallelism(2)
-			b.ReportAllocs()
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				i := 0
-				for pb.Next() {
-					bt := c.Batch()
-					for range batch {
-						bt.Set(keys[i%len(keys)], docs[i%len(docs)])
-						i++
-					}
-					if err := bt.Exec(ctx); err != nil {
-						b.Error(err)
-						return
-					}
+		for _, goroutines := range []int{4, 500} {
+			b.Run("b"+strconv.Itoa(batch)+"/g"+strconv.Itoa(goroutines), func(b *testing.B) {
+				c := benchClient(b, Options{})
+				ctx := context.Background()
+				keys := make([]string, len(docs))
+				for i := range keys {
+					keys[i] = "doc:" + strconv.Itoa(i)
 				}
+				b.SetParallelism(max(goroutines/max(1, testingProcs()), 1))
+				b.ReportAllocs()
+				b.ResetTimer()
+				b.RunParallel(func(pb *testing.PB) {
+					i := 0
+					for pb.Next() {
+						bt := c.Batch()
+						for range batch {
+							bt.Set(keys[i%len(keys)], docs[i%len(docs)])
+							i++
+						}
+						if err := bt.Exec(ctx); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+				b.SetBytes(int64(batch * 1884))
 			})
-			b.SetBytes(int64(batch * 1884))
-		})
+		}
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -110,6 +111,10 @@ type Pipe struct {
 
 	protocol atomic.Int32
 	stats    Stats
+	callers  atomic.Int64 // goroutines inside Do
+	// gatherAbove: while more callers than this are inside Do, the writer
+	// gathers batches (see gatherCallersPerProc).
+	gatherAbove int64
 }
 
 // Stats are cumulative counters, updated by the writer and reader loops.
@@ -131,6 +136,9 @@ func New(ctx context.Context, opts Options) (*Pipe, error) {
 		log:   opts.Logger,
 		calls: newCallPool(),
 		kick:  make(chan struct{}, 1),
+		// Read once: a pipe serves one process, whose GOMAXPROCS rarely
+		// changes after start-up.
+		gatherAbove: int64(gatherCallersPerProc * runtime.GOMAXPROCS(0)),
 	}
 	p.life, p.cancel = context.WithCancel(context.Background())
 	if p.log == nil {
@@ -175,6 +183,8 @@ func (p *Pipe) Do(ctx context.Context, c *Call) error {
 		c.Release()
 		return err
 	}
+	p.callers.Add(1)
+	defer p.callers.Add(-1)
 	if err := p.enqueue(c); err != nil {
 		c.Release()
 		return err

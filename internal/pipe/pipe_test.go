@@ -500,3 +500,49 @@ func TestPipeLargeValues(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestPrepareBoundsEachWrite checks that a deep queue is written in chunks:
+// each chunk copies at most maxKeptWriteBuf bytes (or one command, if that
+// alone is bigger), large buffers go in place, every call is written once,
+// and the bytes keep the queue's order.
+func TestPrepareBoundsEachWrite(t *testing.T) {
+	sizes := []int{10, maxKeptWriteBuf - 5, 10, largeBuf, 300 << 10, maxKeptWriteBuf + 1, 1, 2, 3}
+	for range 40 {
+		sizes = append(sizes, 95<<10) // a batch of 50 values of 1.9 KB
+	}
+	var calls []*Call
+	var want []byte
+	for i, n := range sizes {
+		c := &Call{Buf: bytes.Repeat([]byte{byte('a' + i%26)}, n)}
+		calls = append(calls, c)
+		want = append(want, c.Buf...)
+	}
+	var w writer
+	var got []byte
+	for start := 0; start < len(calls); {
+		n := w.prepare(calls[start:])
+		if n < 1 {
+			t.Fatalf("prepare made no progress at call %d", start)
+		}
+		if copied := len(w.buf); copied > maxKeptWriteBuf && n > 1 {
+			t.Fatalf("chunk of %d calls copies %d bytes, more than %d", n, copied, maxKeptWriteBuf)
+		}
+		for _, ct := range w.cuts {
+			if len(ct.b) < largeBuf {
+				t.Fatalf("a %d-byte command was written in place", len(ct.b))
+			}
+		}
+		prev := 0
+		for _, ct := range w.cuts {
+			got = append(got, w.buf[prev:ct.off]...)
+			got = append(got, ct.b...)
+			prev = ct.off
+		}
+		got = append(got, w.buf[prev:]...)
+		w.reset()
+		start += n
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("chunks reassemble to %d bytes, want the queue's %d in order", len(got), len(want))
+	}
+}

@@ -66,10 +66,11 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 			p.mu.Lock()
 			p.writerParked = false
 		}
-		if fl.outstanding.Load() > 0 {
-			// Requests are in flight, so their callers will soon send more:
-			// let them queue up before writing, rather than pay a system
-			// call per request. A lone caller never waits here.
+		if fl.outstanding.Load() > 0 && p.callers.Load() > p.gatherAbove {
+			// Many callers are waiting on this connection, so they will soon
+			// send more: let them queue up before writing, rather than pay a
+			// system call per request. With few callers the CPU is not the
+			// limit and latency is, so their requests go out at once.
 			p.mu.Unlock()
 			p.gatherBatch()
 			p.mu.Lock()
@@ -88,27 +89,29 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 			}
 		}
 		clear(batch[len(live):])
-		if len(live) > 0 {
+		for start := 0; start < len(live); {
 			// Copy what the write needs out of the calls first: once in the
 			// in-flight queue, a call can complete (the reader fails them all
 			// when the connection dies) and be reused by its caller.
-			w.prepare(live)
+			chunk := live[start : start+w.prepare(live[start:])]
 			// Calls enter the in-flight queue before their bytes reach the
 			// wire: a reply can arrive before Write returns.
-			if !fl.push(live, c.conn, p.opts.IOTimeout) {
+			if !fl.push(chunk, c.conn, p.opts.IOTimeout) {
 				w.reset()
-				p.unsent(live)
+				p.unsent(live[start:])
 				clear(batch)
 				p.recycleQueueSlice(batch)
 				return nil
 			}
+			start += len(chunk)
 			active = true
 			if err := w.flush(c, p.opts.IOTimeout); err != nil {
+				p.unsent(live[start:])
 				clear(batch)
 				return err
 			}
 			p.stats.Batches.Add(1)
-			p.stats.Calls.Add(uint64(len(live)))
+			p.stats.Calls.Add(uint64(len(chunk)))
 		}
 		clear(batch)
 		p.recycleQueueSlice(batch)
@@ -142,6 +145,14 @@ func (p *Pipe) gatherBatch() {
 
 // maxGatherYields bounds how long gatherBatch can hold a batch back.
 const maxGatherYields = 4
+
+// gatherCallersPerProc sets when the writer gathers batches: only while
+// more than this many callers per processor wait on the connection. Below
+// that, the machine has CPU to spare and each gathering yield only adds
+// latency. Measured on 2 processors (bench/RESULTS.md): at 8 callers,
+// writing at once was 1.2-1.4x faster than gathering; at 16 and more,
+// gathering was 1.15x faster at 16 and 2.5x at 64.
+const gatherCallersPerProc = 4
 
 func (p *Pipe) recycleQueueSlice(s []*Call) {
 	p.mu.Lock()
@@ -209,20 +220,26 @@ func (p *Pipe) queueHealthCheck() {
 	p.mu.Unlock()
 }
 
-// prepare gathers the calls' bytes for one write. Small commands are
-// copied into one buffer; large ones are written from their own buffers
-// through writev, so a big value is never copied. (A call's buffer that
-// large is never reused by the pool, so it stays intact until written even
-// if the call completes first.)
-func (w *writer) prepare(calls []*Call) {
+// prepare gathers the bytes of the longest prefix of calls that fits one
+// write, and returns its length (at least 1). Small commands are copied into
+// one buffer, up to maxKeptWriteBuf, so a deep queue of big batches never
+// builds a buffer the size of the queue; large ones are written from their
+// own buffers through writev, so a big value is never copied. (A call's
+// buffer that large is never reused by the pool, so it stays intact until
+// written even if the call completes first.)
+func (w *writer) prepare(calls []*Call) int {
 	w.buf, w.cuts = w.buf[:0], w.cuts[:0]
-	for _, c := range calls {
+	for i, c := range calls {
 		if len(c.Buf) >= largeBuf {
 			w.cuts = append(w.cuts, cut{off: len(w.buf), b: c.Buf})
-		} else {
-			w.buf = append(w.buf, c.Buf...)
+			continue
 		}
+		if i > 0 && len(w.buf)+len(c.Buf) > maxKeptWriteBuf {
+			return i
+		}
+		w.buf = append(w.buf, c.Buf...)
 	}
+	return len(calls)
 }
 
 // reset drops what prepare gathered without writing it.
