@@ -23,4 +23,4 @@ fuzz:
 # The client comparison (see bench/README.md).
 bench:
 	scripts/setup.sh redis
-	cd bench && go run ./cmd/clientbench -out RESULTS-clients.md
+	cd bench && go run ./cmd/clientbench -out results/clients.md

@@ -3,7 +3,7 @@
 // sizes, reporting throughput, latency, allocations and CPU per operation,
 // and the server's own pipelined ceiling from redis-benchmark.
 //
-//	cd bench && go run -tags glide ./cmd/clientbench -out RESULTS-clients.md
+//	cd bench && go run -tags glide ./cmd/clientbench -out results/clients.md
 //
 // One client runs at a time; each run visits every cell once, clients in a
 // rotating order, so drift over the run hits all clients alike. Cells report
