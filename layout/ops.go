@@ -337,25 +337,14 @@ func (g *groupedRead) resolve() (out [][]byte, follow []int, err error) {
 // mgetMigrating reads each key from the new layout and the old.
 func (s *Store) mgetMigrating(ctx context.Context, keys []string) ([][]byte, error) {
 	b := s.c.Batch()
-	reads := make([]*read, len(keys))
-	for i, k := range keys {
-		var err error
-		if reads[i], err = s.queueRead(b, k, true); err != nil {
-			return nil, err
-		}
+	reads, err := s.queueReads(b, keys)
+	if err != nil {
+		return nil, err
 	}
 	if err := b.Exec(ctx); err != nil {
 		return nil, err
 	}
-	out := make([][]byte, len(keys))
-	for i, r := range reads {
-		v, err := r.value()
-		if err != nil && !errors.Is(err, zipline.Nil) {
-			return nil, err
-		}
-		out[i] = v
-	}
-	return out, nil
+	return readValues(reads)
 }
 
 // MSet stores several values at once, atomically: an MSET of the keys

@@ -63,6 +63,32 @@ type read struct {
 	loaded bool                    // plain was queued with field
 }
 
+// queueReads queues a full read (oversize values included) of each key.
+func (s *Store) queueReads(b *zipline.Batch, keys []string) ([]*read, error) {
+	reads := make([]*read, len(keys))
+	for i, k := range keys {
+		var err error
+		if reads[i], err = s.queueRead(b, k, true); err != nil {
+			return nil, err
+		}
+	}
+	return reads, nil
+}
+
+// readValues resolves reads queued by queueReads, once their batch ran: a
+// missing key reads as nil.
+func readValues(reads []*read) ([][]byte, error) {
+	out := make([][]byte, len(reads))
+	for i, r := range reads {
+		v, err := r.value()
+		if err != nil && !errors.Is(err, zipline.Nil) {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
 // queueRead queues the commands that read key. With full, an oversize
 // value's plain key is read in the same round trip; otherwise only when the
 // bucket says so (see resolve).

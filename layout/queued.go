@@ -70,24 +70,11 @@ func (q *Queued) MGet(keys ...string) *Result[[][]byte] {
 			return out, q.s.decodeAll(out)
 		}}
 	}
-	reads := make([]*read, len(keys))
-	for i, k := range keys {
-		var err error
-		if reads[i], err = q.s.queueRead(q.b, k, true); err != nil {
-			return failed[[][]byte](err)
-		}
+	reads, err := q.s.queueReads(q.b, keys)
+	if err != nil {
+		return failed[[][]byte](err)
 	}
-	return &Result[[][]byte]{get: func() ([][]byte, error) {
-		out := make([][]byte, len(reads))
-		for i, r := range reads {
-			v, err := r.value()
-			if err != nil && !errors.Is(err, zipline.Nil) {
-				return nil, err
-			}
-			out[i] = v
-		}
-		return out, nil
-	}}
+	return &Result[[][]byte]{get: func() ([][]byte, error) { return readValues(reads) }}
 }
 
 // Set queues a write; see Store.Set.

@@ -659,15 +659,18 @@ func (r *Report) writeSpeed(p printer) {
 			"An op is one key: an MGET of 10 keys counts 10. Slowdown = 1 − layout ops/s ÷ plain ops/s; ✗ above 15 %%. "+
 			"Client and server share the machine's 2 cores (with other work running: see load), so ratios are rough.\n\n",
 			s.Server, c.Keys, c.Goroutines, c.Rounds, c.Duration)
-		p("| op | plain ops/s |")
-		for _, l := range c.Layouts {
-			p(" %s |", l)
+		header := func(plain string) {
+			p("| op | %s |", plain)
+			for _, l := range c.Layouts {
+				p(" %s |", l)
+			}
+			p("\n| --- | --: |")
+			for range c.Layouts {
+				p(" --: |")
+			}
+			p("\n")
 		}
-		p("\n| --- | --: |")
-		for range c.Layouts {
-			p(" --: |")
-		}
-		p("\n")
+		header("plain ops/s")
 		for _, op := range c.Ops {
 			base, _ := s.Result(op, "plain")
 			p("| %s | %.0f |", op, base.OpsPerSec)
@@ -681,15 +684,8 @@ func (r *Report) writeSpeed(p printer) {
 			}
 			p("\n")
 		}
-		p("\nServer CPU per op (µs, median; from /proc), which shows what the layout costs the server:\n\n| op | plain |")
-		for _, l := range c.Layouts {
-			p(" %s |", l)
-		}
-		p("\n| --- | --: |")
-		for range c.Layouts {
-			p(" --: |")
-		}
-		p("\n")
+		p("\nServer CPU per op (µs, median; from /proc), which shows what the layout costs the server:\n\n")
+		header("plain")
 		for _, op := range c.Ops {
 			base, _ := s.Result(op, "plain")
 			p("| %s | %.2f |", op, base.ServerMicros)
