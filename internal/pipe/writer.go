@@ -150,8 +150,8 @@ const maxGatherYields = 4
 // more than this many callers per processor wait on the connection. Below
 // that, the machine has CPU to spare and each gathering yield only adds
 // latency. Measured on 2 processors (bench/RESULTS.md): at 8 callers,
-// writing at once was 1.2-1.4x faster than gathering; at 16 and more,
-// gathering was 1.15x faster at 16 and 2.5x at 64.
+// writing at once was 1.2-1.4x faster than gathering; from 16 callers up,
+// gathering was faster: 1.15x at 16, 2.5x at 64.
 const gatherCallersPerProc = 4
 
 func (p *Pipe) recycleQueueSlice(s []*Call) {
