@@ -22,25 +22,34 @@ func init() {
 		Desc:  "valkey-glide Go v2.5.3 glide.NewClient(NewClientConfiguration().WithAddress(..).WithRequestTimeout(5s)) (one multiplexed conn, Rust core via cgo); Get(ctx,k).Value()",
 		Order: orderPeer,
 		New: func(addr string, _ int) (Client, error) {
-			host, ps, err := net.SplitHostPort(addr)
+			cfg, err := GlideConfig(addr)
 			if err != nil {
 				return nil, err
 			}
-			port, err := strconv.Atoi(ps)
-			if err != nil {
-				return nil, err
-			}
-			// The default request timeout (250 ms) trips at c=512 when the
-			// CPUs are busy; the other clients wait seconds, so match them.
-			c, err := glide.NewClient(config.NewClientConfiguration().
-				WithAddress(&config.NodeAddress{Host: host, Port: port}).
-				WithRequestTimeout(5 * time.Second))
+			c, err := glide.NewClient(cfg)
 			if err != nil {
 				return nil, err
 			}
 			return glideClient{c}, nil
 		},
 	})
+}
+
+// GlideConfig is how every benchmark here configures GLIDE Go for addr. Its
+// default request timeout (250 ms) trips at hundreds of goroutines on a busy
+// 2-CPU machine, while the other clients wait seconds, so it gets 5 s.
+func GlideConfig(addr string) (*config.ClientConfiguration, error) {
+	host, ps, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	port, err := strconv.Atoi(ps)
+	if err != nil {
+		return nil, err
+	}
+	return config.NewClientConfiguration().
+		WithAddress(&config.NodeAddress{Host: host, Port: port}).
+		WithRequestTimeout(5 * time.Second), nil
 }
 
 type glideClient struct{ c *glide.Client }

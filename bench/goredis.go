@@ -13,9 +13,8 @@ func init() {
 		Desc:  "go-redis v9 redis.NewClient with default options (pool of 10×GOMAXPROCS conns); Get(ctx,k).Result()",
 		Order: orderPeer,
 		New: func(addr string, _ int) (Client, error) {
-			c := redis.NewClient(&redis.Options{Addr: addr})
-			if err := c.Ping(context.Background()).Err(); err != nil {
-				c.Close()
+			c, err := dialGoredis(addr)
+			if err != nil {
 				return nil, err
 			}
 			return goredisClient{c: c}, nil
@@ -26,9 +25,8 @@ func init() {
 		Desc:  "go-redis v9 client.AutoPipeline() with its default (blocking) options; ap.Get(ctx,k).Result()",
 		Order: orderPeer,
 		New: func(addr string, _ int) (Client, error) {
-			c := redis.NewClient(&redis.Options{Addr: addr})
-			if err := c.Ping(context.Background()).Err(); err != nil {
-				c.Close()
+			c, err := dialGoredis(addr)
+			if err != nil {
 				return nil, err
 			}
 			ap, err := c.AutoPipeline()
@@ -45,6 +43,17 @@ func init() {
 			}}, nil
 		},
 	})
+}
+
+// dialGoredis returns a go-redis client with default options, checked with a
+// PING so that a bad address fails here rather than in the first cell.
+func dialGoredis(addr string) (*redis.Client, error) {
+	c := redis.NewClient(&redis.Options{Addr: addr})
+	if err := c.Ping(context.Background()).Err(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
 }
 
 // goredisCmds is the part of redis.Cmdable the adapter uses; both *Client and

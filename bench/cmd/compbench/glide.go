@@ -8,15 +8,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
-	"strconv"
-	"time"
 	"unsafe"
 
 	glide "github.com/valkey-io/valkey-glide/go/v2"
 	"github.com/valkey-io/valkey-glide/go/v2/config"
 	"github.com/valkey-io/valkey-glide/go/v2/pipeline"
 
+	"github.com/ziplinekv/zipline/bench"
 	"github.com/ziplinekv/zipline/internal/compbench"
 )
 
@@ -42,20 +40,10 @@ func glideVariant(b compbench.Backend) compbench.Variant {
 		Config: "valkey-glide/go/v2 v2.5.3 glide.NewClient(NewClientConfiguration().WithAddress(..).WithRequestTimeout(5s)" + cc +
 			"); Set/Get, pipeline.NewStandaloneBatch(false) + Exec(ctx, batch, true) per call",
 		New: func(ctx context.Context, addr string) (compbench.Client, error) {
-			host, ps, err := net.SplitHostPort(addr)
+			cfg, err := bench.GlideConfig(addr)
 			if err != nil {
 				return nil, err
 			}
-			port, err := strconv.Atoi(ps)
-			if err != nil {
-				return nil, err
-			}
-			// GLIDE's default request timeout (250 ms) trips at 1000
-			// goroutines × batch 50 on a busy 2-CPU machine; zipline waits
-			// 10 s (IOTimeout), so give GLIDE seconds too.
-			cfg := config.NewClientConfiguration().
-				WithAddress(&config.NodeAddress{Host: host, Port: port}).
-				WithRequestTimeout(5 * time.Second)
 			switch b {
 			case compbench.Zstd:
 				cfg.WithCompressionConfiguration(config.NewCompressionConfiguration().WithBackend(config.ZSTD))
