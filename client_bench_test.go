@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ziplinekv/zipline/internal/corpus"
-	"github.com/ziplinekv/zipline/internal/testserver"
+	"github.com/ziplinekv/zipline/internal/testkit"
 )
 
 // Benchmarks against a real server started for the run. Compare with
@@ -16,7 +16,7 @@ import (
 
 func benchClient(b *testing.B, opts Options) *Client {
 	b.Helper()
-	srv := testserver.New(b, testserver.Config{})
+	srv := testkit.NewServer(b, testkit.Config{})
 	opts.Addr = srv.Addr
 	opts.Logger = quiet
 	c, err := New(opts)

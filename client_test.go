@@ -12,7 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/ziplinekv/zipline/internal/testserver"
+	"github.com/ziplinekv/zipline/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
@@ -22,9 +22,9 @@ func TestMain(m *testing.M) {
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // newTestClient starts a server and a Client connected to it.
-func newTestClient(t *testing.T, opts Options) (*Client, *testserver.Server) {
+func newTestClient(t *testing.T, opts Options) (*Client, *testkit.Server) {
 	t.Helper()
-	srv := testserver.New(t, testserver.Config{})
+	srv := testkit.NewServer(t, testkit.Config{})
 	opts.Addr = srv.Addr
 	if opts.Logger == nil {
 		opts.Logger = quiet
@@ -55,7 +55,7 @@ func TestZeroOptionsGetDefaults(t *testing.T) {
 
 // Options with only Addr set work: every other zero field has a default.
 func TestNewWithOnlyAddr(t *testing.T) {
-	srv := testserver.New(t, testserver.Config{})
+	srv := testkit.NewServer(t, testkit.Config{})
 	c, err := New(Options{Addr: srv.Addr})
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func TestNewWithOnlyAddr(t *testing.T) {
 }
 
 func TestNewFailsOnUnreachableServer(t *testing.T) {
-	srv := testserver.New(t, testserver.Config{})
+	srv := testkit.NewServer(t, testkit.Config{})
 	addr := srv.Addr
 	srv.Stop()
 	_, err := New(Options{Addr: addr, DialTimeout: time.Second, Logger: quiet})

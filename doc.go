@@ -48,6 +48,7 @@
 //   - internal/pipe: one connection with implicit pipelining and reconnects.
 //   - zipline (this package): Client, typed commands, Batch, Tx, Watch.
 //   - codec: value compression compatible with Valkey GLIDE.
-//   - internal/testserver: real servers for tests, benchmarks and the demo.
+//   - internal/localserver: real servers on loopback for the demo, benchmarks and tests.
+//   - internal/testkit: test support (servers per test, fault injection).
 //   - cmd/zipline: the command-line tool.
 package zipline

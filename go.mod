@@ -3,7 +3,7 @@ module github.com/ziplinekv/zipline
 go 1.26
 
 require (
-	github.com/klauspost/compress v1.20.3 // indirect
-	github.com/pierrec/lz4/v4 v4.1.33 // indirect
-	go.uber.org/goleak v1.3.0 // indirect
+	github.com/klauspost/compress v1.20.3
+	github.com/pierrec/lz4/v4 v4.1.33
+	go.uber.org/goleak v1.3.0
 )

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ziplinekv/zipline/internal/testserver"
+	"github.com/ziplinekv/zipline/internal/testkit"
 )
 
 // A BLPOP waiting on the shared Client must not stall anyone: 100
@@ -308,7 +308,7 @@ func TestCloseFailsLaterCallsAndLeavesNoGoroutines(t *testing.T) {
 }
 
 func TestTLSAndUnixSocket(t *testing.T) {
-	srv := testserver.New(t, testserver.Config{TLS: true, UnixSocket: true})
+	srv := testkit.NewServer(t, testkit.Config{TLS: true, UnixSocket: true})
 	ctx := context.Background()
 	c, err := New(Options{Addr: srv.TLSAddr, TLSConfig: srv.TLSConfig, Logger: quiet})
 	if err != nil {

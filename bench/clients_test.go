@@ -17,19 +17,19 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/ziplinekv/zipline/internal/testserver"
+	"github.com/ziplinekv/zipline/internal/localserver"
 )
 
 var (
 	serverOnce sync.Once
-	server     *testserver.Server
+	server     *localserver.Server
 	serverErr  error
 )
 
 // benchServer starts one redis-server for the whole test binary.
-func benchServer(b *testing.B) *testserver.Server {
-	serverOnce.Do(func() { server, serverErr = testserver.Start(testserver.Config{}) })
-	if errors.Is(serverErr, testserver.ErrNoBinary) {
+func benchServer(b *testing.B) *localserver.Server {
+	serverOnce.Do(func() { server, serverErr = localserver.Start(localserver.Config{}) })
+	if errors.Is(serverErr, localserver.ErrNoBinary) {
 		b.Skip(serverErr)
 	}
 	if serverErr != nil {
@@ -80,7 +80,7 @@ func benchOp(b *testing.B, get bool) {
 	}
 }
 
-func benchCell(b *testing.B, srv *testserver.Server, f Factory, get bool, val []byte, conc, par int) {
+func benchCell(b *testing.B, srv *localserver.Server, f Factory, get bool, val []byte, conc, par int) {
 	if err := Prefill(srv.Addr, val); err != nil {
 		b.Fatal(err)
 	}

@@ -18,16 +18,16 @@ import (
 
 	"github.com/ziplinekv/zipline"
 	"github.com/ziplinekv/zipline/codec"
-	"github.com/ziplinekv/zipline/internal/testserver"
+	"github.com/ziplinekv/zipline/internal/testkit"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func newClient(t *testing.T, kind testserver.Kind) (*zipline.Client, *testserver.Server) {
+func newClient(t *testing.T, kind testkit.Kind) (*zipline.Client, *testkit.Server) {
 	t.Helper()
-	srv := testserver.New(t, testserver.Config{Kind: kind})
+	srv := testkit.NewServer(t, testkit.Config{Kind: kind})
 	c, err := zipline.New(zipline.Options{Addr: srv.Addr, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +89,7 @@ func TestStoreOperations(t *testing.T) {
 	ctx := context.Background()
 	for name, ns := range namespaces() {
 		t.Run(name, func(t *testing.T) {
-			c, _ := newClient(t, testserver.Redis)
+			c, _ := newClient(t, testkit.Redis)
 			s := openStore(t, c, ns)
 			keys := []string{"user:1", "user:12345", "user:007", "user:alice", "user:a:b:7", "user:"}
 			for i, k := range keys {
@@ -179,7 +179,7 @@ func TestStoreOperations(t *testing.T) {
 // Zipped and bucketed key names: short, and never clashing with keys of
 // the application outside the namespace.
 func TestStoredNames(t *testing.T) {
-	c, srv := newClient(t, testserver.Redis)
+	c, srv := newClient(t, testkit.Redis)
 	ctx := context.Background()
 	s := openStore(t, c, Namespace{Prefix: "user:", ZipAs: "u:"})
 	s.Set(ctx, "user:12345", []byte("x"))
@@ -205,7 +205,7 @@ func TestStoredNames(t *testing.T) {
 // value goes to a plain key instead of converting its bucket.
 func TestBucketsStayListpack(t *testing.T) {
 	ctx := context.Background()
-	for _, kind := range []testserver.Kind{testserver.Redis, testserver.Valkey} {
+	for _, kind := range []testkit.Kind{testkit.Redis, testkit.Valkey} {
 		t.Run(string(kind), func(t *testing.T) {
 			c, srv := newClient(t, kind)
 			s := openStore(t, c, Namespace{Prefix: "user:", ZipAs: "u:", Buckets: Dense(100),
@@ -261,7 +261,7 @@ func TestBucketsStayListpack(t *testing.T) {
 }
 
 func TestOverflowCheck(t *testing.T) {
-	c, _ := newClient(t, testserver.Redis)
+	c, _ := newClient(t, testkit.Redis)
 	ctx := context.Background()
 	if _, err := New(ctx, c, Namespace{Prefix: "a:", Buckets: Dense(1000), Overflow: OverflowRefuse}); err == nil ||
 		!strings.Contains(err.Error(), "hash-max-listpack-entries 512") {
@@ -278,7 +278,7 @@ func TestOverflowCheck(t *testing.T) {
 func TestTTL(t *testing.T) {
 	ctx := context.Background()
 	t.Run("redis 7.0 has no field expiry", func(t *testing.T) {
-		c, _ := newClient(t, testserver.Redis)
+		c, _ := newClient(t, testkit.Redis)
 		s := openStore(t, c, Namespace{Prefix: "k:", ZipAs: "z:", Buckets: Dense(100)})
 		if err := s.SetEX(ctx, "k:1", []byte("v"), time.Hour); !errors.Is(err, ErrNoFieldTTL) {
 			t.Fatalf("SetEX: %v, want ErrNoFieldTTL", err)
@@ -308,7 +308,7 @@ func TestTTL(t *testing.T) {
 		}
 	})
 	t.Run("valkey 9.1 expires fields", func(t *testing.T) {
-		c, _ := newClient(t, testserver.Valkey)
+		c, _ := newClient(t, testkit.Valkey)
 		s := openStore(t, c, Namespace{Prefix: "k:", ZipAs: "z:", Buckets: Dense(100)})
 		if !s.fieldTTL.hsetex || !s.fieldTTL.hpexpire {
 			t.Fatalf("field TTL support not detected: %+v", s.fieldTTL)
@@ -361,7 +361,7 @@ func TestTTL(t *testing.T) {
 }
 
 func TestQueuedInBatchAndTx(t *testing.T) {
-	c, _ := newClient(t, testserver.Redis)
+	c, _ := newClient(t, testkit.Redis)
 	ctx := context.Background()
 	s := openStore(t, c, Namespace{Prefix: "user:", ZipAs: "u:", Buckets: Dense(100),
 		Codec: zipline.Compression{Backend: codec.LZ4}})
@@ -413,7 +413,7 @@ func TestPlainKeyCostMatchesMeasurements(t *testing.T) {
 }
 
 func TestCountAndEstimate(t *testing.T) {
-	c, _ := newClient(t, testserver.Redis)
+	c, _ := newClient(t, testkit.Redis)
 	ctx := context.Background()
 	old := openStore(t, c, plainUsers)
 	for i := range 1000 {
@@ -439,7 +439,7 @@ func TestCountAndEstimate(t *testing.T) {
 
 // A namespace with a trained dictionary stores small records much smaller.
 func TestDictionaryNamespace(t *testing.T) {
-	c, _ := newClient(t, testserver.Redis)
+	c, _ := newClient(t, testkit.Redis)
 	ctx := context.Background()
 	var samples [][]byte
 	record := func(i int) []byte {
@@ -473,7 +473,7 @@ func TestDictionaryNamespace(t *testing.T) {
 // MGet and MSet send a command per bucket (and one MGET/MSET for plain
 // keys), not a command per key.
 func TestMultiKeyOperationsGroupByBucket(t *testing.T) {
-	c, srv := newClient(t, testserver.Redis)
+	c, srv := newClient(t, testkit.Redis)
 	ctx := context.Background()
 	s := openStore(t, c, Namespace{Prefix: "user:", ZipAs: "u:", Buckets: Dense(100)})
 	var pairs []zipline.KeyValue

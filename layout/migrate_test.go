@@ -13,7 +13,7 @@ import (
 
 	"github.com/ziplinekv/zipline"
 	"github.com/ziplinekv/zipline/codec"
-	"github.com/ziplinekv/zipline/internal/testserver"
+	"github.com/ziplinekv/zipline/internal/testkit"
 )
 
 var (
@@ -23,7 +23,7 @@ var (
 )
 
 func TestMigrationReadsWritesAndDeletes(t *testing.T) {
-	c, _ := newClient(t, testserver.Redis)
+	c, _ := newClient(t, testkit.Redis)
 	ctx := context.Background()
 	old := openStore(t, c, plainUsers)
 	for i := range 10 {
@@ -90,7 +90,7 @@ func TestMigrationReadsWritesAndDeletes(t *testing.T) {
 
 // On Valkey 9 a moved key keeps its TTL as a field TTL.
 func TestMigrationCarriesTTL(t *testing.T) {
-	c, _ := newClient(t, testserver.Valkey)
+	c, _ := newClient(t, testkit.Valkey)
 	ctx := context.Background()
 	old := openStore(t, c, plainUsers)
 	old.SetEX(ctx, "user:5", []byte("v"), time.Hour)
@@ -107,7 +107,7 @@ func TestMigrationCarriesTTL(t *testing.T) {
 	}
 	// Redis 7.0 cannot expire fields: a key with a TTL stays in the old
 	// layout (and still reads), rather than lose its TTL.
-	c7, _ := newClient(t, testserver.Redis)
+	c7, _ := newClient(t, testkit.Redis)
 	old7 := openStore(t, c7, plainUsers)
 	old7.SetEX(ctx, "user:5", []byte("v"), time.Hour)
 	s7 := openStore(t, c7, bucketUsers)
@@ -132,7 +132,7 @@ func TestMigrationProperty(t *testing.T) {
 }
 
 func migrationProperty(t *testing.T, seed uint64) {
-	c, _ := newClient(t, testserver.Redis)
+	c, _ := newClient(t, testkit.Redis)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(seed, 99))
 	const ids = 300

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
-	"github.com/ziplinekv/zipline/internal/testserver"
+	"github.com/ziplinekv/zipline/internal/testkit"
 )
 
 func TestBenchCompressionFlags(t *testing.T) {
@@ -41,7 +41,7 @@ func stdoutOf(t *testing.T, fn func() error) (string, error) {
 // The demo section prints memory and throughput for every backend, and
 // leaves the server as it found it.
 func TestDemoCompression(t *testing.T) {
-	srv := testserver.New(t, testserver.Config{})
+	srv := testkit.NewServer(t, testkit.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c, err := zipline.New(zipline.Options{Addr: srv.Addr})

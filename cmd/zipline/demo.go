@@ -16,7 +16,7 @@ import (
 	"github.com/ziplinekv/zipline"
 	"github.com/ziplinekv/zipline/internal/latency"
 	"github.com/ziplinekv/zipline/internal/resp"
-	"github.com/ziplinekv/zipline/internal/testserver"
+	"github.com/ziplinekv/zipline/internal/localserver"
 )
 
 func runDemo(ctx context.Context, args []string) error {
@@ -87,7 +87,7 @@ func runDemo(ctx context.Context, args []string) error {
 // and the duration of a timed run.
 type demoEnv struct {
 	addr   string
-	srv    *testserver.Server // nil when the demo runs against -addr
+	srv    *localserver.Server // nil when the demo runs against -addr
 	client *zipline.Client
 	dur    time.Duration
 }
@@ -201,7 +201,7 @@ func round(d time.Duration) time.Duration {
 }
 
 // run drives n goroutines for d, each with the doer that mk returns.
-func (w workload) run(ctx context.Context, n int, d time.Duration, srv *testserver.Server, mk func() (doer, func(), error)) (*runResult, error) {
+func (w workload) run(ctx context.Context, n int, d time.Duration, srv *localserver.Server, mk func() (doer, func(), error)) (*runResult, error) {
 	doers := make([]doer, n)
 	for i := range doers {
 		dd, closeFn, err := mk()
@@ -260,7 +260,7 @@ func (w workload) run(ctx context.Context, n int, d time.Duration, srv *testserv
 	return res, ctx.Err()
 }
 
-func serverCPU(srv *testserver.Server) time.Duration {
+func serverCPU(srv *localserver.Server) time.Duration {
 	if srv == nil {
 		return 0
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/ziplinekv/zipline"
-	"github.com/ziplinekv/zipline/internal/testserver"
+	"github.com/ziplinekv/zipline/internal/testkit"
 	"github.com/ziplinekv/zipline/layout"
 )
 
@@ -57,7 +57,7 @@ func readAll(f *os.File) (string, error) {
 }
 
 func TestMigrateCommand(t *testing.T) {
-	srv := testserver.New(t, testserver.Config{})
+	srv := testkit.NewServer(t, testkit.Config{})
 	ctx := context.Background()
 	c, err := zipline.New(zipline.Options{Addr: srv.Addr})
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline/internal/resp"
-	"github.com/ziplinekv/zipline/internal/testserver"
+	"github.com/ziplinekv/zipline/internal/localserver"
 )
 
 // Admin is the measuring side's own connection to the server, for INFO,
@@ -70,7 +70,7 @@ func (a *Admin) Info(ctx context.Context, section string) (map[string]string, er
 	if err != nil {
 		return nil, err
 	}
-	return testserver.ParseInfo(string(v.Bytes())), nil
+	return localserver.ParseInfo(string(v.Bytes())), nil
 }
 
 func (a *Admin) infoInt(ctx context.Context, section, field string) (int64, error) {

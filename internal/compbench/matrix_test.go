@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline/internal/corpus"
-	"github.com/ziplinekv/zipline/internal/testserver"
+	"github.com/ziplinekv/zipline/internal/testkit"
 )
 
 func TestRunMatrix(t *testing.T) {
-	srv := testserver.New(t, testserver.Config{})
+	srv := testkit.NewServer(t, testkit.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cells := 0

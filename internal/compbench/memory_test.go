@@ -7,13 +7,13 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline/internal/corpus"
-	"github.com/ziplinekv/zipline/internal/testserver"
+	"github.com/ziplinekv/zipline/internal/testkit"
 )
 
 // quietServer starts a server whose used_memory moves only with the data
 // (see Admin.QuietMemory).
-func quietServer(t *testing.T, ctx context.Context) *testserver.Server {
-	srv := testserver.New(t, testserver.Config{})
+func quietServer(t *testing.T, ctx context.Context) *testkit.Server {
+	srv := testkit.NewServer(t, testkit.Config{})
 	a, err := DialAdmin(ctx, srv.Addr)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func TestMeasureMemory(t *testing.T) {
 // Without Flush the runs delete their own keys and leave other keys alone.
 func TestMeasureMemoryKeepsOtherKeys(t *testing.T) {
 	t.Parallel()
-	srv := testserver.New(t, testserver.Config{})
+	srv := testkit.NewServer(t, testkit.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := srv.Do(ctx, "SET", "unrelated", "x"); err != nil {
@@ -115,7 +115,7 @@ func (c truncating) SetBatch(ctx context.Context, keys []string, vals [][]byte) 
 
 func TestMeasureMemoryVerifies(t *testing.T) {
 	t.Parallel()
-	srv := testserver.New(t, testserver.Config{})
+	srv := testkit.NewServer(t, testkit.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	bad := Zipline(None)

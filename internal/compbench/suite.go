@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline/internal/corpus"
-	"github.com/ziplinekv/zipline/internal/testserver"
+	"github.com/ziplinekv/zipline/internal/localserver"
 )
 
 // Suite is a whole benchmark run, as the commands configure it from flags:
@@ -155,7 +155,7 @@ func (s *Suite) Run(ctx context.Context, variants []Variant) (*Report, error) {
 	if len(variants) == 0 {
 		return nil, ErrNoVariants
 	}
-	srv, err := testserver.Start(testserver.Config{})
+	srv, err := localserver.Start(localserver.Config{})
 	if err != nil {
 		return nil, fmt.Errorf("starting redis-server: %w", err)
 	}
@@ -168,7 +168,7 @@ func (s *Suite) Run(ctx context.Context, variants []Variant) (*Report, error) {
 	if err := admin.QuietMemory(ctx); err != nil {
 		return nil, err
 	}
-	bin, _ := testserver.Binary(srv.Kind)
+	bin, _ := localserver.Binary(srv.Kind)
 	r := &Report{Title: s.Title, Command: s.Command, Date: time.Now(), Machine: Machine(),
 		Server: fmt.Sprintf("%s (%s) on %s, started for the run: no persistence, latency-tracking and slow log off",
 			admin.ServerVersion(ctx), bin, srv.Addr),

@@ -3,19 +3,18 @@ package layoutbench
 import (
 	"bytes"
 	"context"
-	"errors"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/ziplinekv/zipline/internal/testserver"
+	"github.com/ziplinekv/zipline/internal/testkit"
 )
 
 // needServer skips the test when redis-server is not installed.
 func needServer(t *testing.T) {
 	t.Helper()
-	if _, err := testserver.Binary(testserver.Redis); errors.Is(err, testserver.ErrNoBinary) {
+	if _, err := testkit.Binary(testkit.Redis); err != nil {
 		t.Skip(err)
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
-	"github.com/ziplinekv/zipline/internal/testserver"
+	"github.com/ziplinekv/zipline/internal/localserver"
 	"github.com/ziplinekv/zipline/layout"
 )
 
@@ -145,7 +145,7 @@ func listpackValues(cells []Cell) []int {
 // and runs fn with a client on it.
 func (r *MemoryRunner) withServer(ctx context.Context, lpv int, fn func(*zipline.Client) error) error {
 	args := ServerArgs(lpv)
-	srv, err := testserver.Start(testserver.Config{Args: args})
+	srv, err := localserver.Start(localserver.Config{Args: args})
 	if err != nil {
 		return err
 	}

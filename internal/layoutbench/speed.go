@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
-	"github.com/ziplinekv/zipline/internal/testserver"
+	"github.com/ziplinekv/zipline/internal/localserver"
 	"github.com/ziplinekv/zipline/layout"
 )
 
@@ -157,7 +157,7 @@ func RunSpeed(ctx context.Context, cfg SpeedConfig) (*SpeedReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, err := testserver.Start(testserver.Config{Args: ServerArgs(cfg.ListpackValue)})
+	srv, err := localserver.Start(localserver.Config{Args: ServerArgs(cfg.ListpackValue)})
 	if err != nil {
 		return nil, err
 	}

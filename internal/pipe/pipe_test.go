@@ -16,7 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ziplinekv/zipline/internal/resp"
-	"github.com/ziplinekv/zipline/internal/testserver"
+	"github.com/ziplinekv/zipline/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
@@ -62,7 +62,7 @@ func do(ctx context.Context, p *Pipe, args ...string) (resp.Value, error) {
 }
 
 func TestPipeRoundTrip(t *testing.T) {
-	srv := testserver.New(t, testserver.Config{})
+	srv := testkit.NewServer(t, testkit.Config{})
 	p := newPipe(t, testOptions(srv.Addr))
 	ctx := context.Background()
 	if p.Protocol() != 3 {
@@ -83,7 +83,7 @@ func TestPipeRoundTrip(t *testing.T) {
 }
 
 func TestPipeMultiCommandCall(t *testing.T) {
-	srv := testserver.New(t, testserver.Config{})
+	srv := testkit.NewServer(t, testkit.Config{})
 	p := newPipe(t, testOptions(srv.Addr))
 	c := p.NewCall()
 	for i := range 100 {
@@ -106,7 +106,7 @@ func TestPipeMultiCommandCall(t *testing.T) {
 
 // Many goroutines share one pipe; every reply must reach its own caller.
 func TestPipeConcurrentCallersGetTheirOwnReplies(t *testing.T) {
-	srv := testserver.New(t, testserver.Config{})
+	srv := testkit.NewServer(t, testkit.Config{})
 	p := newPipe(t, testOptions(srv.Addr))
 	ctx := context.Background()
 	var wg sync.WaitGroup
@@ -143,7 +143,7 @@ func TestPipeConcurrentCallersGetTheirOwnReplies(t *testing.T) {
 // Callers whose contexts end return at once with ctx.Err(); the replies to
 // their requests are dropped and every other caller still gets its own.
 func TestPipeCancellationKeepsStreamAligned(t *testing.T) {
-	srv := testserver.New(t, testserver.Config{})
+	srv := testkit.NewServer(t, testkit.Config{})
 	p := newPipe(t, testOptions(srv.Addr))
 	const n = 10_000
 	var wg sync.WaitGroup
@@ -188,7 +188,7 @@ func TestPipeCancellationKeepsStreamAligned(t *testing.T) {
 }
 
 func TestPipeAlreadyCancelledContextSendsNothing(t *testing.T) {
-	srv := testserver.New(t, testserver.Config{})
+	srv := testkit.NewServer(t, testkit.Config{})
 	p := newPipe(t, testOptions(srv.Addr))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -201,7 +201,7 @@ func TestPipeAlreadyCancelledContextSendsNothing(t *testing.T) {
 }
 
 func TestPipeServerKilledAndRestarted(t *testing.T) {
-	srv := testserver.New(t, testserver.Config{})
+	srv := testkit.NewServer(t, testkit.Config{})
 	p := newPipe(t, testOptions(srv.Addr))
 	ctx := context.Background()
 	if _, err := do(ctx, p, "PING"); err != nil {
@@ -268,7 +268,7 @@ func waitDisconnected(t *testing.T, p *Pipe) {
 }
 
 func TestPipeWaitForReconnect(t *testing.T) {
-	srv := testserver.New(t, testserver.Config{})
+	srv := testkit.NewServer(t, testkit.Config{})
 	opts := testOptions(srv.Addr)
 	opts.WaitForReconnect = true
 	p := newPipe(t, opts)
@@ -301,7 +301,7 @@ func TestPipeWaitForReconnect(t *testing.T) {
 // A server that stops answering (SIGSTOP) is detected by the I/O timeout:
 // the request fails instead of hanging, and the pipe recovers on resume.
 func TestPipeIOTimeoutOnHungServer(t *testing.T) {
-	srv := testserver.New(t, testserver.Config{})
+	srv := testkit.NewServer(t, testkit.Config{})
 	opts := testOptions(srv.Addr)
 	opts.IOTimeout = 200 * time.Millisecond
 	p := newPipe(t, opts)
@@ -336,7 +336,7 @@ func TestPipeIOTimeoutOnHungServer(t *testing.T) {
 
 // An idle connection with an I/O timeout must not be declared dead.
 func TestPipeIdleIsNotATimeout(t *testing.T) {
-	srv := testserver.New(t, testserver.Config{})
+	srv := testkit.NewServer(t, testkit.Config{})
 	opts := testOptions(srv.Addr)
 	opts.IOTimeout = 20 * time.Millisecond
 	p := newPipe(t, opts)
@@ -353,7 +353,7 @@ func TestPipeIdleIsNotATimeout(t *testing.T) {
 }
 
 func TestPipeHealthCheckPings(t *testing.T) {
-	srv := testserver.New(t, testserver.Config{})
+	srv := testkit.NewServer(t, testkit.Config{})
 	opts := testOptions(srv.Addr)
 	opts.HealthCheckInterval = 10 * time.Millisecond
 	p := newPipe(t, opts)
@@ -372,7 +372,7 @@ func TestPipeHealthCheckPings(t *testing.T) {
 // Close lets queued and in-flight requests finish, then leaves no goroutine
 // behind (TestMain checks leaks).
 func TestPipeCloseDrains(t *testing.T) {
-	srv := testserver.New(t, testserver.Config{})
+	srv := testkit.NewServer(t, testkit.Config{})
 	p, err := New(context.Background(), testOptions(srv.Addr))
 	if err != nil {
 		t.Fatal(err)
@@ -410,7 +410,7 @@ func TestPipeCloseDrains(t *testing.T) {
 }
 
 func TestPipeWrongPassword(t *testing.T) {
-	srv := testserver.New(t, testserver.Config{Args: []string{"--requirepass", "secret"}})
+	srv := testkit.NewServer(t, testkit.Config{Args: []string{"--requirepass", "secret"}})
 	opts := testOptions(srv.Addr)
 	opts.Password = "wrong"
 	_, err := New(context.Background(), opts)
@@ -429,7 +429,7 @@ func TestPipeWrongPassword(t *testing.T) {
 }
 
 func TestPipeRESP2(t *testing.T) {
-	srv := testserver.New(t, testserver.Config{Args: []string{"--requirepass", "pw"}})
+	srv := testkit.NewServer(t, testkit.Config{Args: []string{"--requirepass", "pw"}})
 	opts := testOptions(srv.Addr)
 	opts.Protocol = 2
 	opts.Password = "pw"
@@ -444,7 +444,7 @@ func TestPipeRESP2(t *testing.T) {
 }
 
 func TestPipePushMessages(t *testing.T) {
-	srv := testserver.New(t, testserver.Config{})
+	srv := testkit.NewServer(t, testkit.Config{})
 	pushes := make(chan resp.Value, 10)
 	opts := testOptions(srv.Addr)
 	opts.OnPush = func(v resp.Value) { pushes <- v }
@@ -473,7 +473,7 @@ func TestPipePushMessages(t *testing.T) {
 }
 
 func TestPipeLargeValues(t *testing.T) {
-	srv := testserver.New(t, testserver.Config{})
+	srv := testkit.NewServer(t, testkit.Config{})
 	p := newPipe(t, testOptions(srv.Addr))
 	ctx := context.Background()
 	var wg sync.WaitGroup

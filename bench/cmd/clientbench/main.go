@@ -29,7 +29,7 @@ import (
 	"github.com/ziplinekv/zipline/internal/sysstat"
 
 	"github.com/ziplinekv/zipline/bench"
-	"github.com/ziplinekv/zipline/internal/testserver"
+	"github.com/ziplinekv/zipline/internal/localserver"
 )
 
 func main() {
@@ -203,7 +203,7 @@ func run() error {
 	rn := &runner{warmup: o.warmup, duration: o.duration, addr: o.addr}
 	var serverVersion string
 	if o.addr == "" {
-		s, err := testserver.Start(testserver.Config{})
+		s, err := localserver.Start(localserver.Config{})
 		if err != nil {
 			return err
 		}

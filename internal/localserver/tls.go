@@ -1,4 +1,4 @@
-package testserver
+package localserver
 
 import (
 	"crypto/ecdsa"

@@ -1,11 +1,13 @@
-// Package testserver runs real redis-server and valkey-server processes on
-// free loopback ports, each in its own temporary directory, for tests,
-// benchmarks and the demo. It never touches a server it did not start.
+// Package localserver runs real redis-server and valkey-server processes on
+// free loopback ports, each in its own temporary directory, for the demo,
+// benchmarks and (through internal/testkit) tests. It never touches a server
+// it did not start, and it does not import package testing, so the
+// command-line tool can link it.
 //
 // Binaries are found from the environment first (ZIPLINE_REDIS_SERVER,
 // ZIPLINE_VALKEY_SERVER), then in the module's .tools/bin (where
 // scripts/setup.sh puts the Valkey binary), then on PATH.
-package testserver
+package localserver
 
 import (
 	"bufio"
@@ -21,7 +23,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"testing"
 	"time"
 
 	"github.com/ziplinekv/zipline/internal/resp"
@@ -37,7 +38,7 @@ const (
 )
 
 // ErrNoBinary means the server binary is not installed; tests skip on it.
-var ErrNoBinary = errors.New("testserver: server binary not found")
+var ErrNoBinary = errors.New("localserver: server binary not found")
 
 // Config describes a server to start. The zero value starts redis-server.
 type Config struct {
@@ -84,7 +85,7 @@ func Binary(kind Kind) (string, error) {
 	}
 	if p := os.Getenv(env); p != "" {
 		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("testserver: %s=%s: %w", env, p, err)
+			return "", fmt.Errorf("localserver: %s=%s: %w", env, p, err)
 		}
 		return p, nil
 	}
@@ -175,25 +176,10 @@ func Start(cfg Config) (*Server, error) {
 		}
 	}
 	s.cleanup()
-	return nil, fmt.Errorf("testserver: could not start %s on a free port", bin)
+	return nil, fmt.Errorf("localserver: could not start %s on a free port", bin)
 }
 
-// New starts a server for a test and stops it when the test ends. It skips
-// the test if the binary is missing, and fails it on any other error.
-func New(tb testing.TB, cfg Config) *Server {
-	tb.Helper()
-	s, err := Start(cfg)
-	if errors.Is(err, ErrNoBinary) {
-		tb.Skipf("skipping: %v", err)
-	}
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.Stop() })
-	return s
-}
-
-var errExited = errors.New("testserver: server exited during start-up")
+var errExited = errors.New("localserver: server exited during start-up")
 
 func (s *Server) start() error {
 	args := []string{
@@ -206,7 +192,7 @@ func (s *Server) start() error {
 	cmd.Dir = s.dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test binary
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("testserver: start %s: %w", s.bin, err)
+		return fmt.Errorf("localserver: start %s: %w", s.bin, err)
 	}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
@@ -227,7 +213,7 @@ func (s *Server) start() error {
 		time.Sleep(5 * time.Millisecond) // polling a child process for readiness; not test synchronisation
 	}
 	s.kill()
-	return fmt.Errorf("testserver: %s did not answer on %s within 15s: %s", s.bin, s.Addr, s.logTail())
+	return fmt.Errorf("localserver: %s did not answer on %s within 15s: %s", s.bin, s.Addr, s.logTail())
 }
 
 // ping reports whether the server accepts connections and parses commands.
@@ -305,7 +291,7 @@ func (s *Server) signal(sig syscall.Signal) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cmd == nil {
-		return errors.New("testserver: not running")
+		return errors.New("localserver: not running")
 	}
 	return s.cmd.Process.Signal(sig)
 }
@@ -370,7 +356,7 @@ func (s *Server) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	var v resp.Value
 	err = resp.NewReader(c, 0, resp.Limits{}).ReadValue(&v)
 	if err == nil && v.IsError() {
-		err = fmt.Errorf("testserver: %s", v.Bytes())
+		err = fmt.Errorf("localserver: %s", v.Bytes())
 	}
 	return v, err
 }
@@ -412,7 +398,7 @@ func (s *Server) UsedMemory(ctx context.Context) (int64, error) {
 func (s *Server) CPUTime() (time.Duration, error) {
 	pid := s.PID()
 	if pid == 0 {
-		return 0, errors.New("testserver: not running")
+		return 0, errors.New("localserver: not running")
 	}
 	return sysstat.ProcessCPU(pid)
 }

@@ -1,12 +1,20 @@
-package testserver
+package localserver
 
 import (
 	"context"
+	"errors"
 	"testing"
 )
 
 func TestStartKillRestart(t *testing.T) {
-	s := New(t, Config{})
+	s, err := Start(Config{})
+	if errors.Is(err, ErrNoBinary) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
 	ctx := context.Background()
 	if _, err := s.Do(ctx, "SET", "k", "v"); err != nil {
 		t.Fatal(err)
