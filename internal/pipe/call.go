@@ -3,6 +3,7 @@ package pipe
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ziplinekv/zipline/internal/resp"
 )
@@ -23,13 +24,27 @@ const (
 // or a MULTI/EXEC transaction is a single Call, which is what keeps its
 // commands contiguous on a connection that other goroutines share.
 //
-// Get calls from Pipe.NewCall, append the encoded commands to Buf, set N, and
-// pass them to Pipe.Do.
+// Get calls from Pipe.NewCall, append the encoded commands to Buf, set N
+// (and optionally Expect and Patience), and pass them to Pipe.Do.
 type Call struct {
 	// Buf holds N complete RESP commands.
 	Buf []byte
 	// N is the number of commands in Buf, hence of replies to wait for.
 	N int
+	// Expect, when not empty, holds the reply types that can answer each of
+	// the N commands, in order. A reply of another type (error replies and
+	// oversize stand-ins always fit) means the stream slipped out of step:
+	// the connection is dropped and everything in flight fails with
+	// ErrConnLost, rather than a value reaching the wrong caller.
+	Expect []resp.TypeSet
+	// Patience is how much longer than the I/O timeout this call's replies
+	// may take: the server-side wait of a blocking command. Negative means
+	// without limit (BLPOP with timeout 0); the caller's context bounds it.
+	Patience time.Duration
+	// PushKind, when set, says the replies come as push frames of this
+	// kind: in RESP3, SUBSCRIBE's confirmations ("subscribe", one per
+	// channel) are pushes, yet they answer the call.
+	PushKind string
 
 	replies     []resp.Value
 	err         error
@@ -38,6 +53,9 @@ type Call struct {
 	detached    bool          // no caller waits (health check, close marker): recycle on completion
 	closeMarker bool          // the last call written before a graceful close
 	pool        *sync.Pool
+	sentAt      time.Time     // when it was handed to the connection; the I/O timeout counts from here
+	charged     int64         // bytes counted against the pipe's pending limit
+	budget      *pendingBytes // where charged is returned
 }
 
 // Replies returns the N replies. Valid only after Do returned nil and until
@@ -60,11 +78,15 @@ const largeBuf = 256 << 10
 // and the replies have been read. (After a failed Do the call is already
 // gone.)
 func (c *Call) Release() {
+	c.uncharge()
 	if cap(c.Buf) >= largeBuf {
 		c.Buf = nil
 	}
 	clear(c.replies) // drop references to reply bytes the caller now owns
 	c.replies = c.replies[:0]
+	c.Expect = c.Expect[:0]
+	c.Patience = 0
+	c.PushKind = ""
 	c.err = nil
 	c.N = 0
 	c.detached, c.closeMarker = false, false
@@ -72,10 +94,20 @@ func (c *Call) Release() {
 	c.pool.Put(c)
 }
 
+// uncharge gives the call's bytes back to the pending limit: once it has
+// been answered, failed or dropped, it no longer holds the connection up.
+func (c *Call) uncharge() {
+	if c.charged != 0 {
+		c.budget.release(c.charged)
+		c.charged = 0
+	}
+}
+
 // complete records the outcome and wakes the caller, or recycles the call if
 // nobody waits for it any more.
 func (c *Call) complete(err error) {
 	c.err = err
+	c.uncharge()
 	if c.state.Swap(stateDone) == stateAbandoned || c.detached {
 		c.Release()
 		return
@@ -90,25 +122,41 @@ func (c *Call) markSent() bool {
 	return c.state.CompareAndSwap(stateQueued, stateSent)
 }
 
-// abandon is the caller's way out when its context ends. It fails if the
-// call has already completed, in which case the result is (or is about to
-// be) in done.
-func (c *Call) abandon() bool {
+// abandon is the caller's way out when its context ends. It reports the
+// state the call was in (queued: never written; sent: on the wire), or
+// ok false if the call has already completed, in which case the result is
+// (or is about to be) in done.
+func (c *Call) abandon() (was uint32, ok bool) {
 	for {
 		s := c.state.Load()
 		if s == stateDone {
-			return false
+			return s, false
 		}
 		if c.state.CompareAndSwap(s, stateAbandoned) {
-			return true
+			return s, true
 		}
 	}
 }
 
-func newCallPool() *sync.Pool {
-	p := &sync.Pool{}
-	p.New = func() any {
-		return &Call{done: make(chan struct{}, 1), replies: make([]resp.Value, 0, 1), pool: p}
+// CallPool recycles calls. One pool can serve many pipes (every connection
+// of one client), so a call can be encoded before the connection it goes to
+// is chosen.
+type CallPool struct {
+	p sync.Pool
+}
+
+// NewCallPool returns an empty pool.
+func NewCallPool() *CallPool {
+	cp := &CallPool{}
+	cp.p.New = func() any {
+		return &Call{done: make(chan struct{}, 1), replies: make([]resp.Value, 0, 1), pool: &cp.p}
 	}
-	return p
+	return cp
+}
+
+// Get returns an empty call.
+func (cp *CallPool) Get() *Call {
+	c := cp.p.Get().(*Call)
+	c.Buf = c.Buf[:0]
+	return c
 }

@@ -229,7 +229,7 @@ func TestPipeAbandonedBeforeWriteIsNotSent(t *testing.T) {
 	call.N = 1
 	p.queue = append(p.queue, call)
 	p.mu.Unlock()
-	if !call.abandon() {
+	if _, ok := call.abandon(); !ok {
 		t.Fatal("could not abandon a queued call")
 	}
 	close(release)

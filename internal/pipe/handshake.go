@@ -26,8 +26,12 @@ func (p *Pipe) connect(ctx context.Context) (*conn, error) {
 	}
 	// Cancelling ctx (Close during a reconnect) interrupts the set-up.
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
-	c := &conn{conn: nc, rd: resp.NewReader(nc, p.opts.ReadBufferSize, p.opts.Limits)}
+	live := &liveReader{conn: nc}
+	c := &conn{conn: nc, live: live, rd: resp.NewReader(live, p.opts.ReadBufferSize, p.opts.Limits)}
 	proto, err := p.handshake(c)
+	if err == nil && p.opts.OnConnect != nil {
+		err = p.opts.OnConnect(&Setup{c: c, p: p, Reconnect: p.connects > 0, Protocol: proto})
+	}
 	if !stop() || err != nil {
 		nc.Close()
 		if err == nil {
@@ -37,7 +41,53 @@ func (p *Pipe) connect(ctx context.Context) (*conn, error) {
 	}
 	nc.SetDeadline(time.Time{})
 	p.protocol.Store(int32(proto))
+	p.connects++
 	return c, nil
+}
+
+// Setup is a new connection before it serves requests, as Options.OnConnect
+// sees it: the place to re-issue connection state (subscriptions, CLIENT
+// TRACKING) after a reconnect. Its commands run one at a time, under the
+// dial timeout.
+type Setup struct {
+	c *conn
+	p *Pipe
+	// Reconnect is false for the pipe's first connection.
+	Reconnect bool
+	// Protocol is the RESP version negotiated: 2 or 3.
+	Protocol int
+}
+
+// Do sends one command and returns its reply. An error reply is a Value,
+// not an error.
+func (s *Setup) Do(args ...string) (resp.Value, error) {
+	vs, err := s.Send(1, "", args...)
+	if err != nil {
+		return resp.Value{}, err
+	}
+	return vs[0], nil
+}
+
+// Send sends one command that n replies answer. With answerKind set, pushes
+// of that kind count as replies (SUBSCRIBE's confirmations in RESP3). Other
+// out-of-band pushes that arrive meanwhile go to their handlers.
+func (s *Setup) Send(n int, answerKind string, args ...string) ([]resp.Value, error) {
+	if _, err := s.c.conn.Write(appendStrings(nil, args)); err != nil {
+		return nil, err
+	}
+	out := make([]resp.Value, 0, n)
+	for len(out) < n {
+		var v resp.Value
+		if err := s.c.rd.ReadValue(&v); err != nil {
+			return nil, err
+		}
+		if kind, ok := pushKind(v, s.p.opts.RESP2Subscriber); ok && kind != answerKind {
+			s.p.push.dispatch(kind, v)
+			continue
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 func (p *Pipe) handshake(c *conn) (int, error) {
@@ -96,12 +146,16 @@ func helloUnsupported(v resp.Value) bool {
 	return strings.HasPrefix(msg, "NOPROTO") || strings.HasPrefix(msg, "ERR unknown command")
 }
 
-func (c *conn) roundTrip(args ...string) (resp.Value, error) {
-	buf := resp.AppendArrayLen(nil, len(args))
+func appendStrings(dst []byte, args []string) []byte {
+	dst = resp.AppendArrayLen(dst, len(args))
 	for _, a := range args {
-		buf = resp.AppendBulkString(buf, a)
+		dst = resp.AppendBulkString(dst, a)
 	}
-	if _, err := c.conn.Write(buf); err != nil {
+	return dst
+}
+
+func (c *conn) roundTrip(args ...string) (resp.Value, error) {
+	if _, err := c.conn.Write(appendStrings(nil, args)); err != nil {
 		return resp.Value{}, err
 	}
 	var v resp.Value

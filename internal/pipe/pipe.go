@@ -47,8 +47,9 @@ type Options struct {
 	ClientName string
 	// HandshakeTimeout bounds dial plus set-up of one connection attempt.
 	HandshakeTimeout time.Duration
-	// IOTimeout declares the connection dead when a written request has
-	// had no reply for this long, or a write blocks this long. 0 is off.
+	// IOTimeout declares the connection dead when its oldest unanswered
+	// request has waited this long (plus its Call.Patience), or a write
+	// blocks this long. 0 is off.
 	IOTimeout time.Duration
 	// HealthCheckInterval sends a PING after this much idle time, so a dead
 	// peer is noticed before a request needs it. 0 is off.
@@ -66,15 +67,37 @@ type Options struct {
 	// NoReconnect makes the first connection loss final. Dedicated
 	// connections use it: a silent reconnect would drop WATCH state.
 	NoReconnect bool
-	// OnPush receives RESP3 push messages, on the reader goroutine. Nil
-	// drops them.
-	OnPush func(resp.Value)
-	// Limits bound every reply.
+	// Push handlers receive out-of-band pushes by kind (see PushHandler);
+	// pushes of other kinds are dropped.
+	Push []PushHandler
+	// RESP2Subscriber marks a RESP2 connection that will subscribe: its
+	// message arrays are out-of-band pushes, not replies.
+	RESP2Subscriber bool
+	// OnConnect, if set, runs on every new connection, the first included,
+	// after the handshake and before any request: it re-issues connection
+	// state such as subscriptions or CLIENT TRACKING. An error drops the
+	// connection, which is dialled again after the usual backoff (or, for
+	// the first, fails New).
+	OnConnect func(s *Setup) error
+	// OnDisconnect, if set, is told when a connection is lost, before any
+	// reconnect: state tied to it (tracked keys, subscriptions) is gone.
+	OnDisconnect func(err error)
+	// Limits bound every reply. A reply over a limit whose size is announced
+	// up front reaches its caller as an Oversize value; others end the
+	// connection.
 	Limits resp.Limits
+	// MaxPendingBytes bounds the bytes of requests queued or in flight; 0
+	// is no bound. Past it, Do waits for room until its context ends, or,
+	// with FailWhenPendingFull, fails at once with ErrPendingLimit.
+	MaxPendingBytes     int64
+	FailWhenPendingFull bool
 	// ReadBufferSize is the initial read buffer; 0 means resp's default.
 	ReadBufferSize int
 	// Logger receives connection events. Nil discards them.
 	Logger *slog.Logger
+	// Calls is the pool NewCall takes calls from; nil gives the pipe its
+	// own. Share one among the pipes a call may be sent to.
+	Calls *CallPool
 }
 
 type connState int
@@ -89,7 +112,7 @@ const (
 type Pipe struct {
 	opts  Options
 	log   *slog.Logger
-	calls *sync.Pool
+	calls *CallPool
 
 	mu    sync.Mutex
 	queue []*Call // waiting for the writer
@@ -103,19 +126,30 @@ type Pipe struct {
 	active       *conn    // the connection being served, for direct writes
 	lastErr      error    // why the connection went down
 	conn         net.Conn // current connection, for Close to interrupt
+	// abandonedQueued counts calls given up while in queue, since the
+	// writer last took it: when they are many, the queue is compacted so a
+	// long outage does not hold their memory (see noteAbandoned).
+	abandonedQueued int
+	closing         bool // Close or Abort has begun
 
-	kick   chan struct{}   // wakes the parked writer; capacity 1
-	life   context.Context // ends at Close: bounds dials and backoff waits
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	kick    chan struct{}   // wakes the parked writer; capacity 1
+	life    context.Context // ends at Close: bounds dials and backoff waits
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	pending pendingBytes
 
 	protocol atomic.Int32
 	stats    Stats
+	push     *pushRouter
+	connects int          // connections made, for Setup.Reconnect; owned by the dialling goroutine
 	callers  atomic.Int64 // goroutines inside Do
 	// gatherAbove: while more callers than this are inside Do, the writer
 	// gathers batches (see gatherCallersPerProc).
 	gatherAbove int64
 }
+
+// UnroutedPushes counts out-of-band pushes no handler took.
+func (p *Pipe) UnroutedPushes() uint64 { return p.push.unrouted.Load() }
 
 // Stats are cumulative counters, updated by the writer and reader loops.
 type Stats struct {
@@ -132,14 +166,19 @@ func New(ctx context.Context, opts Options) (*Pipe, error) {
 		return nil, errors.New("pipe: Options.Dial is required")
 	}
 	p := &Pipe{
-		opts:  opts,
-		log:   opts.Logger,
-		calls: newCallPool(),
-		kick:  make(chan struct{}, 1),
+		opts:    opts,
+		log:     opts.Logger,
+		calls:   opts.Calls,
+		kick:    make(chan struct{}, 1),
+		pending: pendingBytes{limit: opts.MaxPendingBytes, failFast: opts.FailWhenPendingFull},
 		// Read once: a pipe serves one process, whose GOMAXPROCS rarely
 		// changes after start-up.
 		gatherAbove: int64(gatherCallersPerProc * runtime.GOMAXPROCS(0)),
 	}
+	if p.calls == nil {
+		p.calls = NewCallPool()
+	}
+	p.push = newPushRouter(opts.Push)
 	p.life, p.cancel = context.WithCancel(context.Background())
 	if p.log == nil {
 		p.log = slog.New(slog.DiscardHandler)
@@ -147,6 +186,7 @@ func New(ctx context.Context, opts Options) (*Pipe, error) {
 	c, err := p.connect(ctx)
 	if err != nil {
 		p.cancel()
+		p.push.close()
 		return nil, err
 	}
 	p.conn = c.conn
@@ -156,11 +196,7 @@ func New(ctx context.Context, opts Options) (*Pipe, error) {
 }
 
 // NewCall returns an empty call from the pipe's pool.
-func (p *Pipe) NewCall() *Call {
-	c := p.calls.Get().(*Call)
-	c.Buf = c.Buf[:0]
-	return c
-}
+func (p *Pipe) NewCall() *Call { return p.calls.Get() }
 
 // Protocol reports the RESP version negotiated on the current connection.
 func (p *Pipe) Protocol() int { return int(p.protocol.Load()) }
@@ -172,14 +208,19 @@ func (p *Pipe) Stats() *Stats { return &p.stats }
 // are in the call, which the caller then Releases. On any error the call is
 // gone: the pipe recycles it, now or when its reply arrives.
 //
-// If ctx ends first, Do returns ctx.Err() at once. A call that had not been
-// written yet is then never sent.
+// If ctx ends first, Do returns at once with an error wrapping ctx.Err().
+// A call that had not been written yet is then never sent, and its error
+// also matches ErrNotSent.
 func (p *Pipe) Do(ctx context.Context, c *Call) error {
 	if c.N <= 0 {
 		c.Release()
 		return errors.New("pipe: call with no commands")
 	}
 	if err := ctx.Err(); err != nil {
+		c.Release()
+		return notSent(err)
+	}
+	if err := p.pending.acquire(ctx, c); err != nil {
 		c.Release()
 		return err
 	}
@@ -198,13 +239,46 @@ func (p *Pipe) Do(ctx context.Context, c *Call) error {
 	case <-c.done:
 		return p.result(c)
 	case <-done:
-		if c.abandon() {
-			return ctx.Err()
+		was, ok := c.abandon()
+		if !ok {
+			<-c.done // completed just before we could abandon it
+			return p.result(c)
 		}
-		<-c.done // completed just before we could abandon it
-		return p.result(c)
+		if was == stateQueued {
+			p.noteAbandoned()
+			return notSent(ctx.Err())
+		}
+		return ctx.Err()
 	}
 }
+
+// noteAbandoned counts a call abandoned in the queue. The writer recycles
+// such calls when it takes them, but while the connection is down (with
+// WaitForReconnect) it takes nothing: once abandoned calls make up half the
+// queue, they are removed and recycled here, so their buffers and their
+// share of the pending bytes are freed at once.
+func (p *Pipe) noteAbandoned() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.abandonedQueued++
+	if p.abandonedQueued < minCompaction || 2*p.abandonedQueued < len(p.queue) {
+		return
+	}
+	live := p.queue[:0]
+	for _, c := range p.queue {
+		if c.state.Load() == stateAbandoned {
+			c.Release()
+		} else {
+			live = append(live, c)
+		}
+	}
+	clear(p.queue[len(live):])
+	p.queue = live
+	p.abandonedQueued = 0
+}
+
+// minCompaction is the fewest abandoned calls worth a pass over the queue.
+const minCompaction = 16
 
 func (p *Pipe) result(c *Call) error {
 	if err := c.err; err != nil {
@@ -289,6 +363,7 @@ func (p *Pipe) writeDirect(ac *conn, c *Call) {
 // requests already queued or in flight still get their replies, for up to
 // the I/O timeout (5s if none is set). Then the connection is closed, any
 // request left fails, and Close returns once the pipe's goroutines exit.
+// Every call of Close, concurrent or later, returns only then.
 func (p *Pipe) Close() error {
 	drain := p.opts.IOTimeout
 	if drain <= 0 {
@@ -300,20 +375,18 @@ func (p *Pipe) Close() error {
 
 // Abort closes the pipe at once: whatever is queued or in flight fails
 // with ErrClosed. Dedicated connections use it when a request was
-// abandoned, since its reply (say, of a BLPOP) may never come.
+// abandoned, since its reply (say, of a BLPOP) may never come. It also cuts
+// short a Close that is draining.
 func (p *Pipe) Abort() {
 	p.closeWithin(0)
 }
 
 func (p *Pipe) closeWithin(drain time.Duration) {
 	p.mu.Lock()
-	if p.state == stateClosed && p.life.Err() != nil {
-		p.mu.Unlock()
-		return
-	}
+	first := !p.closing
+	p.closing = true
 	p.state = stateClosed
 	p.mu.Unlock()
-	p.cancel() // stops dials and backoff waits, and wakes an idle writer
 	hardStop := func() {
 		p.mu.Lock()
 		if p.conn != nil {
@@ -321,14 +394,20 @@ func (p *Pipe) closeWithin(drain time.Duration) {
 		}
 		p.mu.Unlock()
 	}
+	if first {
+		p.cancel() // stops dials and backoff waits, and wakes an idle writer
+	}
 	if drain <= 0 {
 		hardStop()
-	} else {
+	} else if first {
 		t := time.AfterFunc(drain, hardStop)
 		defer t.Stop()
 	}
 	p.wg.Wait()
 	p.failQueued(notSent(ErrClosed))
+	if first {
+		p.push.close()
+	}
 }
 
 const defaultDrainTimeout = 5 * time.Second
@@ -371,9 +450,12 @@ func (p *Pipe) supervise(c *conn) {
 		if closing {
 			return
 		}
-		p.log.Warn("zipline: connection lost", "addr", c.conn.RemoteAddr().String(), "err", err)
+		p.log.Warn("zipline: connection lost", "err", err)
+		if p.opts.OnDisconnect != nil {
+			p.opts.OnDisconnect(err)
+		}
 		if final {
-			p.failQueued(notSent(fmt.Errorf("%w: %w", ErrConnLost, err)))
+			p.failQueued(fmt.Errorf("%w: %w", notSent(ErrNotConnected), err))
 			return
 		}
 		if !p.opts.WaitForReconnect {
@@ -403,7 +485,7 @@ func (p *Pipe) reconnect() *conn {
 			p.writerParked = false // serve starts the writer running
 			p.mu.Unlock()
 			p.stats.Reconnect.Add(1)
-			p.log.Info("zipline: reconnected", "addr", c.conn.RemoteAddr().String(), "attempts", attempt)
+			p.log.Info("zipline: reconnected", "attempts", attempt)
 			return c
 		}
 		p.mu.Lock()
@@ -425,6 +507,7 @@ func (p *Pipe) reconnect() *conn {
 // conn is one established connection with its parser.
 type conn struct {
 	conn net.Conn
+	live *liveReader // what rd reads from
 	rd   *resp.Reader
 	fl   *inflight // set while served
 	// writeDeadline belongs to whoever holds the writer's role.

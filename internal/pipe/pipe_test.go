@@ -443,35 +443,6 @@ func TestPipeRESP2(t *testing.T) {
 	}
 }
 
-func TestPipePushMessages(t *testing.T) {
-	srv := testkit.NewServer(t, testkit.Config{})
-	pushes := make(chan resp.Value, 10)
-	opts := testOptions(srv.Addr)
-	opts.OnPush = func(v resp.Value) { pushes <- v }
-	p := newPipe(t, opts)
-	ctx := context.Background()
-	if _, err := do(ctx, p, "CLIENT", "TRACKING", "ON"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := do(ctx, p, "GET", "tracked"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := srv.Do(ctx, "SET", "tracked", "x"); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case v := <-pushes:
-		if len(v.Elems()) == 0 || string(v.Elems()[0].Bytes()) != "invalidate" {
-			t.Fatalf("push %v", v)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("no invalidation push received")
-	}
-	if v, err := do(ctx, p, "ECHO", "still-aligned"); err != nil || string(v.Bytes()) != "still-aligned" {
-		t.Fatalf("after push: %v %v", v, err)
-	}
-}
-
 func TestPipeLargeValues(t *testing.T) {
 	srv := testkit.NewServer(t, testkit.Config{})
 	p := newPipe(t, testOptions(srv.Addr))

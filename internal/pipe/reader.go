@@ -16,19 +16,27 @@ import (
 // works through its own copy, so the lock is taken once per batch, not per
 // reply.
 type inflight struct {
-	mu       sync.Mutex
-	calls    []*Call
-	failed   bool
-	dead     chan struct{} // closed when the reader stops
-	deadline time.Time     // current read deadline; zero when none is set
+	mu     sync.Mutex
+	calls  []*Call
+	failed bool
+	dead   chan struct{} // closed when the reader stops
+	// armed reports whether a read deadline is set. The writer arms one when
+	// it hands calls to an idle connection; after that only the reader moves
+	// it (see replyLoop.alive).
+	armed bool
 	// outstanding counts calls pushed and not yet answered: the writer's
 	// sign that more requests are coming.
 	outstanding atomic.Int64
 }
 
-// push appends calls, and makes sure a read deadline covers them. It fails
-// once the connection is dead: the calls were not written.
+// push appends calls, stamped with the time they are handed to the
+// connection, and makes sure a read deadline covers them. It fails once the
+// connection is dead: the calls were not written.
 func (f *inflight) push(calls []*Call, nc net.Conn, timeout time.Duration) bool {
+	now := time.Now()
+	for _, c := range calls {
+		c.sentAt = now
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.failed {
@@ -36,25 +44,14 @@ func (f *inflight) push(calls []*Call, nc net.Conn, timeout time.Duration) bool 
 	}
 	f.calls = append(f.calls, calls...)
 	f.outstanding.Add(int64(len(calls)))
-	f.armDeadline(nc, timeout)
+	f.arm(nc, now, timeout)
 	return true
-}
-
-// armDeadline makes sure a read deadline covers what was just pushed. Like
-// the write deadline, it is moved only when less than timeout remains.
-// Callers hold f.mu.
-func (f *inflight) armDeadline(nc net.Conn, timeout time.Duration) {
-	if timeout <= 0 {
-		return
-	}
-	if now := time.Now(); f.deadline.Sub(now) < timeout {
-		f.deadline = now.Add(timeout + timeout/2)
-		nc.SetReadDeadline(f.deadline)
-	}
 }
 
 // pushOne is push for a single call, without building a slice.
 func (f *inflight) pushOne(c *Call, nc net.Conn, timeout time.Duration) bool {
+	now := time.Now()
+	c.sentAt = now
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.failed {
@@ -62,8 +59,18 @@ func (f *inflight) pushOne(c *Call, nc net.Conn, timeout time.Duration) bool {
 	}
 	f.calls = append(f.calls, c)
 	f.outstanding.Add(1)
-	f.armDeadline(nc, timeout)
+	f.arm(nc, now, timeout)
 	return true
+}
+
+// arm sets a read deadline for calls just sent on a connection that had
+// none. Calls already in flight are older, so an armed deadline already
+// covers the new ones. Callers hold f.mu.
+func (f *inflight) arm(nc net.Conn, now time.Time, timeout time.Duration) {
+	if timeout > 0 && !f.armed {
+		f.armed = true
+		nc.SetReadDeadline(now.Add(timeout))
+	}
 }
 
 // take swaps the pending calls with dst (emptied), returning them.
@@ -72,19 +79,6 @@ func (f *inflight) take(dst []*Call) []*Call {
 	dst, f.calls = f.calls, dst[:0]
 	f.mu.Unlock()
 	return dst
-}
-
-// clearDeadlineIfIdle handles a read timeout: with nothing in flight it only
-// means the connection was quiet, so the deadline is lifted.
-func (f *inflight) clearDeadlineIfIdle(nc net.Conn) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if len(f.calls) > 0 {
-		return false
-	}
-	f.deadline = time.Time{}
-	nc.SetReadDeadline(time.Time{})
-	return true
 }
 
 // fail marks the connection dead and fails every call still queued in f.
@@ -102,66 +96,148 @@ func (f *inflight) fail(err error) {
 	}
 }
 
+// replyLoop is the reader's state on one connection: the calls it has taken
+// from the in-flight FIFO and the one whose replies it is collecting.
+type replyLoop struct {
+	p     *Pipe
+	c     *conn
+	fl    *inflight
+	cur   *Call   // call whose replies are being collected
+	local []*Call // taken from fl; local[next:] are still waiting
+	next  int
+}
+
 // readLoop parses replies and completes calls in the order they were
 // written, until the connection fails.
-func (p *Pipe) readLoop(c *conn, fl *inflight) (err error) {
-	var (
-		cur   *Call   // call whose replies are being collected
-		local []*Call // taken from fl; local[next:] are still waiting
-		next  int
-	)
-	defer func() {
-		lost := fmt.Errorf("%w: %w", ErrConnLost, err)
-		if p.life.Err() != nil {
-			lost = fmt.Errorf("%w: %w", ErrClosed, err)
-		}
-		if cur != nil {
-			cur.complete(lost)
-		}
-		for _, call := range local[next:] {
-			call.complete(lost)
-		}
-		fl.fail(lost)
-	}()
+func (p *Pipe) readLoop(c *conn, fl *inflight) error {
+	l := &replyLoop{p: p, c: c, fl: fl}
+	if p.opts.IOTimeout > 0 {
+		c.live.alive = l.alive
+	}
+	err := l.run()
+	lost := fmt.Errorf("%w: %w", ErrConnLost, err)
+	if p.life.Err() != nil {
+		lost = fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	if l.cur != nil {
+		l.cur.complete(lost)
+	}
+	for _, call := range l.local[l.next:] {
+		call.complete(lost)
+	}
+	fl.fail(lost)
+	return err
+}
+
+func (l *replyLoop) run() error {
 	for {
 		var v resp.Value
-		if err := c.rd.ReadValue(&v); err != nil {
-			if isTimeout(err) && cur == nil && next == len(local) && c.rd.Buffered() == 0 &&
-				fl.clearDeadlineIfIdle(c.conn) {
-				continue
-			}
-			if isTimeout(err) {
-				return fmt.Errorf("no reply within the I/O timeout: %w", err)
+		if err := l.c.rd.ReadValue(&v); err != nil {
+			var le *resp.LimitError
+			if errors.As(err, &le) {
+				return fmt.Errorf("%w: %w", resp.ErrProtocol, err)
 			}
 			return err
 		}
-		if v.Type() == resp.Push {
-			if p.opts.OnPush != nil {
-				p.opts.OnPush(v)
-			}
+		cur := l.head()
+		if kind, ok := pushKind(v, l.p.opts.RESP2Subscriber); ok && (cur == nil || cur.PushKind != kind) {
+			l.p.push.dispatch(kind, v)
 			continue
 		}
 		if cur == nil {
-			if next == len(local) {
-				clear(local)
-				local, next = fl.take(local), 0
-				if len(local) == 0 {
-					return fmt.Errorf("%w: reply %s with no request waiting", resp.ErrProtocol, v)
-				}
-			}
-			cur = local[next]
-			next++
+			return fmt.Errorf("%w: %s with no request waiting", resp.ErrProtocol, v.Describe())
+		}
+		if i := len(cur.replies); i < len(cur.Expect) && !cur.Expect[i].Accepts(v.Type()) {
+			return fmt.Errorf("%w: stream out of step: a %s cannot answer command %d of %d",
+				resp.ErrProtocol, v.Type(), i+1, cur.N)
 		}
 		cur.replies = append(cur.replies, v)
 		if len(cur.replies) == cur.N {
-			fl.outstanding.Add(-1)
+			l.fl.outstanding.Add(-1)
 			last := cur.closeMarker
 			cur.complete(nil)
-			cur = nil
+			l.cur = nil
 			if last {
 				return errClosing
 			}
 		}
+	}
+}
+
+// head returns the oldest call still waiting for replies, or nil.
+func (l *replyLoop) head() *Call {
+	if l.cur != nil {
+		return l.cur
+	}
+	if l.next == len(l.local) {
+		clear(l.local)
+		l.local, l.next = l.fl.take(l.local), 0
+		if len(l.local) == 0 {
+			return nil
+		}
+	}
+	l.cur = l.local[l.next]
+	l.next++
+	return l.cur
+}
+
+// alive runs when a read reaches its deadline. The connection is alive
+// unless its oldest unanswered call has waited longer than the I/O timeout
+// (plus that call's patience): a healthy connection under steady traffic
+// keeps answering its oldest call, a hung one does not, however many new
+// requests arrive. If alive, the deadline moves to when that oldest call
+// runs out of time, and the read continues where it stopped, mid-reply or
+// not; with nothing in flight the connection is idle and needs none.
+func (l *replyLoop) alive() bool {
+	l.fl.mu.Lock()
+	defer l.fl.mu.Unlock()
+	oldest := l.cur
+	switch {
+	case oldest != nil:
+	case l.next < len(l.local):
+		oldest = l.local[l.next]
+	case len(l.fl.calls) > 0:
+		oldest = l.fl.calls[0]
+	default:
+		l.fl.armed = false
+		l.c.conn.SetReadDeadline(time.Time{})
+		return true
+	}
+	if oldest.Patience < 0 {
+		// A call that may block forever: nothing behind it can be answered
+		// earlier, so no deadline applies until it is.
+		l.fl.armed = false
+		l.c.conn.SetReadDeadline(time.Time{})
+		return true
+	}
+	due := oldest.sentAt.Add(l.p.opts.IOTimeout + oldest.Patience)
+	if !time.Now().Before(due) {
+		return false
+	}
+	l.fl.armed = true
+	l.c.conn.SetReadDeadline(due)
+	return true
+}
+
+// liveReader is the connection as the parser reads it. A read that reaches
+// its deadline is not an error by itself: it asks alive whether the
+// connection still makes progress and, if so, reads on, so the parser never
+// loses its place in a reply.
+type liveReader struct {
+	conn  net.Conn
+	alive func() bool // nil during set-up, when a deadline is final
+}
+
+func (r *liveReader) Read(b []byte) (int, error) {
+	for {
+		n, err := r.conn.Read(b)
+		if n == 0 && err != nil && r.alive != nil && isTimeout(err) {
+			if r.alive() {
+				continue
+			}
+			return 0, fmt.Errorf("no reply within the I/O timeout: %w", err)
+		}
+		return n, err
 	}
 }
 

@@ -77,6 +77,7 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 		}
 		batch := p.queue
 		p.queue, p.spare = p.spare[:0], nil
+		p.abandonedQueued = 0 // the loop below recycles them
 		p.mu.Unlock()
 
 		// Calls abandoned while queued are never written.

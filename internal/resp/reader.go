@@ -30,6 +30,17 @@ const (
 	exactAllocMax = 1 << 20
 	// maxAggregatePrealloc plays the same role for element slices.
 	maxAggregatePrealloc = 1024
+	// maxSkip is the largest announced size the Reader skips to stay in
+	// step when it exceeds a limit (see Oversize): 8 times the largest
+	// string Redis stores by default. Anything larger is not taken for a
+	// real reply: the stream is treated as corrupt.
+	maxSkip = 4 << 30
+)
+
+// What a LimitError says was exceeded.
+const (
+	whatBulk      = "bulk length"
+	whatAggregate = "aggregate length"
 )
 
 // Limits bound what one reply may contain. Zero fields take the defaults.
@@ -56,8 +67,10 @@ func (l Limits) withDefaults() Limits {
 // RESP. After it the stream is out of step and the connection must be closed.
 var ErrProtocol = errors.New("resp: protocol error")
 
-// LimitError reports a reply that exceeds one of the Reader's Limits. Like a
-// protocol error, it leaves the stream out of step.
+// LimitError reports a reply that exceeds one of the Reader's Limits. When
+// ReadValue returns it, the stream is out of step, as after a protocol
+// error; a limit on an announced size (bulk or aggregate length) instead
+// yields an Oversize value and keeps the stream in step.
 type LimitError struct {
 	What  string // "bulk length", "aggregate length", "nesting depth", "line length"
 	Size  int64
@@ -118,10 +131,22 @@ func (r *Reader) readValue(v *Value, depth int) error {
 		}
 		typ, body := Type(line[0]), line[1:]
 		switch typ {
-		case SimpleString:
-			*v = Value{typ: typ, str: r.simpleString(body)}
+		case SimpleString, SimpleError:
+			// A CR inside the line is not RESP: it is what a stream that
+			// slipped out of step looks like.
+			if bytes.IndexByte(body, '\r') >= 0 {
+				return protocolErrorf("carriage return inside a %s line", typ)
+			}
+			if typ == SimpleString {
+				*v = Value{typ: typ, str: r.simpleString(body)}
+			} else {
+				*v = Value{typ: typ, str: bytes.Clone(body)}
+			}
 			return nil
-		case SimpleError, BigNumber:
+		case BigNumber:
+			if !isDecimal(body) {
+				return protocolErrorf("bad big number (%d bytes)", len(body))
+			}
 			*v = Value{typ: typ, str: bytes.Clone(body)}
 			return nil
 		case Integer:
@@ -133,13 +158,13 @@ func (r *Reader) readValue(v *Value, depth int) error {
 			return nil
 		case Null:
 			if len(body) != 0 {
-				return protocolErrorf("null with payload %q", body)
+				return protocolErrorf("null with a payload of %d bytes", len(body))
 			}
 			*v = Value{typ: Null}
 			return nil
 		case Boolean:
 			if len(body) != 1 || (body[0] != 't' && body[0] != 'f') {
-				return protocolErrorf("bad boolean %q", body)
+				return protocolErrorf("bad boolean (%d bytes)", len(body))
 			}
 			*v = Value{typ: typ}
 			if body[0] == 't' {
@@ -166,7 +191,7 @@ func (r *Reader) readValue(v *Value, depth int) error {
 			}
 			continue
 		default:
-			return protocolErrorf("unknown reply type %q", line[0])
+			return protocolErrorf("unknown reply type 0x%02x", line[0])
 		}
 	}
 }
@@ -193,7 +218,14 @@ func (r *Reader) readBlob(v *Value, typ Type, header []byte) error {
 		return protocolErrorf("negative length %d", n)
 	}
 	if n > r.limits.MaxBulkLen {
-		return &LimitError{What: "bulk length", Size: n, Limit: r.limits.MaxBulkLen}
+		if n > maxSkip {
+			return &LimitError{What: whatBulk, Size: n, Limit: r.limits.MaxBulkLen}
+		}
+		if err := r.discard(n + 2); err != nil {
+			return err
+		}
+		*v = Value{typ: Oversize, num: n, str: []byte(whatBulk)}
+		return nil
 	}
 	b, err := r.readN(int(n))
 	if err != nil {
@@ -226,26 +258,129 @@ func (r *Reader) readAggregate(v *Value, typ Type, header []byte, depth int) err
 		return protocolErrorf("negative length %d", n)
 	}
 	if typ == Map {
-		if n > math.MaxInt64/2 {
-			return &LimitError{What: "aggregate length", Size: n, Limit: r.limits.MaxAggregateLen}
+		if n > maxSkip {
+			return &LimitError{What: whatAggregate, Size: n, Limit: r.limits.MaxAggregateLen}
 		}
 		n *= 2
-	}
-	if n > r.limits.MaxAggregateLen {
-		return &LimitError{What: "aggregate length", Size: n, Limit: r.limits.MaxAggregateLen}
 	}
 	if depth+1 > r.limits.MaxDepth {
 		return &LimitError{What: "nesting depth", Size: int64(depth + 1), Limit: int64(r.limits.MaxDepth)}
 	}
+	if n > r.limits.MaxAggregateLen {
+		if n > maxSkip {
+			return &LimitError{What: whatAggregate, Size: n, Limit: r.limits.MaxAggregateLen}
+		}
+		if err := r.skipElems(n, depth+1); err != nil {
+			return err
+		}
+		*v = Value{typ: Oversize, num: n, str: []byte(whatAggregate)}
+		return nil
+	}
 	elems := make([]Value, 0, min(n, maxAggregatePrealloc))
 	for i := int64(0); i < n; i++ {
 		elems = append(elems, Value{})
-		if err := r.readValue(&elems[len(elems)-1], depth+1); err != nil {
+		e := &elems[len(elems)-1]
+		if err := r.readValue(e, depth+1); err != nil {
 			return err
+		}
+		if e.typ == Oversize {
+			// One element over a limit makes the whole reply oversize:
+			// skip the rest so the stream stays in step.
+			if err := r.skipElems(n-i-1, depth+1); err != nil {
+				return err
+			}
+			*v = *e
+			return nil
 		}
 	}
 	*v = Value{typ: typ, elems: elems}
 	return nil
+}
+
+// skipElems reads n values at the given depth and drops them, allocating
+// nothing: the rest of a reply that is over a limit.
+func (r *Reader) skipElems(n int64, depth int) error {
+	for ; n > 0; n-- {
+		if err := r.skipValue(depth); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// skipValue reads one value and drops it. Nesting is still bounded by
+// MaxDepth, and announced sizes by maxSkip; the bytes themselves arrive
+// only as fast as the peer sends them, which the connection's I/O timeout
+// bounds.
+func (r *Reader) skipValue(depth int) error {
+	for {
+		line, err := r.readLine()
+		if err != nil {
+			return err
+		}
+		if len(line) == 0 {
+			return protocolErrorf("empty line")
+		}
+		typ, body := Type(line[0]), line[1:]
+		switch typ {
+		case SimpleString, SimpleError, Integer, Null, Boolean, Double, BigNumber:
+			return nil
+		case BulkString, BlobError, Verbatim:
+			n, err := parseInt(body)
+			if err != nil {
+				return err
+			}
+			if n == -1 && typ == BulkString {
+				return nil
+			}
+			if n < 0 || n > maxSkip {
+				return protocolErrorf("bad length %d", n)
+			}
+			return r.discard(n + 2)
+		case Array, Set, Push, Map, attribute:
+			n, err := parseInt(body)
+			if err != nil {
+				return err
+			}
+			if n == -1 && typ == Array {
+				return nil
+			}
+			if n < 0 || n > maxSkip {
+				return protocolErrorf("bad length %d", n)
+			}
+			if typ == Map || typ == attribute {
+				n *= 2
+			}
+			if depth+1 > r.limits.MaxDepth {
+				return &LimitError{What: "nesting depth", Size: int64(depth + 1), Limit: int64(r.limits.MaxDepth)}
+			}
+			if err := r.skipElems(n, depth+1); err != nil {
+				return err
+			}
+			if typ != attribute {
+				return nil
+			}
+			// An attribute precedes the value it describes: skip that too.
+		default:
+			return protocolErrorf("unknown reply type 0x%02x", line[0])
+		}
+	}
+}
+
+// discard drops the next n bytes of the stream, through the buffer.
+func (r *Reader) discard(n int64) error {
+	for {
+		if avail := int64(r.w - r.r); n <= avail {
+			r.r += int(n)
+			return nil
+		} else {
+			n -= avail
+			r.r, r.w = 0, 0
+		}
+		if err := r.fill(); err != nil {
+			return unexpectedEOF(err)
+		}
+	}
 }
 
 // readLine returns the next line without its CRLF. The slice aliases the
@@ -353,7 +488,7 @@ func parseInt(b []byte) (int64, error) {
 	var n uint64
 	for _, c := range b {
 		if c < '0' || c > '9' {
-			return 0, protocolErrorf("bad integer %q", b)
+			return 0, protocolErrorf("bad integer (%d bytes)", len(b))
 		}
 		if n > (math.MaxUint64-9)/10 {
 			return 0, protocolErrorf("integer overflow")
@@ -372,6 +507,22 @@ func parseInt(b []byte) (int64, error) {
 	return int64(n), nil
 }
 
+// isDecimal reports whether b is an optional sign and at least one digit.
+func isDecimal(b []byte) bool {
+	if len(b) > 0 && (b[0] == '-' || b[0] == '+') {
+		b = b[1:]
+	}
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 func parseDouble(b []byte) (float64, error) {
 	switch unsafeString(b) {
 	case "inf", "+inf":
@@ -383,7 +534,7 @@ func parseDouble(b []byte) (float64, error) {
 	}
 	f, err := strconv.ParseFloat(unsafeString(b), 64)
 	if err != nil {
-		return 0, protocolErrorf("bad double %q", b)
+		return 0, protocolErrorf("bad double (%d bytes)", len(b))
 	}
 	return f, nil
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -118,16 +119,44 @@ func TestReadValueTruncated(t *testing.T) {
 
 func TestReadValueLimits(t *testing.T) {
 	lim := Limits{MaxBulkLen: 10, MaxAggregateLen: 3, MaxDepth: 2}
-	cases := map[string]string{
-		"$11\r\n":                         "bulk length",
-		"!11\r\n":                         "bulk length",
-		"*4\r\n":                          "aggregate length",
-		"%2\r\n":                          "aggregate length", // 2 pairs = 4 elements
+	// Over a limit whose size is announced: the reply is skipped, the stream
+	// stays in step, and the next reply (":7") parses.
+	skipped := []struct {
+		in   string
+		what string
+		size int64
+	}{
+		{"$11\r\nhello world\r\n", "bulk length", 11},
+		{"!11\r\nhello world\r\n", "bulk length", 11},
+		{"*4\r\n:1\r\n$2\r\nab\r\n+x\r\n*1\r\n_\r\n", "aggregate length", 4},
+		{"%2\r\n+a\r\n:1\r\n+b\r\n:2\r\n", "aggregate length", 4},      // 2 pairs = 4 elements
+		{"*2\r\n$11\r\nhello world\r\n$1\r\na\r\n", "bulk length", 11}, // nested
+		{"*2\r\n$1\r\na\r\n$11\r\nhello world\r\n", "bulk length", 11}, // last element
+		{"~5\r\n|1\r\n+k\r\n+v\r\n:1\r\n:2\r\n:3\r\n_\r\n$-1\r\n", "aggregate length", 5},
+	}
+	for _, c := range skipped {
+		r := NewReader(strings.NewReader(c.in+":7\r\n"), 16, lim)
+		var v Value
+		if err := r.ReadValue(&v); err != nil {
+			t.Errorf("%q: %v", c.in, err)
+			continue
+		}
+		le := v.Oversize(lim)
+		if le == nil || le.What != c.what || le.Size != c.size {
+			t.Errorf("%q: got %s %+v, want %s of %d", c.in, v.Type(), le, c.what, c.size)
+			continue
+		}
+		if err := r.ReadValue(&v); err != nil || v.Int() != 7 {
+			t.Errorf("%q: stream out of step after the skip: %v %v", c.in, v, err)
+		}
+	}
+	// Over a limit with no safe way to skip: a fatal LimitError.
+	fatal := map[string]string{
 		"*1\r\n*1\r\n*1\r\n:1\r\n":        "nesting depth",
 		"%9223372036854775807\r\n":        "aggregate length",
 		"$9223372036854775807\r\nabc\r\n": "bulk length",
 	}
-	for in, what := range cases {
+	for in, what := range fatal {
 		r := NewReader(strings.NewReader(in), 0, lim)
 		var v Value
 		err := r.ReadValue(&v)
@@ -142,6 +171,44 @@ func TestReadValueLimits(t *testing.T) {
 	var le *LimitError
 	if err := r.ReadValue(&v); !errors.As(err, &le) || le.What != "line length" {
 		t.Fatalf("long line: %v", err)
+	}
+}
+
+// Skipping an oversize reply allocates nothing proportional to it.
+func TestReadValueSkipDoesNotAllocate(t *testing.T) {
+	payload := strings.Repeat("x", 8<<20)
+	in := "$" + strconv.Itoa(len(payload)) + "\r\n" + payload + "\r\n:1\r\n"
+	before := totalAlloc()
+	r := NewReader(strings.NewReader(in), 0, Limits{MaxBulkLen: 1 << 20})
+	var v Value
+	if err := r.ReadValue(&v); err != nil || v.Type() != Oversize {
+		t.Fatalf("got %v %v", v.Type(), err)
+	}
+	if grew := totalAlloc() - before; grew > 1<<20 {
+		t.Fatalf("skipping an 8 MiB reply allocated %d bytes", grew)
+	}
+}
+
+// Desynchronised streams look like simple strings with a CR inside them;
+// they must not parse.
+func TestReadValueRejectsCRInsideSimpleLines(t *testing.T) {
+	for _, in := range []string{"+O\rK\r\n", "-ERR \rx\r\n", "+\r\r\n", "(12a\r\n"} {
+		if _, err := readOne(t, in); !errors.Is(err, ErrProtocol) {
+			t.Errorf("%q: got %v, want ErrProtocol", in, err)
+		}
+	}
+}
+
+// Parse errors describe what was wrong without repeating the stream's
+// bytes, which may be someone's stored value.
+func TestReadValueErrorsCarryNoContent(t *testing.T) {
+	const secret = "s3cr3t-value"
+	for _, in := range []string{":" + secret + "\r\n", "," + secret + "\r\n", "#" + secret + "\r\n",
+		"_" + secret + "\r\n", "(" + secret + "\r\n", "$" + secret + "\r\n"} {
+		_, err := readOne(t, in)
+		if err == nil || strings.Contains(err.Error(), "s3cr3t") {
+			t.Errorf("%q: error %v carries the content", in, err)
+		}
 	}
 }
 

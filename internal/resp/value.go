@@ -27,6 +27,12 @@ const (
 	Set          Type = '~'
 	Push         Type = '>'
 	attribute    Type = '|' // parsed and dropped: nothing in zipline uses reply attributes
+
+	// Oversize is not a RESP type: it stands for a reply the Reader skipped
+	// because it exceeded a limit whose size was announced up front (a bulk
+	// string's length, an aggregate's element count). The stream stays in
+	// step, so only the command it answers fails. See Value.Oversize.
+	Oversize Type = 1
 )
 
 func (t Type) String() string {
@@ -59,6 +65,8 @@ func (t Type) String() string {
 		return "set"
 	case Push:
 		return "push"
+	case Oversize:
+		return "reply over a limit"
 	case 0:
 		return "none"
 	}
@@ -99,6 +107,32 @@ func ErrorValue(text string) Value { return Value{typ: SimpleError, str: []byte(
 
 // ArrayValue returns an array reply.
 func ArrayValue(elems []Value) Value { return Value{typ: Array, elems: elems} }
+
+// Oversize returns what the Reader knows of a reply it skipped for
+// exceeding a limit (see the Oversize type), or nil for any other reply.
+func (v Value) Oversize(lim Limits) *LimitError {
+	if v.typ != Oversize {
+		return nil
+	}
+	lim = lim.withDefaults()
+	e := &LimitError{What: string(v.str), Size: v.num, Limit: lim.MaxBulkLen}
+	if e.What == whatAggregate {
+		e.Limit = lim.MaxAggregateLen
+	}
+	return e
+}
+
+// Describe names the reply's type and size without its content, for errors
+// and logs, which must never carry stored values.
+func (v Value) Describe() string {
+	switch v.typ {
+	case SimpleString, SimpleError, BulkString, BlobError, Verbatim, BigNumber:
+		return v.typ.String() + " of " + strconv.Itoa(len(v.str)) + " bytes"
+	case Array, Set, Push, Map:
+		return v.typ.String() + " of " + strconv.Itoa(len(v.elems)) + " elements"
+	}
+	return v.typ.String()
+}
 
 // Type reports the reply's type; the zero Value has type 0.
 func (v Value) Type() Type { return v.typ }
@@ -170,3 +204,86 @@ func (v Value) String() string {
 }
 
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// TypeSet is a set of reply types: the replies that can answer a command.
+// Matching every reply against its command's set is how a connection
+// notices a stream that has slipped out of step (RESP has no checksum), so
+// a value is never handed to the wrong caller. Error replies can answer any
+// command and are always accepted, as are Oversize stand-ins.
+type TypeSet uint32
+
+// Types returns the set of the given types.
+func Types(ts ...Type) TypeSet {
+	var s TypeSet
+	for _, t := range ts {
+		s |= t.bit()
+	}
+	return s
+}
+
+// AnyType accepts every reply: for commands whose reply zipline does not
+// know (Do with an arbitrary command).
+const AnyType TypeSet = 1<<32 - 1
+
+// Accepts reports whether a reply of type t can answer a command expecting
+// s. The empty set accepts everything.
+func (s TypeSet) Accepts(t Type) bool {
+	return s == 0 || s&(t.bit()|alwaysAccepted) != 0
+}
+
+const alwaysAccepted = 1<<bitSimpleError | 1<<bitBlobError | 1<<bitOversize
+
+// Bit positions of the types in a TypeSet.
+const (
+	bitSimpleString = iota
+	bitSimpleError
+	bitInteger
+	bitBulkString
+	bitArray
+	bitNull
+	bitDouble
+	bitBoolean
+	bitBlobError
+	bitVerbatim
+	bitBigNumber
+	bitMap
+	bitSet
+	bitPush
+	bitOversize
+)
+
+func (t Type) bit() TypeSet {
+	switch t {
+	case SimpleString:
+		return 1 << bitSimpleString
+	case SimpleError:
+		return 1 << bitSimpleError
+	case Integer:
+		return 1 << bitInteger
+	case BulkString:
+		return 1 << bitBulkString
+	case Array:
+		return 1 << bitArray
+	case Null:
+		return 1 << bitNull
+	case Double:
+		return 1 << bitDouble
+	case Boolean:
+		return 1 << bitBoolean
+	case BlobError:
+		return 1 << bitBlobError
+	case Verbatim:
+		return 1 << bitVerbatim
+	case BigNumber:
+		return 1 << bitBigNumber
+	case Map:
+		return 1 << bitMap
+	case Set:
+		return 1 << bitSet
+	case Push:
+		return 1 << bitPush
+	case Oversize:
+		return 1 << bitOversize
+	}
+	return 0
+}

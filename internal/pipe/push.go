@@ -1,0 +1,167 @@
+package pipe
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/ziplinekv/zipline/internal/resp"
+)
+
+// A PushHandler receives out-of-band pushes: RESP3 push messages that answer
+// no request, such as pub/sub messages and client-side caching
+// invalidations (and, on a RESP2 subscriber connection, the message arrays
+// that stand for them).
+//
+// The reader never waits for a handler. Each handler has its own goroutine
+// fed through a queue of QueueLen pushes; when the queue is full, the
+// newest push is dropped and counted, and Lost reports the count before the
+// handler sees anything else. A blocked handler therefore loses its own
+// pushes, never delays replies to other callers.
+type PushHandler struct {
+	// Kinds are the push kinds handled: the push's first element, such as
+	// "message", "pmessage", "smessage" or "invalidate".
+	Kinds []string
+	// Handle receives each push, in arrival order, on the handler's
+	// goroutine. Its Value stays valid after Handle returns.
+	Handle func(v resp.Value)
+	// Lost, if set, is told how many pushes were dropped since it was last
+	// called, as soon as the handler's goroutine is free.
+	Lost func(n int)
+	// QueueLen bounds the pushes waiting for Handle. Default
+	// DefaultPushQueueLen.
+	QueueLen int
+}
+
+// DefaultPushQueueLen is PushHandler.QueueLen's default.
+const DefaultPushQueueLen = 1024
+
+// pushKinds that answer a request: a SUBSCRIBE-family call gets one per
+// channel, as push frames in RESP3 (see Call.PushKind).
+func answersRequest(kind string) bool {
+	switch kind {
+	case "subscribe", "psubscribe", "ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe":
+		return true
+	}
+	return false
+}
+
+// pushQueue is one handler's hand-off.
+type pushQueue struct {
+	h       PushHandler
+	ch      chan resp.Value
+	lost    chan struct{} // capacity 1: wakes the handler to report drops
+	dropped atomic.Int64
+}
+
+// pushRouter dispatches out-of-band pushes by kind. It is fixed when the
+// pipe is made, and its goroutines live until the pipe closes.
+type pushRouter struct {
+	byKind map[string]*pushQueue
+	wg     sync.WaitGroup
+	stop   chan struct{}
+	// Unrouted counts pushes of kinds nobody handles.
+	unrouted atomic.Uint64
+}
+
+func newPushRouter(handlers []PushHandler) *pushRouter {
+	r := &pushRouter{byKind: make(map[string]*pushQueue), stop: make(chan struct{})}
+	for _, h := range handlers {
+		if h.QueueLen <= 0 {
+			h.QueueLen = DefaultPushQueueLen
+		}
+		q := &pushQueue{h: h, ch: make(chan resp.Value, h.QueueLen), lost: make(chan struct{}, 1)}
+		for _, k := range h.Kinds {
+			r.byKind[k] = q
+		}
+		r.wg.Add(1)
+		go r.serve(q)
+	}
+	return r
+}
+
+// dispatch hands v to its kind's handler without ever blocking.
+func (r *pushRouter) dispatch(kind string, v resp.Value) {
+	q := r.byKind[kind]
+	if q == nil {
+		r.unrouted.Add(1)
+		return
+	}
+	select {
+	case q.ch <- v:
+	default:
+		q.dropped.Add(1)
+		select {
+		case q.lost <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (r *pushRouter) serve(q *pushQueue) {
+	defer r.wg.Done()
+	report := func() {
+		if n := q.dropped.Swap(0); n > 0 && q.h.Lost != nil {
+			q.h.Lost(int(n))
+		}
+	}
+	for {
+		select {
+		case v := <-q.ch:
+			report()
+			q.h.Handle(v)
+		case <-q.lost:
+			report()
+		case <-r.stop:
+			return
+		}
+	}
+}
+
+func (r *pushRouter) close() {
+	close(r.stop)
+	r.wg.Wait()
+}
+
+// pushKind returns the kind of an out-of-band message: the first element of
+// a push frame, or, on a RESP2 subscriber connection, of an array whose
+// first element names a pub/sub message or confirmation.
+func pushKind(v resp.Value, resp2Subscriber bool) (string, bool) {
+	switch v.Type() {
+	case resp.Push:
+	case resp.Array:
+		if !resp2Subscriber {
+			return "", false
+		}
+	default:
+		return "", false
+	}
+	e := v.Elems()
+	if len(e) == 0 {
+		return "", v.Type() == resp.Push
+	}
+	kind := kindName(e[0].Bytes())
+	if v.Type() == resp.Array {
+		switch kind {
+		case "message", "pmessage", "smessage":
+		default:
+			if !answersRequest(kind) {
+				return "", false // a reply, such as PING's [pong, ""]
+			}
+		}
+	}
+	return kind, true
+}
+
+// knownKinds are the push kinds servers send, kept as constants so that
+// naming a push's kind allocates nothing.
+var knownKinds = [...]string{"message", "pmessage", "smessage", "invalidate", "subscribe", "psubscribe",
+	"ssubscribe", "unsubscribe", "punsubscribe", "sunsubscribe", "tracking-redir-broken"}
+
+func kindName(b []byte) string {
+	for _, k := range knownKinds {
+		if string(b) == k {
+			return k
+		}
+	}
+	return string(b)
+}
