@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ziplinekv/zipline/internal/pipe"
 	"github.com/ziplinekv/zipline/internal/resp"
 )
 
@@ -25,20 +24,27 @@ var ErrNotExecuted = errors.New("zipline: batch not executed yet")
 // A Batch is not safe for concurrent use. After Exec it is empty and can
 // be filled again.
 type Batch struct {
-	c *Client // encodes and decodes this view's commands
+	c *Client // the view that encodes and decodes this Batch's commands
 	*queue
 }
 
 // queue is a batch's state, shared by its views (see Raw).
 type queue struct {
 	tx bool
-	// call carries the encoded commands: taken from the pipe's pool at the
-	// first command, so a batch encodes into a warm buffer and Exec sends
-	// it as is.
-	call     *pipe.Call
-	pending  []settler
-	blocking bool  // holds a blocking command: run on a dedicated connection
-	err      error // a command that could not be queued
+	// r carries the encoded commands: taken at the first command, so a
+	// batch encodes into a warm buffer and Exec sends it as is.
+	r       *request
+	pending []queued
+	err     error // a command that could not be queued
+}
+
+// queued is one command waiting for its reply.
+type queued struct {
+	f      settler
+	expand valueReply
+	// accepts is what can answer the command inside EXEC's array: queued
+	// in a transaction, its own reply on the wire is +QUEUED.
+	accepts resp.TypeSet
 }
 
 // Batch returns an empty batch.
@@ -52,22 +58,23 @@ func (c *Client) Tx() *Batch { return &Batch{c: c, queue: &queue{tx: true}} }
 // either view run together, in order, on Exec.
 func (b *Batch) Raw() *Batch { return &Batch{c: b.c.Raw(), queue: b.queue} }
 
-// buf returns the buffer commands are encoded into.
-func (b *Batch) buf() *[]byte {
-	if b.call == nil {
-		b.call = b.c.pipe.NewCall()
-		if b.tx {
-			b.call.Buf = append(b.call.Buf, multiCommand...)
-		}
-	}
-	return &b.call.Buf
-}
-
 // Len returns the number of queued commands.
 func (b *Batch) Len() int { return len(b.pending) }
 
 // IsTx reports whether the batch runs as a MULTI/EXEC transaction.
 func (b *Batch) IsTx() bool { return b.tx }
+
+// request returns the request commands are encoded into.
+func (b *Batch) request() *request {
+	if b.r == nil {
+		b.r = b.c.s.newRequest()
+		if b.tx {
+			b.r.tx = true
+			b.c.add(b.r, "MULTI", nil, tsStatus)
+		}
+	}
+	return b.r
+}
 
 // settler receives one command's reply after Exec.
 type settler interface {
@@ -76,21 +83,17 @@ type settler interface {
 
 // Future is the result of a command queued in a Batch.
 type Future[T any] struct {
-	c   *Client // decodes the reply as the queuing view would
 	dec decoder[T]
 	val T
 	err error
 }
 
 func (f *Future[T]) settle(v resp.Value, err error) {
-	switch {
-	case err != nil:
+	if err != nil {
 		f.err = err
-	case v.IsError():
-		f.err = serverError(v)
-	default:
-		f.val, f.err = f.dec(f.c, v)
+		return
 	}
+	f.val, f.err = f.dec.decode(v)
 }
 
 // Result returns the command's result and error.
@@ -103,80 +106,46 @@ func (f *Future[T]) Val() T { return f.val }
 // null reply, a *ServerError for an error reply, or the batch's error.
 func (f *Future[T]) Err() error { return f.err }
 
-// add queues one command built from name and args.
-func add[T any](b *Batch, dec decoder[T], name string, args ...arg) *Future[T] {
-	buf := b.buf()
-	*buf = b.c.appendCommand(*buf, name, args)
-	f := &Future[T]{c: b.c, dec: dec, err: ErrNotExecuted}
-	b.pending = append(b.pending, f)
+// enqueue queues one command: the path of every typed Batch method. Once a
+// command could not be queued, later ones are not encoded either: Exec
+// fails them all with that command's error.
+func enqueue[T any](b *Batch, cm command[T]) *Future[T] {
+	f := &Future[T]{dec: cm.dec, err: ErrNotExecuted}
+	if b.err != nil {
+		b.pending = append(b.pending, queued{f: f})
+		return f
+	}
+	r := b.request()
+	expect := cm.dec.accepts
+	if b.tx {
+		expect = tsStatus // +QUEUED
+	}
+	vr, err := b.c.add(r, cm.name, cm.args, expect)
+	if err != nil {
+		b.err = err
+		b.pending = append(b.pending, queued{f: f})
+		return f
+	}
+	if cm.blocking && !b.tx { // inside MULTI, blocking commands do not block
+		r.wait(cm.block)
+	}
+	b.pending = append(b.pending, queued{f: f, expand: vr, accepts: cm.dec.accepts})
 	return f
-}
-
-// addBlocking queues a blocking command. Outside a transaction it makes
-// the whole batch run on a dedicated connection; inside MULTI, blocking
-// commands do not block.
-func addBlocking[T any](b *Batch, dec decoder[T], name string, args ...arg) *Future[T] {
-	b.blocking = b.blocking || !b.tx
-	return add(b, dec, name, args...)
 }
 
 // Do queues any command, as Client.Do sends one.
 func (b *Batch) Do(args ...any) *Future[Value] {
-	f := &Future[Value]{c: b.c, dec: decValue, err: ErrNotExecuted}
-	if b.err != nil {
-		return f
+	cm, err := b.c.doCommand(nil, args)
+	if err == nil && b.tx && classify(cm.name, cm.args) == classConnState {
+		err = &CommandError{Command: cm.name, Reason: connStateReason}
 	}
-	var nameArg string
-	ok := len(args) > 0
-	if ok {
-		nameArg, ok = argText(args[0])
-	}
-	if !ok {
-		b.err = errors.New("zipline: Batch.Do needs a command name")
-		return f
-	}
-	var nameBuf [32]byte
-	name := upper(nameBuf[:0], nameArg)
-	switch classify(string(name), args) {
-	case classForbidden:
-		b.err = &CommandError{Command: string(name), Reason: forbiddenReason}
-		return f
-	case classConnState:
-		if b.c.lease == nil || b.tx {
-			b.err = &CommandError{Command: string(name), Reason: connStateReason}
-			return f
-		}
-		b.c.lease.dirty.Store(true)
-	case classBlocking:
-		b.blocking = b.blocking || !b.tx
-	}
-	if err := b.c.checkCompatible(string(name)); err != nil {
+	if err != nil && b.err == nil {
 		b.err = err
-		return f
 	}
-	buf := b.buf()
-	start := len(*buf)
-	vc, compress := b.c.valueCommandFor(string(name))
-	var err error
-	if *buf, err = b.c.appendDoArgs(*buf, args, vc, compress); err != nil {
-		*buf = (*buf)[:start]
-		b.err = fmt.Errorf("zipline: %s: %w", name, err)
-		return f
-	}
-	if compress {
-		f.dec = func(c *Client, v resp.Value) (Value, error) {
-			v, err := c.decodeReply(v, vc)
-			return Value{v}, err
-		}
-	}
-	b.pending = append(b.pending, f)
-	return f
+	return enqueue(b, cm)
 }
 
-var (
-	multiCommand = resp.AppendBulkString(resp.AppendArrayLen(nil, 1), "MULTI")
-	execCommand  = resp.AppendBulkString(resp.AppendArrayLen(nil, 1), "EXEC")
-)
+var execExpect = resp.Types(resp.Array, resp.Null)
 
 // Exec sends the queued commands in one round trip and fills their
 // futures. It returns an error if the batch could not be sent or its
@@ -185,37 +154,28 @@ var (
 // any command, so that a batch of writes needs one check. A null reply is
 // not an error here; the futures report it as Nil.
 func (b *Batch) Exec(ctx context.Context) error {
-	pending, err, call := b.pending, b.err, b.call
-	b.pending, b.err, b.call, b.blocking = nil, nil, nil, false
-	if err != nil {
-		if call != nil {
-			call.Release()
+	pending, err, r := b.pending, b.err, b.r
+	b.pending, b.err, b.r = nil, nil, nil
+	if err == nil && len(pending) > 0 && b.tx {
+		_, err = b.c.add(r, "EXEC", nil, execExpect)
+	}
+	if err != nil || len(pending) == 0 {
+		if r != nil {
+			r.release()
 		}
-		b.fail(pending, err)
+		fail(pending, err)
 		return err
-	}
-	if len(pending) == 0 {
-		if call != nil {
-			call.Release()
-		}
-		return nil
-	}
-	call.N = len(pending)
-	if b.tx {
-		call.Buf = append(call.Buf, execCommand...)
-		call.N += 2
 	}
 	var start time.Time
 	if b.c.s.opts.OnCommand != nil {
 		start = time.Now()
 	}
-	err = b.send(ctx, call)
-	if err == nil {
-		err = b.settle(pending, call)
-		call.Release()
+	if err = b.c.carrier.send(ctx, r); err == nil {
+		err = b.settle(pending, r.replies)
 	} else {
-		b.fail(pending, err)
+		fail(pending, err)
 	}
+	r.release()
 	if b.c.s.opts.OnCommand != nil {
 		name := "BATCH"
 		if b.tx {
@@ -226,51 +186,42 @@ func (b *Batch) Exec(ctx context.Context) error {
 	return err
 }
 
-func (b *Batch) send(ctx context.Context, call *pipe.Call) error {
-	switch {
-	case b.c.lease != nil:
-		return b.c.lease.do(ctx, call)
-	case b.blocking:
-		return b.c.s.dedicated.do(ctx, call)
-	}
-	return b.c.pipe.Do(ctx, call)
-}
-
-func (b *Batch) fail(pending []settler, err error) {
-	for _, f := range pending {
-		f.settle(resp.Value{}, err)
+func fail(pending []queued, err error) {
+	for _, q := range pending {
+		q.f.settle(resp.Value{}, err)
 	}
 }
 
 // settle distributes the replies, and returns Exec's error.
-func (b *Batch) settle(pending []settler, call *pipe.Call) error {
-	replies := call.Replies()
+func (b *Batch) settle(pending []queued, replies []resp.Value) error {
 	if !b.tx {
-		for i, f := range pending {
-			f.settle(replies[i], nil)
+		var first error
+		for i, q := range pending {
+			err := b.deliver(q, replies[i])
+			if first == nil && err != nil && !errors.Is(err, Nil) {
+				first = err
+			}
 		}
-		return firstError(replies)
+		return first
 	}
 	// MULTI's +OK, one +QUEUED (or a queuing error) per command, EXEC's
 	// reply: the array of results, null if WATCH aborted, or EXECABORT.
-	if replies[0].IsError() {
-		err := serverError(replies[0])
-		b.fail(pending, err)
+	if err := b.c.s.replyError(replies[0]); err != nil {
+		fail(pending, err)
 		return err
 	}
-	queued := replies[1 : len(replies)-1]
+	queuedReplies := replies[1 : len(replies)-1]
 	exec := replies[len(replies)-1]
-	switch {
-	case exec.IsNull():
-		b.fail(pending, ErrTxFailed)
+	if exec.IsNull() {
+		fail(pending, ErrTxFailed)
 		return ErrTxFailed
-	case exec.IsError():
-		execErr := serverError(exec)
-		for i, f := range pending {
-			if queued[i].IsError() { // the command that made EXEC abort
-				f.settle(queued[i], nil)
+	}
+	if execErr := b.c.s.replyError(exec); execErr != nil {
+		for i, q := range pending {
+			if err := b.c.s.replyError(queuedReplies[i]); err != nil { // the command that made EXEC abort
+				q.f.settle(resp.Value{}, err)
 			} else {
-				f.settle(resp.Value{}, execErr)
+				q.f.settle(resp.Value{}, execErr)
 			}
 		}
 		return execErr
@@ -278,20 +229,41 @@ func (b *Batch) settle(pending []settler, call *pipe.Call) error {
 	results := exec.Elems()
 	if len(results) != len(pending) {
 		err := fmt.Errorf("zipline: EXEC returned %d results for %d commands", len(results), len(pending))
-		b.fail(pending, err)
+		fail(pending, err)
 		return err
 	}
-	for i, f := range pending {
-		f.settle(results[i], nil)
-	}
-	return firstError(results)
-}
-
-func firstError(replies []resp.Value) error {
-	for _, r := range replies {
-		if r.IsError() {
-			return serverError(r)
+	var first error
+	for i, q := range pending {
+		v := results[i]
+		var err error
+		if !q.accepts.Accepts(v.Type()) {
+			err = fmt.Errorf("zipline: EXEC result %d: a %s cannot answer the command", i+1, v.Type())
+			q.f.settle(resp.Value{}, err)
+		} else {
+			err = b.deliver(q, v)
+		}
+		if first == nil && err != nil && !errors.Is(err, Nil) {
+			first = err
 		}
 	}
+	return first
+}
+
+// deliver settles one future with its reply: an error reply becomes its
+// error, stored values are expanded, then the reply is decoded. It returns
+// the error reply's error, for Exec's.
+func (b *Batch) deliver(q queued, v resp.Value) error {
+	if err := b.c.s.replyError(v); err != nil {
+		q.f.settle(resp.Value{}, err)
+		return err
+	}
+	if q.expand.shape != replyNone {
+		var err error
+		if v, err = q.expand.expand(v); err != nil {
+			q.f.settle(resp.Value{}, err)
+			return nil
+		}
+	}
+	q.f.settle(v, nil)
 	return nil
 }

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ziplinekv/zipline/internal/pipe"
@@ -23,22 +23,24 @@ import (
 // Blocking commands (BLPOP, XREAD BLOCK, WAIT...) run on a small pool of
 // dedicated connections, so they never stall the shared one.
 type Client struct {
-	pipe *pipe.Pipe
-	s    *shared
-	// lease is set on a Client bound to one dedicated connection (from
-	// Dedicated or Watch); nil on the shared Client.
-	lease *lease
+	s *shared
+	// carrier takes this Client's requests: the shared connection, or, on a
+	// Client from Dedicated or Watch, a lease of one connection.
+	carrier carrier
 	// codec compresses values; nil when compression is off (or on Raw).
 	codec *valueCodec
 }
 
-// shared is what a Client and the dedicated Clients made from it have in
-// common.
+// shared is what a Client and the Clients made from it (Dedicated, Watch,
+// Raw) have in common.
 type shared struct {
-	opts      Options
-	pipeOpts  pipe.Options
-	dedicated *dedicatedPool
-	codec     *valueCodec // as configured; a Raw Client has none of its own
+	opts     Options
+	limits   resp.Limits
+	codec    *valueCodec // as configured; a Raw Client has none of its own
+	calls    *pipe.CallPool
+	requests sync.Pool
+	closed   sync.Once
+	closeErr error
 }
 
 // New connects to the server described by opts and returns a Client. The
@@ -53,34 +55,57 @@ func New(opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &shared{opts: opts, codec: vc}
-	s.pipeOpts = pipe.Options{
-		Dial:                dialer(opts),
-		Protocol:            opts.Protocol,
-		Username:            opts.Username,
-		Password:            opts.Password,
-		DB:                  opts.DB,
-		ClientName:          opts.ClientName,
-		HandshakeTimeout:    opts.DialTimeout,
-		IOTimeout:           opts.IOTimeout,
-		HealthCheckInterval: opts.HealthCheckInterval,
-		MaxFlushDelay:       opts.MaxFlushDelay,
-		ReconnectBackoffMin: opts.ReconnectBackoffMin,
-		ReconnectBackoffMax: opts.ReconnectBackoffMax,
-		WaitForReconnect:    opts.WaitForReconnect,
-		Limits: resp.Limits{
+	s := &shared{
+		opts:  opts,
+		codec: vc,
+		calls: pipe.NewCallPool(),
+		limits: resp.Limits{
 			MaxBulkLen:      opts.ReplyLimits.MaxBulkLen,
 			MaxAggregateLen: opts.ReplyLimits.MaxAggregateLen,
 			MaxDepth:        opts.ReplyLimits.MaxDepth,
 		},
-		Logger: opts.Logger.With("addr", opts.Addr),
 	}
-	p, err := pipe.New(context.Background(), s.pipeOpts)
+	s.requests.New = func() any { return &request{s: s} }
+	d, err := newDirect(s, opts.Addr)
 	if err != nil {
-		return nil, connectError(opts.Addr, err)
+		return nil, err
 	}
-	s.dedicated = newDedicatedPool(s)
-	return &Client{pipe: p, s: s, codec: vc}, nil
+	return &Client{s: s, carrier: d, codec: vc}, nil
+}
+
+// newDirect connects to one server.
+func newDirect(s *shared, addr string) (*direct, error) {
+	po := s.pipeOptions(addr)
+	p, err := pipe.New(context.Background(), po)
+	if err != nil {
+		return nil, connectError(addr, err)
+	}
+	return &direct{pipe: p, dedicated: newDedicatedPool(s, po, addr)}, nil
+}
+
+// pipeOptions are the settings of every connection to addr.
+func (s *shared) pipeOptions(addr string) pipe.Options {
+	o := s.opts
+	return pipe.Options{
+		Dial:                dialer(o, addr),
+		Protocol:            o.Protocol,
+		Username:            o.Username,
+		Password:            o.Password,
+		DB:                  o.DB,
+		ClientName:          o.ClientName,
+		HandshakeTimeout:    o.DialTimeout,
+		IOTimeout:           o.IOTimeout,
+		HealthCheckInterval: o.HealthCheckInterval,
+		MaxFlushDelay:       o.MaxFlushDelay,
+		ReconnectBackoffMin: o.ReconnectBackoffMin,
+		ReconnectBackoffMax: o.ReconnectBackoffMax,
+		WaitForReconnect:    o.WaitForReconnect,
+		MaxPendingBytes:     o.MaxPendingBytes,
+		FailWhenPendingFull: o.FailWhenPendingFull,
+		Limits:              s.limits,
+		Logger:              o.Logger.With("addr", addr),
+		Calls:               s.calls,
+	}
 }
 
 func (o Options) validate() error {
@@ -103,21 +128,21 @@ func connectError(addr string, err error) error {
 	return fmt.Errorf("zipline: connect %s: %w", addr, err)
 }
 
-func dialer(o Options) func(ctx context.Context) (net.Conn, error) {
+func dialer(o Options, addr string) func(ctx context.Context) (net.Conn, error) {
 	dial := o.Dialer
 	if dial == nil {
 		d := &net.Dialer{KeepAlive: 15 * time.Second}
 		dial = d.DialContext
 	}
 	return func(ctx context.Context) (net.Conn, error) {
-		c, err := dial(ctx, o.Network, o.Addr)
+		c, err := dial(ctx, o.Network, addr)
 		if err != nil || o.TLSConfig == nil {
 			return c, err
 		}
 		cfg := o.TLSConfig
-		if cfg.ServerName == "" && o.Network == "tcp" {
+		if cfg.ServerName == "" && strings.HasPrefix(o.Network, "tcp") {
 			cfg = cfg.Clone()
-			cfg.ServerName, _, _ = net.SplitHostPort(o.Addr)
+			cfg.ServerName, _, _ = net.SplitHostPort(addr)
 		}
 		tc := tls.Client(c, cfg)
 		if err := tc.HandshakeContext(ctx); err != nil {
@@ -128,18 +153,27 @@ func dialer(o Options) func(ctx context.Context) (net.Conn, error) {
 	}
 }
 
-// Close closes the Client. Requests already queued or in flight get their
-// replies first (within the I/O timeout); new ones fail with ErrClosed.
+// with returns a Client that shares c's settings and view but sends through
+// another carrier.
+func (c *Client) with(k carrier) *Client {
+	return &Client{s: c.s, carrier: k, codec: c.codec}
+}
+
+// Close closes the Client. Requests already queued or in flight on the
+// shared connection get their replies first (within the I/O timeout);
+// new ones fail with ErrClosed, and so do commands running on dedicated
+// connections (a BLPOP waiting without a deadline, a Watch callback),
+// which are interrupted. Every call of Close returns once all of that is
+// done.
+//
 // On a Client from Dedicated, Close instead returns the connection to the
-// pool.
+// pool. Raw views share their Client's connection: closing one closes it.
 func (c *Client) Close() error {
-	if c.lease != nil {
-		c.lease.release()
-		return nil
+	if l, ok := c.carrier.(*lease); ok {
+		return l.close()
 	}
-	err := c.pipe.Close()
-	c.s.dedicated.close()
-	return err
+	c.s.closed.Do(func() { c.s.closeErr = c.carrier.close() })
+	return c.s.closeErr
 }
 
 // Logger returns the logger the Client reports to (Options.Logger), for
@@ -147,7 +181,7 @@ func (c *Client) Close() error {
 func (c *Client) Logger() *slog.Logger { return c.s.opts.Logger }
 
 // Protocol reports the RESP version in use: 2 or 3.
-func (c *Client) Protocol() int { return c.pipe.Protocol() }
+func (c *Client) Protocol() int { return c.carrier.protocol() }
 
 // PipelineStats are counters of the shared connection, for tuning and
 // demos: how many requests went out in how many writes.
@@ -158,117 +192,120 @@ type PipelineStats struct {
 }
 
 // PipelineStats returns the shared connection's counters.
-func (c *Client) PipelineStats() PipelineStats {
-	st := c.pipe.Stats()
-	return PipelineStats{Writes: st.Batches.Load(), Requests: st.Calls.Load(), Reconnects: st.Reconnect.Load()}
-}
+func (c *Client) PipelineStats() PipelineStats { return c.carrier.stats() }
 
-// decoder converts a reply into a typed result. Replies that are errors
-// never reach a decoder.
-type decoder[T any] func(c *Client, v resp.Value) (T, error)
-
-// do runs one command on the Client's connection and decodes its reply.
-func do[T any](ctx context.Context, c *Client, dec decoder[T], name string, args ...arg) (T, error) {
-	return route(ctx, c, false, dec, name, args)
-}
-
-// doBlocking is do for a command that can hold its connection for long.
-func doBlocking[T any](ctx context.Context, c *Client, dec decoder[T], name string, args ...arg) (T, error) {
-	return route(ctx, c, true, dec, name, args)
-}
-
-func route[T any](ctx context.Context, c *Client, blocking bool, dec decoder[T], name string, args []arg) (T, error) {
-	call := c.pipe.NewCall()
-	call.Buf = c.appendCommand(call.Buf, name, args)
-	v, err := c.send(ctx, call, name, blocking)
+// run sends one command and decodes its reply: the path of every typed
+// Client method.
+func run[T any](ctx context.Context, c *Client, cm command[T]) (T, error) {
+	var zero T
+	r := c.s.newRequest()
+	vr, err := c.add(r, cm.name, cm.args, cm.dec.accepts)
 	if err != nil {
-		var zero T
+		r.release()
 		return zero, err
 	}
-	return dec(c, v)
+	if cm.blocking {
+		r.wait(cm.block)
+	}
+	v, err := c.send(ctx, r, cm.name)
+	if err != nil {
+		return zero, err
+	}
+	if vr.shape != replyNone {
+		if v, err = vr.expand(v); err != nil {
+			return zero, err
+		}
+	}
+	return cm.dec.decode(v)
 }
 
-// send runs a one-command call and returns its reply, with error replies
-// turned into *ServerError. A blocking call from the shared Client goes to
-// a dedicated connection.
-func (c *Client) send(ctx context.Context, call *pipe.Call, name string, blocking bool) (resp.Value, error) {
-	call.N = 1
+// send runs a one-command request and returns its reply, turning error
+// replies into errors. It releases the request.
+func (c *Client) send(ctx context.Context, r *request, name string) (resp.Value, error) {
 	var start time.Time
 	if c.s.opts.OnCommand != nil {
 		start = time.Now()
 	}
-	var err error
-	switch {
-	case c.lease != nil:
-		err = c.lease.do(ctx, call)
-	case blocking:
-		err = c.s.dedicated.do(ctx, call)
-	default:
-		err = c.pipe.Do(ctx, call)
-	}
+	err := c.carrier.send(ctx, r)
 	var v resp.Value
 	if err == nil {
-		v = call.Reply(0)
-		call.Release()
-		if v.IsError() {
-			err = serverError(v)
-		}
+		v = r.replies[0]
+		err = c.s.replyError(v)
 	}
+	r.release()
 	if c.s.opts.OnCommand != nil {
-		c.s.opts.OnCommand(ctx, CommandEvent{Name: name, Commands: 1, Duration: time.Since(start), Err: err})
+		// A copy, so that name (and the command it belongs to) does not
+		// escape to the heap on every call.
+		c.s.opts.OnCommand(ctx, CommandEvent{Name: strings.Clone(name), Commands: 1, Duration: time.Since(start), Err: err})
 	}
 	return v, err
 }
 
 // Do sends any command, given as its name and arguments, and returns the
-// reply. Arguments may be strings, byte slices, integers, floats, bools or
-// encoding.BinaryMarshalers. An error reply is returned as a *ServerError;
-// a null reply is a Value whose IsNil is true (and whose As methods return
+// reply. Arguments are encoded as go-redis encodes them: strings and byte
+// slices as they are; integers, floats and bools (1 or 0) in decimal; a
+// time.Duration as its nanoseconds; a time.Time in RFC 3339 with
+// nanoseconds; nil as the empty string; and encoding.BinaryMarshalers by
+// their MarshalBinary. An error reply is returned as a *ServerError; a
+// null reply is a Value whose IsNil is true (and whose As methods return
 // Nil).
 //
-// Blocking commands run on a dedicated connection. Commands that would
-// change the shared connection's state (SELECT, WATCH, MULTI, CLIENT
-// TRACKING...) are refused with a *CommandError; run them on a Client from
-// Dedicated, or use Watch and Tx.
+// Stored values are compressed and expanded as by the typed methods (see
+// Compression). Blocking commands run on a dedicated connection. Commands
+// that would change the shared connection's state (SELECT, WATCH, MULTI,
+// CLIENT TRACKING...) are refused with a *CommandError; run them on a
+// Client from Dedicated, or use Watch and Tx.
 func (c *Client) Do(ctx context.Context, args ...any) (Value, error) {
-	if len(args) == 0 {
-		return Value{}, errors.New("zipline: Do needs a command")
-	}
-	nameArg, ok := argText(args[0])
-	if !ok {
-		return Value{}, fmt.Errorf("zipline: command name must be a string, not %T", args[0])
-	}
-	var buf [32]byte
-	upperName := upper(buf[:0], nameArg)
-	class := classify(string(upperName), args)
-	switch {
-	case class == classForbidden:
-		return Value{}, &CommandError{Command: string(upperName), Reason: forbiddenReason}
-	case class == classConnState && c.lease == nil:
-		return Value{}, &CommandError{Command: string(upperName), Reason: connStateReason}
-	}
-	if err := c.checkCompatible(string(upperName)); err != nil {
+	var buf [8]arg
+	cm, err := c.doCommand(buf[:0], args)
+	if err != nil {
 		return Value{}, err
 	}
-	vc, compress := c.valueCommandFor(string(upperName))
-	call := c.pipe.NewCall()
-	var err error
-	if call.Buf, err = c.appendDoArgs(call.Buf, args, vc, compress); err != nil {
-		call.Release()
-		return Value{}, fmt.Errorf("zipline: %s: %w", upperName, err)
+	return run(ctx, c, cm)
+}
+
+// doCommand turns Do's arguments into a command, refusing what the Client
+// cannot send.
+func (c *Client) doCommand(buf []arg, args []any) (command[Value], error) {
+	if len(args) == 0 {
+		return command[Value]{}, errors.New("zipline: Do needs a command")
 	}
-	if class == classConnState {
-		c.lease.dirty.Store(true)
+	var nameArg string
+	switch x := args[0].(type) {
+	case string:
+		nameArg = x
+	case []byte:
+		nameArg = string(x)
+	default:
+		return command[Value]{}, fmt.Errorf("zipline: command name must be a string, not %T", args[0])
 	}
-	name := nameArg
-	if c.s.opts.OnCommand != nil {
-		name = string(upperName)
+	cargs := buf
+	for i, a := range args[1:] {
+		ca, err := anyArg(i+1, a)
+		if err != nil {
+			return command[Value]{}, fmt.Errorf("zipline: %s: %w", strings.ToUpper(nameArg), err)
+		}
+		cargs = append(cargs, ca)
 	}
-	v, err := c.send(ctx, call, name, class == classBlocking)
-	if err == nil && compress {
-		v, err = c.decodeReply(v, vc)
+	var nameBuf [32]byte
+	name := string(upper(nameBuf[:0], nameArg))
+	cm := command[Value]{name: name, args: cargs, dec: decValue}
+	switch classify(name, cargs) {
+	case classForbidden:
+		return cm, &CommandError{Command: name, Reason: forbiddenReason}
+	case classConnState:
+		l, ok := c.carrier.(*lease)
+		if !ok {
+			return cm, &CommandError{Command: name, Reason: connStateReason}
+		}
+		l.dirty.Store(true)
+	case classBlocking:
+		cm.blocking, cm.block = true, blockTimeout(name, cargs)
+		if cm.block == 0 {
+			cm.block = -1
+		}
 	}
-	return Value{v}, err
+	return cm, nil
 }
 
 const (
@@ -277,40 +314,3 @@ const (
 	connStateReason = "changes connection state, which would leak into every user of the " +
 		"shared connection; use Options (DB, ClientName), Tx, Watch, or a Client from Dedicated"
 )
-
-// lease is a dedicated connection lent to one Client until Close.
-type lease struct {
-	pool *dedicatedPool
-	p    *pipe.Pipe
-	// mu keeps Close from returning the connection while a command runs.
-	mu     sync.RWMutex
-	closed bool
-	// dirty: its state changed (SELECT, CLIENT TRACKING...) or a command
-	// failed in a way that may leave a reply pending; it is not reused.
-	dirty atomic.Bool
-}
-
-func (l *lease) do(ctx context.Context, call *pipe.Call) error {
-	l.mu.RLock()
-	defer l.mu.RUnlock()
-	if l.closed {
-		call.Release()
-		return fmt.Errorf("zipline: dedicated connection already released: %w (%w)", ErrClosed, ErrNotSent)
-	}
-	err := l.p.Do(ctx, call)
-	if err != nil {
-		l.dirty.Store(true) // a reply may still be on its way: never reuse
-	}
-	return err
-}
-
-func (l *lease) release() {
-	l.mu.Lock()
-	if l.closed {
-		l.mu.Unlock()
-		return
-	}
-	l.closed = true
-	l.mu.Unlock()
-	l.pool.put(l.p, !l.dirty.Load())
-}

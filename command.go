@@ -1,13 +1,50 @@
 package zipline
 
 import (
+	"encoding"
+	"fmt"
 	"math"
+	"strconv"
+	"time"
 
 	"github.com/ziplinekv/zipline/internal/resp"
 )
 
-// arg is one command argument. Typed methods pass arguments as a variadic
-// of these, which stays on the stack: no interface boxing, no allocation.
+// A command is one Redis command, built once by its definition (getCmd,
+// setCmd, ...) and then run by a Client method, queued by a Batch method, or
+// queued inside a Tx: the one place that says how the command is spelled,
+// which arguments are keys, which reply types can answer it and how its reply
+// becomes a Go value. Compression and routing read the same description
+// (see valueCommands and request.add).
+type command[T any] struct {
+	name string
+	args []arg
+	dec  decoder[T]
+	// block is set on blocking commands (BLPOP, XREAD BLOCK...): how long
+	// the server may hold the reply, negative for without limit. They run
+	// on a dedicated connection, whose I/O timeout is extended by it.
+	block    time.Duration
+	blocking bool
+}
+
+// cmd builds a command. Definitions call it with the arguments on the
+// stack: once inlined into a Client or Batch method, nothing escapes.
+func cmd[T any](dec decoder[T], name string, args ...arg) command[T] {
+	return command[T]{name: name, args: args, dec: dec}
+}
+
+// blockingCmd builds a command that may wait up to timeout server-side
+// (0: without limit).
+func blockingCmd[T any](dec decoder[T], timeout time.Duration, name string, args ...arg) command[T] {
+	c := command[T]{name: name, args: args, dec: dec, blocking: true, block: timeout}
+	if timeout <= 0 {
+		c.block = -1
+	}
+	return c
+}
+
+// arg is one command argument. Commands pass arguments as a slice of these,
+// which stays on the stack: no interface boxing, no allocation.
 type arg struct {
 	kind argKind
 	s    string
@@ -19,61 +56,135 @@ type argKind uint8
 
 const (
 	argString argKind = iota
+	argKey            // a key: a string that routing hashes to a slot
 	argBytes
 	argInt
 	argFloat
-	// Stored values: the only arguments that compression applies to, each
-	// tagged with the family that decides whether it does.
-	argValue     // a string command's value (SET, MSET...)
-	argHashValue // a hash field's value (HSET...)
-	argListValue // a list element (LPUSH...)
-	argMessage   // a pub/sub message (PUBLISH)
 )
 
 func str(s string) arg     { return arg{kind: argString, s: s} }
+func keyArg(k string) arg  { return arg{kind: argKey, s: k} }
 func bin(b []byte) arg     { return arg{kind: argBytes, b: b} }
 func num(n int64) arg      { return arg{kind: argInt, n: n} }
 func flt(f float64) arg    { return arg{kind: argFloat, n: int64(math.Float64bits(f))} }
-func value(b []byte) arg   { return arg{kind: argValue, b: b} }
-func hvalue(b []byte) arg  { return arg{kind: argHashValue, b: b} }
-func lvalue(b []byte) arg  { return arg{kind: argListValue, b: b} }
-func message(b []byte) arg { return arg{kind: argMessage, b: b} }
-func strs(ss []string) []arg {
-	out := make([]arg, len(ss))
-	for i, s := range ss {
-		out[i] = str(s)
+func keyArgs(ks []string) []arg {
+	out := make([]arg, len(ks))
+	for i, k := range ks {
+		out[i] = keyArg(k)
 	}
 	return out
 }
 
-// appendCommand encodes name followed by args as one RESP command.
-func (c *Client) appendCommand(dst []byte, name string, args []arg) []byte {
-	dst = resp.AppendArrayLen(dst, 1+len(args))
-	dst = resp.AppendBulkString(dst, name)
-	for i := range args {
-		dst = c.appendArg(dst, &args[i])
+// keyAnd returns key followed by rest, each as a plain string.
+func keyAnd(key string, rest []string) []arg {
+	args := make([]arg, 0, 1+len(rest))
+	args = append(args, keyArg(key))
+	for _, s := range rest {
+		args = append(args, str(s))
 	}
-	return dst
+	return args
 }
 
-func (c *Client) appendArg(dst []byte, a *arg) []byte {
+// text returns the argument as a string, for inspecting options and names
+// (the compression table, classify); numbers are formatted.
+func (a *arg) text() string {
 	switch a.kind {
-	case argString:
+	case argString, argKey:
+		return a.s
+	case argBytes:
+		return unsafeString(a.b)
+	case argInt:
+		return strconv.FormatInt(a.n, 10)
+	}
+	return strconv.FormatFloat(math.Float64frombits(uint64(a.n)), 'f', -1, 64)
+}
+
+// isWord reports whether the argument is the option word w (upper case),
+// compared without regard to case.
+func (a *arg) isWord(w string) bool {
+	switch a.kind {
+	case argString, argKey:
+		return equalFold(a.s, w)
+	case argBytes:
+		return equalFold(unsafeString(a.b), w)
+	}
+	return false
+}
+
+// appendArg encodes one argument as a bulk string.
+func appendArg(dst []byte, a *arg) []byte {
+	switch a.kind {
+	case argString, argKey:
 		return resp.AppendBulkString(dst, a.s)
 	case argInt:
 		return resp.AppendBulkInt(dst, a.n)
 	case argFloat:
 		return resp.AppendBulkFloat(dst, math.Float64frombits(uint64(a.n)))
-	case argValue:
-		return c.appendValue(dst, a.b, familyStrings)
-	case argHashValue:
-		return c.appendValue(dst, a.b, familyHashes)
-	case argListValue:
-		return c.appendValue(dst, a.b, familyLists)
-	case argMessage:
-		return c.appendValue(dst, a.b, familyPubSub)
 	}
 	return resp.AppendBulk(dst, a.b)
+}
+
+// anyArg converts one of Do's arguments. It accepts what go-redis accepts,
+// encoded the same way: strings and byte slices as they are, integers,
+// floats and bools (as 1 or 0) in decimal, a time.Duration as its
+// nanoseconds, a time.Time in RFC 3339 with nanoseconds, nil as the empty
+// string, and anything implementing encoding.BinaryMarshaler.
+func anyArg(i int, v any) (arg, error) {
+	switch x := v.(type) {
+	case string:
+		return str(x), nil
+	case []byte:
+		return bin(x), nil
+	case nil:
+		return str(""), nil
+	case int:
+		return num(int64(x)), nil
+	case int64:
+		return num(x), nil
+	case int32:
+		return num(int64(x)), nil
+	case int16:
+		return num(int64(x)), nil
+	case int8:
+		return num(int64(x)), nil
+	case uint:
+		return uintArg(uint64(x)), nil
+	case uint64:
+		return uintArg(x), nil
+	case uint32:
+		return num(int64(x)), nil
+	case uint16:
+		return num(int64(x)), nil
+	case uint8:
+		return num(int64(x)), nil
+	case float64:
+		return flt(x), nil
+	case float32:
+		return flt(float64(x)), nil
+	case bool:
+		if x {
+			return num(1), nil
+		}
+		return num(0), nil
+	case time.Duration:
+		return num(x.Nanoseconds()), nil
+	case time.Time:
+		return str(x.Format(time.RFC3339Nano)), nil
+	case encoding.BinaryMarshaler:
+		b, err := x.MarshalBinary()
+		if err != nil {
+			return arg{}, fmt.Errorf("argument %d: %w", i, err)
+		}
+		return bin(b), nil
+	}
+	return arg{}, &resp.ArgTypeError{Index: i, Value: v}
+}
+
+func uintArg(n uint64) arg {
+	if n <= math.MaxInt64 {
+		return num(int64(n))
+	}
+	return str(strconv.FormatUint(n, 10))
 }
 
 // Command classes, for commands issued through Do. Typed methods know their
@@ -105,7 +216,7 @@ var commandClasses = map[string]cmdClass{
 	"SELECT": classConnState, "AUTH": classConnState, "HELLO": classConnState,
 	"WATCH": classConnState, "UNWATCH": classConnState, "MULTI": classConnState,
 	"EXEC": classConnState, "DISCARD": classConnState, "READONLY": classConnState,
-	"READWRITE": classConnState, "RESET": classConnState,
+	"READWRITE": classConnState, "RESET": classConnState, "ASKING": classConnState,
 
 	"SUBSCRIBE": classForbidden, "PSUBSCRIBE": classForbidden, "SSUBSCRIBE": classForbidden,
 	"UNSUBSCRIBE": classForbidden, "PUNSUBSCRIBE": classForbidden, "SUNSUBSCRIBE": classForbidden,
@@ -117,48 +228,71 @@ var commandClasses = map[string]cmdClass{
 // would leave callers waiting for replies that never come.
 var clientSubcommands = map[string]cmdClass{
 	"TRACKING": classConnState, "SETNAME": classConnState, "NO-EVICT": classConnState,
-	"NO-TOUCH": classConnState, "SETINFO": classConnState,
+	"NO-TOUCH": classConnState, "SETINFO": classConnState, "CACHING": classConnState,
 	"REPLY": classForbidden,
 }
 
 // classify returns the class of a command given its upper-case name and
-// its arguments.
-func classify(name string, args []any) cmdClass {
+// its arguments (without the name).
+func classify(name string, args []arg) cmdClass {
 	switch name {
 	case "XREAD", "XREADGROUP":
 		// Blocking only with a BLOCK option, which precedes STREAMS.
-		for _, a := range args[1:] {
-			s, ok := argText(a)
-			if !ok {
-				continue
-			}
-			if equalFold(s, "STREAMS") {
+		for i := range args {
+			if args[i].isWord("STREAMS") {
 				break
 			}
-			if equalFold(s, "BLOCK") {
+			if args[i].isWord("BLOCK") {
 				return classBlocking
 			}
 		}
 		return classPlain
 	case "CLIENT":
-		if len(args) > 1 {
-			if s, ok := argText(args[1]); ok {
-				var buf [16]byte
-				return clientSubcommands[string(upper(buf[:0], s))]
-			}
+		if len(args) > 0 {
+			var buf [16]byte
+			return clientSubcommands[string(upper(buf[:0], args[0].text()))]
 		}
 	}
 	return commandClasses[name]
 }
 
-func argText(a any) (string, bool) {
-	switch x := a.(type) {
-	case string:
-		return x, true
-	case []byte:
-		return unsafeString(x), true
+// blockTimeout reads how long a blocking command sent through Do may wait
+// server-side, so that its connection's I/O timeout allows for it: the
+// timeout argument's position and unit differ by command. Zero means
+// without limit, and so does an argument that does not parse (the caller's
+// context still bounds the call).
+func blockTimeout(name string, args []arg) time.Duration {
+	var a *arg
+	unit := time.Second
+	switch name {
+	case "BLPOP", "BRPOP", "BRPOPLPUSH", "BLMOVE", "BZPOPMIN", "BZPOPMAX":
+		if len(args) > 0 {
+			a = &args[len(args)-1]
+		}
+	case "BLMPOP", "BZMPOP":
+		if len(args) > 0 {
+			a = &args[0]
+		}
+	case "WAIT", "WAITAOF":
+		if len(args) > 0 {
+			a, unit = &args[len(args)-1], time.Millisecond
+		}
+	case "XREAD", "XREADGROUP":
+		for i := 0; i+1 < len(args); i++ {
+			if args[i].isWord("BLOCK") {
+				a, unit = &args[i+1], time.Millisecond
+				break
+			}
+		}
 	}
-	return "", false
+	if a == nil {
+		return 0
+	}
+	f, err := strconv.ParseFloat(a.text(), 64)
+	if err != nil || f <= 0 || f > float64(math.MaxInt64/int64(unit)) {
+		return 0
+	}
+	return time.Duration(f * float64(unit))
 }
 
 // upper appends the ASCII upper case of s to dst.

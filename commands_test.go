@@ -3,6 +3,7 @@ package zipline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sort"
 	"testing"
@@ -34,8 +35,35 @@ func eq[T comparable](t *testing.T, what string, got, want T) {
 	}
 }
 
-func TestStringCommands(t *testing.T) {
-	c, _ := newTestClient(t, Options{})
+// TestCommands runs every command against a real server in RESP3 and in
+// RESP2: each reply must fit the types its command accepts in both (a
+// mismatch would drop the connection as out of step).
+func TestCommands(t *testing.T) {
+	tests := []struct {
+		name string
+		fn   func(*testing.T, Options)
+	}{
+		{"StringCommands", testStringCommands},
+		{"KeyCommands", testKeyCommands},
+		{"Scan", testScan},
+		{"HashCommands", testHashCommands},
+		{"ListCommands", testListCommands},
+		{"SetCommands", testSetCommands},
+		{"SortedSetCommands", testSortedSetCommands},
+		{"Script", testScript},
+		{"ServerCommands", testServerCommands},
+	}
+	for _, proto := range []int{3, 2} {
+		for _, tc := range tests {
+			t.Run(fmt.Sprintf("RESP%d/%s", proto, tc.name), func(t *testing.T) {
+				tc.fn(t, Options{Protocol: proto})
+			})
+		}
+	}
+}
+
+func testStringCommands(t *testing.T, opts Options) {
+	c, _ := newTestClient(t, opts)
 	ctx := context.Background()
 	eq(t, "SetNX new", must(c.SetNX(ctx, "s", []byte("a")))(t), true)
 	eq(t, "SetNX existing", must(c.SetNX(ctx, "s", []byte("b")))(t), false)
@@ -86,8 +114,8 @@ func TestStringCommands(t *testing.T) {
 	eq(t, "after append", string(must(c.Get(ctx, "ap"))(t)), "abcd")
 }
 
-func TestKeyCommands(t *testing.T) {
-	c, _ := newTestClient(t, Options{})
+func testKeyCommands(t *testing.T, opts Options) {
+	c, _ := newTestClient(t, opts)
 	ctx := context.Background()
 	for _, k := range []string{"a", "b", "c"} {
 		mustOK(t, c.Set(ctx, k, []byte(k)))
@@ -107,8 +135,11 @@ func TestKeyCommands(t *testing.T) {
 	eq(t, "ExpireAt", must(c.ExpireAt(ctx, "c", time.Now().Add(time.Hour)))(t), true)
 	eq(t, "Persist", must(c.Persist(ctx, "c"))(t), true)
 	eq(t, "TTL persisted", must(c.TTL(ctx, "c"))(t), NoExpiry)
-	if _, err := c.TTL(ctx, "zz"); !errors.Is(err, Nil) {
-		t.Errorf("TTL of missing key: %v", err)
+	if ttl, err := c.TTL(ctx, "zz"); err != nil || ttl != NoKey {
+		t.Errorf("TTL of missing key: %v %v, want NoKey (-2) as go-redis", ttl, err)
+	}
+	if ttl, err := c.PTTL(ctx, "zz"); err != nil || ttl != NoKey {
+		t.Errorf("PTTL of missing key: %v %v, want NoKey (-2) as go-redis", ttl, err)
 	}
 	mustOK(t, c.Rename(ctx, "c", "c2"))
 	eq(t, "Del", must(c.Del(ctx, "a", "zz"))(t), int64(1))
@@ -116,8 +147,8 @@ func TestKeyCommands(t *testing.T) {
 	eq(t, "DBSize", must(c.DBSize(ctx))(t), int64(0))
 }
 
-func TestScan(t *testing.T) {
-	c, _ := newTestClient(t, Options{})
+func testScan(t *testing.T, opts Options) {
+	c, _ := newTestClient(t, opts)
 	ctx := context.Background()
 	b := c.Batch()
 	var want []string
@@ -173,8 +204,8 @@ func TestScan(t *testing.T) {
 	}
 }
 
-func TestHashCommands(t *testing.T) {
-	c, _ := newTestClient(t, Options{})
+func testHashCommands(t *testing.T, opts Options) {
+	c, _ := newTestClient(t, opts)
 	ctx := context.Background()
 	eq(t, "HSet", must(c.HSet(ctx, "h", FieldValue{"a", []byte("1")}, FieldValue{"b", []byte("2")}))(t), int64(2))
 	eq(t, "HSetNX new", must(c.HSetNX(ctx, "h", "c", []byte("3")))(t), true)
@@ -223,8 +254,8 @@ func TestHashCommands(t *testing.T) {
 	}
 }
 
-func TestListCommands(t *testing.T) {
-	c, _ := newTestClient(t, Options{})
+func testListCommands(t *testing.T, opts Options) {
+	c, _ := newTestClient(t, opts)
 	ctx := context.Background()
 	eq(t, "RPush", must(c.RPush(ctx, "l", []byte("b"), []byte("c")))(t), int64(2))
 	eq(t, "LPush", must(c.LPush(ctx, "l", []byte("a")))(t), int64(3))
@@ -258,8 +289,8 @@ func TestListCommands(t *testing.T) {
 	eq(t, "BLMove", string(must(c.BLMove(ctx, "src", "dst", Left, Right, time.Second))(t)), "x")
 }
 
-func TestSetCommands(t *testing.T) {
-	c, _ := newTestClient(t, Options{})
+func testSetCommands(t *testing.T, opts Options) {
+	c, _ := newTestClient(t, opts)
 	ctx := context.Background()
 	eq(t, "SAdd", must(c.SAdd(ctx, "s", "a", "b", "c"))(t), int64(3))
 	c.SAdd(ctx, "t", "b", "c", "d")
@@ -299,8 +330,8 @@ func TestSetCommands(t *testing.T) {
 	}
 }
 
-func TestSortedSetCommands(t *testing.T) {
-	c, _ := newTestClient(t, Options{})
+func testSortedSetCommands(t *testing.T, opts Options) {
+	c, _ := newTestClient(t, opts)
 	ctx := context.Background()
 	eq(t, "ZAdd", must(c.ZAdd(ctx, "z", Z{"a", 1}, Z{"b", 2}, Z{"c", 3.5}))(t), int64(3))
 	eq(t, "ZScore", must(c.ZScore(ctx, "z", "c"))(t), 3.5)
@@ -346,8 +377,8 @@ func TestSortedSetCommands(t *testing.T) {
 	eq(t, "ZRem", must(c.ZRem(ctx, "z", "gone"))(t), int64(0))
 }
 
-func TestScript(t *testing.T) {
-	c, _ := newTestClient(t, Options{})
+func testScript(t *testing.T, opts Options) {
+	c, _ := newTestClient(t, opts)
 	ctx := context.Background()
 	s := NewScript(`return redis.call("INCRBY", KEYS[1], ARGV[1])`)
 	// First run: NOSCRIPT, then EVAL; second run: EVALSHA succeeds.
@@ -377,8 +408,8 @@ func TestScript(t *testing.T) {
 	}
 }
 
-func TestServerCommands(t *testing.T) {
-	c, _ := newTestClient(t, Options{})
+func testServerCommands(t *testing.T, opts Options) {
+	c, _ := newTestClient(t, opts)
 	ctx := context.Background()
 	if err := c.Ping(ctx); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/ziplinekv/zipline/codec"
-	"github.com/ziplinekv/zipline/internal/resp"
 )
 
 // Compression configures transparent value compression, byte-compatible
@@ -52,19 +51,20 @@ type Compression struct {
 type Families uint8
 
 const (
-	// Hashes: HSET, HSETNX, HMSET values; HGET, HMGET, HGETALL, HVALS read.
+	// Hashes: HSET, HSETNX, HMSET, HSETEX values; HGET, HMGET, HGETALL,
+	// HVALS, HGETDEL, HGETEX, HRANDFIELD ... WITHVALUES and HSCAN read.
 	Hashes Families = 1 << iota
 	// Lists: LPUSH, RPUSH, LPUSHX, RPUSHX, LSET, LINSERT, LREM elements;
 	// LRANGE, LINDEX, LPOP, RPOP, LMPOP, BLPOP, BRPOP, BLMPOP, LMOVE, BLMOVE,
 	// RPOPLPUSH, BRPOPLPUSH read.
 	Lists
-	// PubSub: PUBLISH and SPUBLISH messages. zipline has no subscriber API;
-	// a subscriber on any connection expands what it receives with
-	// Client.DecodeValue (or codec.Codec.Decode).
+	// PubSub: PUBLISH and SPUBLISH messages. A subscriber on any
+	// connection expands what it receives with Client.DecodeValue (or
+	// codec.Codec.Decode).
 	PubSub
 )
 
-// valueFamily tags a value argument, or a reply, with the family that
+// valueFamily is the command family a stored value belongs to, which
 // decides whether compression applies to it.
 type valueFamily uint8
 
@@ -128,15 +128,11 @@ func (vc *valueCodec) covers(f valueFamily) bool {
 // maxBulkHeader is the longest "$<len>\r\n" for a value up to 4 GiB.
 const maxBulkHeader = len("$4294967296\r\n")
 
-// appendValue appends val as a bulk string, compressed if the Client
-// compresses this family. It compresses straight into dst: the payload is
-// written after room for the longest header, then slid back behind the
-// real one, so no scratch buffer is needed.
-func (c *Client) appendValue(dst []byte, val []byte, f valueFamily) []byte {
-	vc := c.codec
-	if vc == nil || !vc.covers(f) {
-		return resp.AppendBulk(dst, val)
-	}
+// appendValue appends val as a bulk string, compressed. It compresses
+// straight into dst: the payload is written after room for the longest
+// header, then slid back behind the real one, so no scratch buffer is
+// needed.
+func (vc *valueCodec) appendValue(dst []byte, val []byte) []byte {
 	start := len(dst)
 	out, _ := vc.c.Encode(append(dst, make([]byte, maxBulkHeader)...)[:start+maxBulkHeader], val)
 	n := len(out) - start - maxBulkHeader
@@ -150,9 +146,8 @@ func (c *Client) appendValue(dst []byte, val []byte, f valueFamily) []byte {
 // decodeValue turns a stored value back into what the application wrote:
 // it expands a GLIDE-compressed value and passes anything else through. It
 // runs on the caller's goroutine, never in the connection's loops.
-func (c *Client) decodeValue(b []byte, f valueFamily) ([]byte, error) {
-	vc := c.codec
-	if vc == nil || !vc.covers(f) || !codec.IsCompressed(b) {
+func (vc *valueCodec) decodeValue(b []byte) ([]byte, error) {
+	if !codec.IsCompressed(b) {
 		return b, nil
 	}
 	return vc.c.Decode(nil, b)
@@ -165,10 +160,10 @@ func (c *Client) decodeValue(b []byte, f valueFamily) ([]byte, error) {
 // way, such as pub/sub messages received on a subscriber connection. It is
 // the identity when compression is off.
 func (c *Client) DecodeValue(b []byte) ([]byte, error) {
-	if c.s.codec == nil || !codec.IsCompressed(b) {
+	if c.s.codec == nil {
 		return b, nil
 	}
-	return c.s.codec.c.Decode(nil, b)
+	return c.s.codec.decodeValue(b)
 }
 
 // CompressionStats counts what compression did on this Client.
@@ -211,28 +206,4 @@ func (c *Client) Raw() *Client {
 	r := *c
 	r.codec = nil
 	return &r
-}
-
-// incompatibleWithCompression lists commands that would corrupt or misread a
-// compressed value, refused while their family is compressed. INCR, DECR and
-// their kin stay allowed: a number is always shorter than the minimum size,
-// so it is never stored compressed.
-var incompatibleWithCompression = map[string]valueFamily{
-	"APPEND": familyStrings, "SETRANGE": familyStrings, "GETRANGE": familyStrings,
-	"SUBSTR": familyStrings, "STRLEN": familyStrings, "LCS": familyStrings,
-	"GETBIT": familyStrings, "SETBIT": familyStrings, "BITCOUNT": familyStrings,
-	"BITPOS": familyStrings, "BITFIELD": familyStrings, "BITFIELD_RO": familyStrings,
-	"BITOP": familyStrings, "DELIFEQ": familyStrings,
-	"HSTRLEN": familyHashes,
-	"LPOS":    familyLists,
-}
-
-// checkCompatible refuses a command that cannot work on compressed values.
-func (c *Client) checkCompatible(name string) error {
-	f, bad := incompatibleWithCompression[name]
-	if !bad || c.codec == nil || !c.codec.covers(f) {
-		return nil
-	}
-	return &CommandError{Command: name, Reason: "works on the stored bytes, and compression is on: " +
-		"a compressed value would be corrupted or misread (use Client.Raw for values stored uncompressed)"}
 }

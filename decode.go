@@ -6,38 +6,63 @@ import (
 	"github.com/ziplinekv/zipline/internal/resp"
 )
 
-// Decoders shared by typed Client methods and Batch futures. Each receives
-// a reply that is not an error reply.
-
-func decValue(_ *Client, v resp.Value) (Value, error) { return Value{v}, nil }
-
-// decOK accepts +OK (and any other status) as success.
-func decOK(_ *Client, v resp.Value) (bool, error) {
-	if v.IsNull() {
-		return false, Nil
-	}
-	return true, nil
+// A decoder turns a command's reply into its Go result. It also says which
+// reply types can answer the command: the connection checks every reply
+// against it, so a stream that slipped out of step is caught (and the
+// connection dropped) instead of handing one caller another's value.
+// Error replies never reach decode, and stored values arrive already
+// expanded (see valueCommands).
+type decoder[T any] struct {
+	accepts resp.TypeSet
+	decode  func(v resp.Value) (T, error)
 }
 
-// decSetCond reads SET NX/XX: OK when written, null when the condition
-// failed.
-func decSetCond(_ *Client, v resp.Value) (bool, error) { return !v.IsNull(), nil }
+// Reply type sets. RESP2 and RESP3 spell some replies differently (a double
+// is a bulk string in RESP2, a set an array), so a set names both.
+var (
+	tsStatus       = resp.Types(resp.SimpleString)
+	tsStatusOrNull = resp.Types(resp.SimpleString, resp.Null)
+	tsBulk         = resp.Types(resp.BulkString, resp.Null)
+	tsText         = resp.Types(resp.BulkString, resp.SimpleString, resp.Verbatim, resp.Null)
+	tsInt          = resp.Types(resp.Integer)
+	tsIntOrNull    = resp.Types(resp.Integer, resp.Null)
+	tsFloat        = resp.Types(resp.Double, resp.BulkString)
+	tsFloatOrNull  = resp.Types(resp.Double, resp.BulkString, resp.Null)
+	tsBool         = resp.Types(resp.Integer, resp.Boolean)
+	tsList         = resp.Types(resp.Array, resp.Set)
+	tsListOrNull   = resp.Types(resp.Array, resp.Set, resp.Null)
+	tsMap          = resp.Types(resp.Map, resp.Array)
+)
 
-func decBytes(_ *Client, v resp.Value) ([]byte, error) { return Value{v}.AsBytes() }
+var (
+	decValue      = decoder[Value]{resp.AnyType, func(v resp.Value) (Value, error) { return Value{v}, nil }}
+	decOK         = decoder[bool]{tsStatus, func(resp.Value) (bool, error) { return true, nil }}
+	decSetCond    = decoder[bool]{tsStatusOrNull, func(v resp.Value) (bool, error) { return !v.IsNull(), nil }}
+	decBytes      = decoder[[]byte]{tsBulk, func(v resp.Value) ([]byte, error) { return Value{v}.AsBytes() }}
+	decString     = decoder[string]{tsText, func(v resp.Value) (string, error) { return Value{v}.AsString() }}
+	decStatus     = decoder[string]{tsStatus, func(v resp.Value) (string, error) { return Value{v}.AsString() }}
+	decInt        = decoder[int64]{tsInt, func(v resp.Value) (int64, error) { return Value{v}.AsInt64() }}
+	decIntOrNil   = decoder[int64]{tsIntOrNull, func(v resp.Value) (int64, error) { return Value{v}.AsInt64() }}
+	decFloat      = decoder[float64]{tsFloat, func(v resp.Value) (float64, error) { return Value{v}.AsFloat64() }}
+	decFloatOrNil = decoder[float64]{tsFloatOrNull, func(v resp.Value) (float64, error) { return Value{v}.AsFloat64() }}
+	decBool       = decoder[bool]{tsBool, func(v resp.Value) (bool, error) { return Value{v}.AsBool() }}
+	decStrings    = decoder[[]string]{tsList, func(v resp.Value) ([]string, error) { return Value{v}.AsStrings() }}
+	decBytesSlice = decoder[[][]byte]{tsListOrNull, bytesSlice}
+	decBools      = decoder[[]bool]{tsList, bools}
+	decBytesMap   = decoder[map[string][]byte]{tsMap, bytesMap}
+	decStringMap  = decoder[map[string]string]{tsMap, stringMap}
+	decTTL        = decoder[time.Duration]{tsInt, func(v resp.Value) (time.Duration, error) { return ttl(v, time.Second) }}
+	decPTTL       = decoder[time.Duration]{tsInt, func(v resp.Value) (time.Duration, error) { return ttl(v, time.Millisecond) }}
+	decKeyValue   = decoder[KeyValue]{tsListOrNull, keyValue}
+	decZs         = decoder[[]Z]{tsList, zs}
+	decZ          = decoder[Z]{tsListOrNull, z}
+	decKeyZ       = decoder[KeyZ]{tsListOrNull, keyZ}
+	decScan       = decoder[scanPage]{resp.Types(resp.Array), scan}
+)
 
-func decString(_ *Client, v resp.Value) (string, error) { return Value{v}.AsString() }
-
-func decInt(_ *Client, v resp.Value) (int64, error) { return Value{v}.AsInt64() }
-
-func decFloat(_ *Client, v resp.Value) (float64, error) { return Value{v}.AsFloat64() }
-
-func decBool(_ *Client, v resp.Value) (bool, error) { return Value{v}.AsBool() }
-
-func decStrings(_ *Client, v resp.Value) ([]string, error) { return Value{v}.AsStrings() }
-
-// decBytesSlice reads an array of strings, keeping null elements as nil
+// bytesSlice reads an array of strings, keeping null elements as nil
 // (MGET, HMGET).
-func decBytesSlice(c *Client, v resp.Value) ([][]byte, error) {
+func bytesSlice(v resp.Value) ([][]byte, error) {
 	if v.IsNull() {
 		return nil, Nil
 	}
@@ -47,7 +72,7 @@ func decBytesSlice(c *Client, v resp.Value) ([][]byte, error) {
 		if e.IsNull() {
 			continue
 		}
-		b, err := decBytes(c, e)
+		b, err := Value{e}.AsBytes()
 		if err != nil {
 			return nil, err
 		}
@@ -56,8 +81,8 @@ func decBytesSlice(c *Client, v resp.Value) ([][]byte, error) {
 	return out, nil
 }
 
-// decBools reads an array of integers as booleans (SMISMEMBER).
-func decBools(_ *Client, v resp.Value) ([]bool, error) {
+// bools reads an array of integers as booleans (SMISMEMBER).
+func bools(v resp.Value) ([]bool, error) {
 	elems, err := Value{v}.AsSlice()
 	if err != nil {
 		return nil, err
@@ -71,21 +96,16 @@ func decBools(_ *Client, v resp.Value) ([]bool, error) {
 	return out, nil
 }
 
-// decBytesMap reads a map (RESP3) or flat array of pairs (RESP2) of
-// strings, such as HGETALL's.
-func decBytesMap(c *Client, v resp.Value) (map[string][]byte, error) {
-	switch v.Type() {
-	case resp.Map, resp.Array:
-	default:
-		return nil, Value{v}.check("map[string][]byte")
-	}
-	elems := v.Elems()
-	if len(elems)%2 != 0 {
-		return nil, &TypeError{Want: "map[string][]byte", Got: "array of odd length"}
+// bytesMap reads a map (RESP3) or flat array of pairs (RESP2) of strings,
+// such as HGETALL's.
+func bytesMap(v resp.Value) (map[string][]byte, error) {
+	elems, err := pairs(v, "map[string][]byte")
+	if err != nil {
+		return nil, err
 	}
 	m := make(map[string][]byte, len(elems)/2)
 	for i := 0; i < len(elems); i += 2 {
-		b, err := decBytes(c, elems[i+1])
+		b, err := Value{elems[i+1]}.AsBytes()
 		if err != nil {
 			return nil, err
 		}
@@ -94,13 +114,44 @@ func decBytesMap(c *Client, v resp.Value) (map[string][]byte, error) {
 	return m, nil
 }
 
-// NoExpiry is the TTL of a key that exists and has no expiry.
-const NoExpiry time.Duration = -1
+// stringMap reads a map of strings (CONFIG GET).
+func stringMap(v resp.Value) (map[string]string, error) {
+	elems, err := pairs(v, "map[string]string")
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]string, len(elems)/2)
+	for i := 0; i < len(elems); i += 2 {
+		s, err := Value{elems[i+1]}.AsString()
+		if err != nil {
+			return nil, err
+		}
+		m[string(elems[i].Bytes())] = s
+	}
+	return m, nil
+}
 
-// decTTL reads TTL (seconds) and decPTTL (milliseconds): -2 means the key
-// does not exist (Nil), -1 that it has no expiry (NoExpiry).
-func decTTL(_ *Client, v resp.Value) (time.Duration, error)  { return ttl(v, time.Second) }
-func decPTTL(_ *Client, v resp.Value) (time.Duration, error) { return ttl(v, time.Millisecond) }
+func pairs(v resp.Value, want string) ([]resp.Value, error) {
+	switch v.Type() {
+	case resp.Map, resp.Array:
+	default:
+		return nil, Value{v}.check(want)
+	}
+	elems := v.Elems()
+	if len(elems)%2 != 0 {
+		return nil, &TypeError{Want: want, Got: "array of odd length"}
+	}
+	return elems, nil
+}
+
+// NoExpiry is what TTL and PTTL return for a key that exists and has no
+// expiry, and NoKey what they return for a key that does not exist: the
+// server's -1 and -2, as go-redis returns them (as Durations of -1 and -2
+// nanoseconds), with a nil error.
+const (
+	NoExpiry time.Duration = -1
+	NoKey    time.Duration = -2
+)
 
 func ttl(v resp.Value, unit time.Duration) (time.Duration, error) {
 	n, err := Value{v}.AsInt64()
@@ -108,21 +159,21 @@ func ttl(v resp.Value, unit time.Duration) (time.Duration, error) {
 	case err != nil:
 		return 0, err
 	case n == -2:
-		return 0, Nil
+		return NoKey, nil
 	case n == -1:
 		return NoExpiry, nil
 	}
 	return time.Duration(n) * unit, nil
 }
 
-// KeyValue is an element popped from one of several keys (BLPOP, BRPOP,
-// LMPOP's first element).
+// KeyValue is an element popped from one of several keys (BLPOP, BRPOP),
+// or a key and its value (MSET).
 type KeyValue struct {
 	Key   string
 	Value []byte
 }
 
-func decKeyValue(c *Client, v resp.Value) (KeyValue, error) {
+func keyValue(v resp.Value) (KeyValue, error) {
 	if v.IsNull() {
 		return KeyValue{}, Nil // timed out
 	}
@@ -130,7 +181,7 @@ func decKeyValue(c *Client, v resp.Value) (KeyValue, error) {
 	if len(elems) != 2 {
 		return KeyValue{}, &TypeError{Want: "KeyValue", Got: v.Type().String()}
 	}
-	b, err := decListValue(c, elems[1])
+	b, err := Value{elems[1]}.AsBytes()
 	return KeyValue{Key: string(elems[0].Bytes()), Value: b}, err
 }
 
@@ -140,9 +191,9 @@ type Z struct {
 	Score  float64
 }
 
-// decZs reads members with scores: RESP3 sends [member, score] pairs,
-// RESP2 a flat array member, score, member, score...
-func decZs(_ *Client, v resp.Value) ([]Z, error) {
+// zs reads members with scores: RESP3 sends [member, score] pairs, RESP2 a
+// flat array member, score, member, score...
+func zs(v resp.Value) ([]Z, error) {
 	elems, err := Value{v}.AsSlice()
 	if err != nil {
 		return nil, err
@@ -168,9 +219,9 @@ func decZs(_ *Client, v resp.Value) ([]Z, error) {
 	return out, nil
 }
 
-// decZ reads one member with its score (ZPOPMIN with no count in RESP3 is
-// a flat pair; BZPOPMIN adds the key first).
-func decZ(c *Client, v resp.Value) (Z, error) {
+// z reads one member with its score (ZPOPMIN with no count in RESP3 is a
+// flat pair; RESP2 a flat array too).
+func z(v resp.Value) (Z, error) {
 	if v.IsNull() {
 		return Z{}, Nil
 	}
@@ -194,7 +245,7 @@ type KeyZ struct {
 	Z
 }
 
-func decKeyZ(_ *Client, v resp.Value) (KeyZ, error) {
+func keyZ(v resp.Value) (KeyZ, error) {
 	if v.IsNull() {
 		return KeyZ{}, Nil
 	}
@@ -211,10 +262,10 @@ func pairToZ(member, score resp.Value) (Z, error) {
 	return Z{Member: string(member.Bytes()), Score: f}, err
 }
 
-// decScan reads a SCAN-family page: [cursor, [elements...]].
-func decScan(_ *Client, v resp.Value) (scanPage, error) {
+// scan reads a SCAN-family page: [cursor, [elements...]].
+func scan(v resp.Value) (scanPage, error) {
 	elems := v.Elems()
-	if v.Type() != resp.Array || len(elems) != 2 {
+	if len(elems) != 2 {
 		return scanPage{}, &TypeError{Want: "scan page", Got: v.Type().String()}
 	}
 	return scanPage{cursor: string(elems[0].Bytes()), items: elems[1].Elems()}, nil
@@ -223,58 +274,4 @@ func decScan(_ *Client, v resp.Value) (scanPage, error) {
 type scanPage struct {
 	cursor string
 	items  []resp.Value
-}
-
-// Stored values pass through the Client's value decoding (compression),
-// tagged with their family.
-
-func storedValue(f valueFamily) decoder[[]byte] {
-	return func(c *Client, v resp.Value) ([]byte, error) {
-		b, err := decBytes(c, v)
-		if err != nil {
-			return nil, err
-		}
-		return c.decodeValue(b, f)
-	}
-}
-
-func storedValues(f valueFamily) decoder[[][]byte] {
-	return func(c *Client, v resp.Value) ([][]byte, error) {
-		out, err := decBytesSlice(c, v)
-		if err != nil {
-			return nil, err
-		}
-		for i, b := range out {
-			if b == nil {
-				continue
-			}
-			if out[i], err = c.decodeValue(b, f); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
-	}
-}
-
-var (
-	decStored      = storedValue(familyStrings)
-	decStoredSlice = storedValues(familyStrings)
-	decHashValue   = storedValue(familyHashes)
-	decHashValues  = storedValues(familyHashes)
-	decListValue   = storedValue(familyLists)
-	decListValues  = storedValues(familyLists)
-)
-
-// decHashMap reads HGETALL, expanding the values.
-func decHashMap(c *Client, v resp.Value) (map[string][]byte, error) {
-	m, err := decBytesMap(c, v)
-	if err != nil {
-		return nil, err
-	}
-	for k, b := range m {
-		if m[k], err = c.decodeValue(b, familyHashes); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ziplinekv/zipline/internal/pipe"
@@ -13,21 +14,32 @@ import (
 // dedicatedPool lends connections that serve one caller at a time: for
 // blocking commands, Watch and Dedicated. They never reconnect on their
 // own (a silent reconnect would drop WATCH state); a broken one is dropped
-// and the next caller gets a fresh one.
+// and the next caller gets a fresh one. They keep the client's I/O timeout,
+// extended for a blocking command by how long it may wait server-side.
 type dedicatedPool struct {
 	s     *shared
+	opts  pipe.Options
+	addr  string
 	slots chan struct{} // one token per open connection, idle or lent
 	mu    sync.Mutex
 	idle  []*pipe.Pipe
+	lent  map[*pipe.Pipe]struct{}
 	done  bool
 }
 
-func newDedicatedPool(s *shared) *dedicatedPool {
-	return &dedicatedPool{s: s, slots: make(chan struct{}, s.opts.MaxDedicatedConns)}
+func newDedicatedPool(s *shared, opts pipe.Options, addr string) *dedicatedPool {
+	opts.NoReconnect = true
+	opts.WaitForReconnect = false
+	opts.OnConnect, opts.OnDisconnect, opts.Push = nil, nil, nil
+	return &dedicatedPool{
+		s: s, opts: opts, addr: addr,
+		slots: make(chan struct{}, s.opts.MaxDedicatedConns),
+		lent:  make(map[*pipe.Pipe]struct{}),
+	}
 }
 
 // get returns an idle connection or dials a new one, waiting for a free
-// slot up to ctx.
+// slot up to ctx. Its errors match ErrNotSent.
 func (d *dedicatedPool) get(ctx context.Context) (*pipe.Pipe, error) {
 	for {
 		d.mu.Lock()
@@ -35,38 +47,44 @@ func (d *dedicatedPool) get(ctx context.Context) (*pipe.Pipe, error) {
 			d.mu.Unlock()
 			return nil, fmt.Errorf("%w (%w)", ErrClosed, ErrNotSent)
 		}
-		if n := len(d.idle); n > 0 {
-			p := d.idle[n-1]
-			d.idle = d.idle[:n-1]
+		n := len(d.idle)
+		if n == 0 {
 			d.mu.Unlock()
-			if p.Closed() { // lost while idle
-				p.Abort()
-				<-d.slots
-				continue
-			}
-			return p, nil
+			break
 		}
+		p := d.idle[n-1]
+		d.idle = d.idle[:n-1]
+		if p.Closed() { // lost while idle
+			d.mu.Unlock()
+			p.Abort()
+			<-d.slots
+			continue
+		}
+		d.lent[p] = struct{}{}
 		d.mu.Unlock()
-		break
+		return p, nil
 	}
 	select {
 	case d.slots <- struct{}{}:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("zipline: waiting for a dedicated connection: %w", ctx.Err())
+		return nil, fmt.Errorf("zipline: waiting for a dedicated connection: %w (%w)", ctx.Err(), ErrNotSent)
 	}
-	opts := d.s.pipeOpts
-	opts.NoReconnect = true
-	// A blocking command may legitimately wait longer than any I/O
-	// timeout; the caller's context bounds it instead.
-	opts.IOTimeout = 0
-	opts.WaitForReconnect = false
 	dctx, cancel := context.WithTimeout(ctx, d.s.opts.DialTimeout)
 	defer cancel()
-	p, err := pipe.New(dctx, opts)
+	p, err := pipe.New(dctx, d.opts)
 	if err != nil {
 		<-d.slots
-		return nil, fmt.Errorf("%w (%w)", connectError(d.s.opts.Addr, err), ErrNotSent)
+		return nil, fmt.Errorf("%w (%w)", connectError(d.addr, err), ErrNotSent)
 	}
+	d.mu.Lock()
+	if d.done { // Close ran while we dialled
+		d.mu.Unlock()
+		p.Abort()
+		<-d.slots
+		return nil, fmt.Errorf("%w (%w)", ErrClosed, ErrNotSent)
+	}
+	d.lent[p] = struct{}{}
+	d.mu.Unlock()
 	return p, nil
 }
 
@@ -74,6 +92,7 @@ func (d *dedicatedPool) get(ctx context.Context) (*pipe.Pipe, error) {
 // changed state is closed instead of kept.
 func (d *dedicatedPool) put(p *pipe.Pipe, reusable bool) {
 	d.mu.Lock()
+	delete(d.lent, p)
 	keep := reusable && !d.done && len(d.idle) < d.s.opts.MaxIdleDedicated && !p.Closed()
 	if keep {
 		d.idle = append(d.idle, p)
@@ -85,49 +104,128 @@ func (d *dedicatedPool) put(p *pipe.Pipe, reusable bool) {
 	}
 }
 
-// do runs a call on a borrowed connection. If the caller's context ends
-// first, the connection is closed: the server stops waiting (say, in BLPOP)
-// and nobody else can receive the abandoned reply.
-func (d *dedicatedPool) do(ctx context.Context, call *pipe.Call) error {
+// send runs a request on a borrowed connection. If the caller's context
+// ends first, the connection is closed: the server stops waiting (say, in
+// BLPOP) and nobody else can receive the abandoned reply.
+func (d *dedicatedPool) send(ctx context.Context, r *request) error {
 	p, err := d.get(ctx)
 	if err != nil {
-		call.Release()
 		return err
 	}
-	err = p.Do(ctx, call)
+	err = r.sendOn(ctx, p)
 	d.put(p, err == nil)
 	return err
 }
 
+func (d *dedicatedPool) lease(ctx context.Context) (*lease, error) {
+	p, err := d.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &lease{pool: d, p: p}, nil
+}
+
+// stats counts the dedicated connections open and lent out.
+func (d *dedicatedPool) stats() (open, lent int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.slots), len(d.lent)
+}
+
+// close closes idle connections and interrupts lent ones: their commands
+// fail with ErrClosed, and their holders' later Close finds them gone.
 func (d *dedicatedPool) close() {
 	d.mu.Lock()
 	d.done = true
 	idle := d.idle
 	d.idle = nil
+	lent := make([]*pipe.Pipe, 0, len(d.lent))
+	for p := range d.lent {
+		lent = append(lent, p)
+	}
 	d.mu.Unlock()
 	for _, p := range idle {
 		p.Abort()
 		<-d.slots
 	}
+	for _, p := range lent {
+		p.Abort() // put, called by the holder, gives the slot back
+	}
+}
+
+// lease is a dedicated connection lent to one Client until Close: the
+// carrier of a Client from Dedicated or Watch.
+type lease struct {
+	pool *dedicatedPool
+	p    *pipe.Pipe
+	// mu keeps Close from returning the connection while a command runs.
+	mu       sync.RWMutex
+	released bool
+	// dirty: its state changed (SELECT, CLIENT TRACKING...) or a command
+	// failed in a way that may leave a reply pending; it is not reused.
+	dirty atomic.Bool
+}
+
+var _ carrier = (*lease)(nil)
+
+// send runs r on the leased connection, blocking commands included. A
+// request abandoned after it was written closes the connection, as on the
+// shared Client: a BLPOP would otherwise still pop an element for nobody.
+// The lease is then dead, and later commands on it fail.
+func (l *lease) send(ctx context.Context, r *request) error {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if l.released {
+		return fmt.Errorf("zipline: dedicated connection already released: %w (%w)", ErrClosed, ErrNotSent)
+	}
+	err := r.sendOn(ctx, l.p)
+	if err != nil && !errors.Is(err, ErrNotSent) {
+		l.dirty.Store(true)
+		l.p.Abort()
+	}
+	return err
+}
+
+func (l *lease) lease(context.Context) (*lease, error) {
+	return nil, errors.New("zipline: Dedicated called on a dedicated Client")
+}
+
+func (l *lease) protocol() int { return l.p.Protocol() }
+
+func (l *lease) stats() PipelineStats {
+	st := l.p.Stats()
+	return PipelineStats{Writes: st.Batches.Load(), Requests: st.Calls.Load()}
+}
+
+// close gives the connection back to the pool, or closes it if its state
+// changed.
+func (l *lease) close() error {
+	l.mu.Lock()
+	if l.released {
+		l.mu.Unlock()
+		return nil
+	}
+	l.released = true
+	l.mu.Unlock()
+	l.pool.put(l.p, !l.dirty.Load())
+	return nil
 }
 
 // Dedicated returns a Client bound to a connection of its own, borrowed
 // from the pool of dedicated connections. Every command on it, blocking or
 // not, runs on that connection, and commands that change connection state
 // (SELECT, CLIENT TRACKING, MULTI...) are allowed. Close returns the
-// connection to the pool, or closes it if its state changed.
+// connection to the pool, or closes it if its state changed. Closing the
+// Client it came from interrupts it.
 //
 // Use it for a sequence of commands that must share a connection; for
 // blocking commands alone the shared Client already borrows one per call.
 func (c *Client) Dedicated(ctx context.Context) (*Client, error) {
-	if c.lease != nil {
-		return nil, errors.New("zipline: Dedicated called on a dedicated Client")
-	}
-	p, err := c.s.dedicated.get(ctx)
+	l, err := c.carrier.lease(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &Client{pipe: c.pipe, s: c.s, codec: c.codec, lease: &lease{pool: c.s.dedicated, p: p}}, nil
+	return c.with(l), nil
 }
 
 // Watch runs fn for an optimistic transaction: it WATCHes keys on a
@@ -143,14 +241,14 @@ func (c *Client) Watch(ctx context.Context, fn func(cl *Client) error, keys ...s
 		return errors.New("zipline: Watch needs at least one key")
 	}
 	cl := c
-	if c.lease == nil {
+	if _, leased := c.carrier.(*lease); !leased {
 		var err error
 		if cl, err = c.Dedicated(ctx); err != nil {
 			return err
 		}
 		defer cl.Close()
 	}
-	if _, err := do(ctx, cl, decOK, "WATCH", strs(keys)...); err != nil {
+	if _, err := run(ctx, cl, cmd(decOK, "WATCH", keyArgs(keys)...)); err != nil {
 		return err
 	}
 	err := fn(cl)
@@ -158,8 +256,10 @@ func (c *Client) Watch(ctx context.Context, fn func(cl *Client) error, keys ...s
 	// cannot be sent the lease is dirty and the connection is dropped.
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	if _, uerr := do(uctx, cl, decOK, "UNWATCH"); uerr != nil && cl.lease != nil {
-		cl.lease.dirty.Store(true)
+	if _, uerr := run(uctx, cl, cmd(decOK, "UNWATCH")); uerr != nil {
+		if l, ok := cl.carrier.(*lease); ok {
+			l.dirty.Store(true)
+		}
 	}
 	return err
 }

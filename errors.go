@@ -26,6 +26,10 @@ var (
 	// ErrConnLost: the connection broke after the request was written. The
 	// server may or may not have run it; zipline never retries it.
 	ErrConnLost = pipe.ErrConnLost
+	// ErrPendingLimit: the bytes queued and in flight on the connection
+	// reached Options.MaxPendingBytes, and Options.FailWhenPendingFull is
+	// set. It matches ErrNotSent.
+	ErrPendingLimit = pipe.ErrPendingLimit
 )
 
 // ErrTxFailed is returned by Exec on a transaction that the server aborted

@@ -18,6 +18,7 @@ const (
 	DefaultReconnectBackoffMax = time.Second
 	DefaultMaxDedicatedConns   = 64
 	DefaultMaxIdleDedicated    = 4
+	DefaultMaxPendingBytes     = 64 << 20
 )
 
 // Options configure a Client. The zero value connects to 127.0.0.1:6379
@@ -74,6 +75,16 @@ type Options struct {
 	// wait for it to come back, until their context ends. By default they
 	// fail at once with ErrNotConnected, which matches ErrNotSent.
 	WaitForReconnect bool
+
+	// MaxPendingBytes bounds the bytes of requests queued or in flight on a
+	// connection, so that a slow or unreachable server cannot make callers
+	// pile up memory without limit. Past it, callers wait for room until
+	// their context ends, or fail at once with ErrPendingLimit if
+	// FailWhenPendingFull is set; either way, such a request was never sent
+	// (ErrNotSent). A request larger than the bound still goes out, alone.
+	// Default DefaultMaxPendingBytes; negative disables it.
+	MaxPendingBytes     int64
+	FailWhenPendingFull bool
 
 	// MaxDedicatedConns bounds the connections opened for blocking commands
 	// (BLPOP, XREAD BLOCK, WAIT...), Watch and Dedicated. A caller waits
@@ -152,6 +163,12 @@ func (o Options) withDefaults() Options {
 		o.ReconnectBackoffMax = DefaultReconnectBackoffMax
 	}
 	o.ReconnectBackoffMax = max(o.ReconnectBackoffMax, o.ReconnectBackoffMin)
+	switch {
+	case o.MaxPendingBytes == 0:
+		o.MaxPendingBytes = DefaultMaxPendingBytes
+	case o.MaxPendingBytes < 0:
+		o.MaxPendingBytes = 0
+	}
 	if o.MaxDedicatedConns <= 0 {
 		o.MaxDedicatedConns = DefaultMaxDedicatedConns
 	}

@@ -36,13 +36,14 @@ func (o ScanOptions) appendTo(args []arg, withType bool) []arg {
 func (c *Client) scan(ctx context.Context, name, key string, opts ScanOptions, yield func([]Value) bool) error {
 	cursor := "0"
 	for {
-		args := make([]arg, 0, 9)
+		var buf [9]arg
+		args := buf[:0]
 		if key != "" {
-			args = append(args, str(key))
+			args = append(args, keyArg(key))
 		}
 		args = append(args, str(cursor))
 		args = opts.appendTo(args, name == "SCAN")
-		page, err := do(ctx, c, decScan, name, args...)
+		page, err := run(ctx, c, cmd(decScan, name, args...))
 		if err != nil {
 			return err
 		}
@@ -90,7 +91,8 @@ func (c *Client) scanStrings(ctx context.Context, name, key string, opts ScanOpt
 	}
 }
 
-// HScan iterates over the fields and values of a hash.
+// HScan iterates over the fields and values of a hash. With
+// Compression.Families including Hashes, values are expanded as HGET's are.
 func (c *Client) HScan(ctx context.Context, key string, opts ScanOptions) iter.Seq2[FieldValue, error] {
 	return func(yield func(FieldValue, error) bool) {
 		var stopped bool

@@ -5,8 +5,6 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
-
-	"github.com/ziplinekv/zipline/internal/resp"
 )
 
 // Script is a Lua script that runs by its SHA1 digest (EVALSHA), sending
@@ -26,40 +24,51 @@ func NewScript(src string) *Script {
 // SHA1 returns the script's digest, as EVALSHA and SCRIPT EXISTS take it.
 func (s *Script) SHA1() string { return s.sha }
 
-// Run runs the script with keys and args. The first time on a server, the
-// EVALSHA fails with NOSCRIPT and Run sends the source with EVAL, which also
-// caches it for the next call.
+// Run runs the script with keys and args (encoded as Client.Do encodes
+// them). The first time on a server, the EVALSHA fails with NOSCRIPT and
+// Run sends the source with EVAL, which also caches it for the next call.
+// Every key the script touches must be in keys: that is how it is routed.
 func (s *Script) Run(ctx context.Context, c *Client, keys []string, args ...any) (Value, error) {
-	v, err := s.eval(ctx, c, "EVALSHA", s.sha, keys, args)
+	cm, err := s.command("EVALSHA", s.sha, keys, args)
+	if err != nil {
+		return Value{}, err
+	}
+	v, err := run(ctx, c, cm)
 	if isServerError(err, "NOSCRIPT") {
-		v, err = s.eval(ctx, c, "EVAL", s.src, keys, args)
+		cm.args[0] = str(s.src)
+		cm.name = "EVAL"
+		v, err = run(ctx, c, cm)
 	}
 	return v, err
+}
+
+// Queue queues the script in a Batch, as EVAL: a batch cannot fall back
+// from EVALSHA in the middle of its round trip, so it sends the source.
+func (s *Script) Queue(b *Batch, keys []string, args ...any) *Future[Value] {
+	cm, err := s.command("EVAL", s.src, keys, args)
+	if err != nil && b.err == nil {
+		b.err = err
+	}
+	return enqueue(b, cm)
 }
 
 // Load caches the script on the server (SCRIPT LOAD), so that the first
 // Run needs no fallback.
 func (s *Script) Load(ctx context.Context, c *Client) error {
-	_, err := do(ctx, c, decString, "SCRIPT", str("LOAD"), str(s.src))
+	_, err := run(ctx, c, cmd(decString, "SCRIPT", str("LOAD"), str(s.src)))
 	return err
 }
 
-func (s *Script) eval(ctx context.Context, c *Client, cmd, body string, keys []string, args []any) (Value, error) {
-	call := c.pipe.NewCall()
-	call.Buf = resp.AppendArrayLen(call.Buf, 3+len(keys)+len(args))
-	call.Buf = resp.AppendBulkString(call.Buf, cmd)
-	call.Buf = resp.AppendBulkString(call.Buf, body)
-	call.Buf = resp.AppendBulkInt(call.Buf, int64(len(keys)))
-	for _, k := range keys {
-		call.Buf = resp.AppendBulkString(call.Buf, k)
-	}
+func (s *Script) command(name, body string, keys []string, args []any) (command[Value], error) {
+	cargs := make([]arg, 0, 2+len(keys)+len(args))
+	cargs = append(cargs, str(body), num(int64(len(keys))))
+	cargs = append(cargs, keyArgs(keys)...)
 	for i, a := range args {
-		var err error
-		if call.Buf, err = resp.AppendAny(call.Buf, 3+len(keys)+i, a); err != nil {
-			call.Release()
-			return Value{}, fmt.Errorf("zipline: %s: %w", cmd, err)
+		ca, err := anyArg(2+len(keys)+i, a)
+		if err != nil {
+			return command[Value]{}, fmt.Errorf("zipline: %s: %w", name, err)
 		}
+		cargs = append(cargs, ca)
 	}
-	v, err := c.send(ctx, call, cmd, false)
-	return Value{v}, err
+	return cmd(decValue, name, cargs...), nil
 }

@@ -2,44 +2,12 @@ package zipline
 
 import (
 	"context"
+	"github.com/ziplinekv/zipline/internal/resp"
 	"strings"
 )
 
-// Ping checks that the server answers.
-func (c *Client) Ping(ctx context.Context) error {
-	_, err := do(ctx, c, decOK, "PING")
-	return err
-}
-
-// Echo returns msg, sent to the server and back.
-func (c *Client) Echo(ctx context.Context, msg string) (string, error) {
-	return do(ctx, c, decString, "ECHO", str(msg))
-}
-
-// DBSize returns the number of keys in the selected database.
-func (c *Client) DBSize(ctx context.Context) (int64, error) {
-	return do(ctx, c, decInt, "DBSIZE")
-}
-
-// FlushDB deletes every key of the selected database.
-func (c *Client) FlushDB(ctx context.Context) error {
-	_, err := do(ctx, c, decOK, "FLUSHDB")
-	return err
-}
-
-// FlushAll deletes every key of every database.
-func (c *Client) FlushAll(ctx context.Context) error {
-	_, err := do(ctx, c, decOK, "FLUSHALL")
-	return err
-}
-
-// Info returns the fields of INFO sections ("memory", "server", ...; none
-// means the default set) as a map.
-func (c *Client) Info(ctx context.Context, sections ...string) (map[string]string, error) {
-	text, err := do(ctx, c, decString, "INFO", strs(sections)...)
-	if err != nil {
-		return nil, err
-	}
+// infoMap parses INFO's "field:value" lines, skipping section headers.
+func infoMap(text string) map[string]string {
 	m := make(map[string]string)
 	for line := range strings.Lines(text) {
 		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
@@ -47,29 +15,107 @@ func (c *Client) Info(ctx context.Context, sections ...string) (map[string]strin
 			m[k] = v
 		}
 	}
-	return m, nil
+	return m
+}
+
+var decInfo = decoder[map[string]string]{tsText, func(v resp.Value) (map[string]string, error) {
+	text, err := decString.decode(v)
+	if err != nil {
+		return nil, err
+	}
+	return infoMap(text), nil
+}}
+
+func infoCmd(sections []string) command[map[string]string] {
+	args := make([]arg, len(sections))
+	for i, s := range sections {
+		args[i] = str(s)
+	}
+	return cmd(decInfo, "INFO", args...)
+}
+
+func configGetCmd(pattern string) command[map[string]string] {
+	return cmd(decStringMap, "CONFIG", str("GET"), str(pattern))
+}
+
+func publishCmd(name, channel string, msg []byte) command[int64] {
+	return cmd(decInt, name, str(channel), bin(msg))
+}
+
+func echoCmd(msg string) command[string] { return cmd(decString, "ECHO", str(msg)) }
+
+// Ping checks that the server answers.
+func (c *Client) Ping(ctx context.Context) error {
+	_, err := run(ctx, c, cmd(decOK, "PING"))
+	return err
+}
+
+// Ping queues PING; see Client.Ping.
+func (b *Batch) Ping() *Future[bool] { return enqueue(b, cmd(decOK, "PING")) }
+
+// Echo returns msg, sent to the server and back.
+func (c *Client) Echo(ctx context.Context, msg string) (string, error) {
+	return run(ctx, c, echoCmd(msg))
+}
+
+// Echo queues ECHO; see Client.Echo.
+func (b *Batch) Echo(msg string) *Future[string] { return enqueue(b, echoCmd(msg)) }
+
+// DBSize returns the number of keys in the selected database.
+func (c *Client) DBSize(ctx context.Context) (int64, error) {
+	return run(ctx, c, cmd(decInt, "DBSIZE"))
+}
+
+// DBSize queues DBSIZE; see Client.DBSize.
+func (b *Batch) DBSize() *Future[int64] { return enqueue(b, cmd(decInt, "DBSIZE")) }
+
+// FlushDB deletes every key of the selected database.
+func (c *Client) FlushDB(ctx context.Context) error {
+	_, err := run(ctx, c, cmd(decOK, "FLUSHDB"))
+	return err
+}
+
+// FlushDB queues FLUSHDB; see Client.FlushDB.
+func (b *Batch) FlushDB() *Future[bool] { return enqueue(b, cmd(decOK, "FLUSHDB")) }
+
+// FlushAll deletes every key of every database.
+func (c *Client) FlushAll(ctx context.Context) error {
+	_, err := run(ctx, c, cmd(decOK, "FLUSHALL"))
+	return err
+}
+
+// FlushAll queues FLUSHALL; see Client.FlushAll.
+func (b *Batch) FlushAll() *Future[bool] { return enqueue(b, cmd(decOK, "FLUSHALL")) }
+
+// Info returns the fields of INFO sections ("memory", "server", ...; none
+// means the default set) as a map.
+func (c *Client) Info(ctx context.Context, sections ...string) (map[string]string, error) {
+	return run(ctx, c, infoCmd(sections))
+}
+
+// Info queues INFO; see Client.Info.
+func (b *Batch) Info(sections ...string) *Future[map[string]string] {
+	return enqueue(b, infoCmd(sections))
 }
 
 // ConfigGet returns the server configuration parameters matching pattern.
 func (c *Client) ConfigGet(ctx context.Context, pattern string) (map[string]string, error) {
-	v, err := do(ctx, c, decValue, "CONFIG", str("GET"), str(pattern))
-	if err != nil {
-		return nil, err
-	}
-	m, err := v.AsMap()
-	if err != nil {
-		return nil, err
-	}
-	out := make(map[string]string, len(m))
-	for k, val := range m {
-		out[k], _ = val.AsString()
-	}
-	return out, nil
+	return run(ctx, c, configGetCmd(pattern))
+}
+
+// ConfigGet queues CONFIG GET; see Client.ConfigGet.
+func (b *Batch) ConfigGet(pattern string) *Future[map[string]string] {
+	return enqueue(b, configGetCmd(pattern))
 }
 
 // Publish sends msg to channel and returns how many subscribers got it.
 // With Compression.Families including PubSub, msg is compressed like a
-// stored value; subscribers expand it with Client.DecodeValue.
+// stored value, and subscribers expand it (see Client.DecodeValue).
 func (c *Client) Publish(ctx context.Context, channel string, msg []byte) (int64, error) {
-	return do(ctx, c, decInt, "PUBLISH", str(channel), message(msg))
+	return run(ctx, c, publishCmd("PUBLISH", channel, msg))
+}
+
+// Publish queues PUBLISH; see Client.Publish.
+func (b *Batch) Publish(channel string, msg []byte) *Future[int64] {
+	return enqueue(b, publishCmd("PUBLISH", channel, msg))
 }

@@ -1,20 +1,138 @@
 package zipline
 
 import (
-	"unsafe"
+	"strings"
 
 	"github.com/ziplinekv/zipline/internal/resp"
 )
 
-// valueCommand says where a command carries stored values, so that Do and
-// Batch.Do compress and expand exactly what the typed methods do (as
-// GLIDE's custom commands behave like its typed ones).
+// valueCommands is the one description of where commands carry stored
+// values: which arguments compression applies to, and where a reply holds
+// values to expand. Typed methods, Batch, Tx and Do all encode through it
+// (request.add), so a command compresses the same whichever way it is sent,
+// as GLIDE's custom commands behave like its typed ones. A command missing
+// here stores and reads its arguments as they are.
+var valueCommands = map[string]valueCommand{
+	// Strings: GLIDE's set, compressed by default.
+	"SET":    {family: familyStrings, values: at(1), reply: replyValue}, // SET ... GET returns the old value
+	"SETNX":  {family: familyStrings, values: at(1)},
+	"SETEX":  {family: familyStrings, values: at(2)},
+	"PSETEX": {family: familyStrings, values: at(2)},
+	"GETSET": {family: familyStrings, values: at(1), reply: replyValue},
+	"MSET":   {family: familyStrings, values: every(1, 2)},
+	"MSETNX": {family: familyStrings, values: every(1, 2)},
+	"GET":    {family: familyStrings, reply: replyValue},
+	"GETEX":  {family: familyStrings, reply: replyValue},
+	"GETDEL": {family: familyStrings, reply: replyValue},
+	"MGET":   {family: familyStrings, reply: replyValues},
+
+	// Hashes (Families: Hashes).
+	"HSET":       {family: familyHashes, values: every(2, 2)},
+	"HMSET":      {family: familyHashes, values: every(2, 2)},
+	"HSETNX":     {family: familyHashes, values: at(2)},
+	"HSETEX":     {family: familyHashes, valuesAfter: "FIELDS"},
+	"HGET":       {family: familyHashes, reply: replyValue},
+	"HMGET":      {family: familyHashes, reply: replyValues},
+	"HVALS":      {family: familyHashes, reply: replyValues},
+	"HGETALL":    {family: familyHashes, reply: replyPairs},
+	"HGETDEL":    {family: familyHashes, reply: replyValues},
+	"HGETEX":     {family: familyHashes, reply: replyValues},
+	"HRANDFIELD": {family: familyHashes, reply: replyPairs, replyWith: "WITHVALUES"},
+	"HSCAN":      {family: familyHashes, reply: replyScanPairs, replyWithout: "NOVALUES"},
+
+	// Lists (Families: Lists). A pivot is compressed like an element: it
+	// matches elements stored with the same settings.
+	"LPUSH":      {family: familyLists, values: every(1, 1)},
+	"RPUSH":      {family: familyLists, values: every(1, 1)},
+	"LPUSHX":     {family: familyLists, values: every(1, 1)},
+	"RPUSHX":     {family: familyLists, values: every(1, 1)},
+	"LSET":       {family: familyLists, values: at(2)},
+	"LINSERT":    {family: familyLists, values: span(2, 1, 2)},
+	"LREM":       {family: familyLists, values: at(2)},
+	"LRANGE":     {family: familyLists, reply: replyValues},
+	"LINDEX":     {family: familyLists, reply: replyValue},
+	"LPOP":       {family: familyLists, reply: replyValues},
+	"RPOP":       {family: familyLists, reply: replyValues},
+	"LMOVE":      {family: familyLists, reply: replyValue},
+	"BLMOVE":     {family: familyLists, reply: replyValue},
+	"RPOPLPUSH":  {family: familyLists, reply: replyValue},
+	"BRPOPLPUSH": {family: familyLists, reply: replyValue},
+	"BLPOP":      {family: familyLists, reply: replyKeyAndValue},
+	"BRPOP":      {family: familyLists, reply: replyKeyAndValue},
+	"LMPOP":      {family: familyLists, reply: replyKeyAndList},
+	"BLMPOP":     {family: familyLists, reply: replyKeyAndList},
+
+	// Pub/sub messages (Families: PubSub).
+	"PUBLISH":  {family: familyPubSub, values: at(1)},
+	"SPUBLISH": {family: familyPubSub, values: at(1)},
+
+	// Commands that work on the stored bytes, which compression would
+	// corrupt or misread: refused while their family is compressed. INCR,
+	// DECR and their kin stay allowed: a number is always shorter than the
+	// minimum size, so it is never stored compressed.
+	"APPEND": refused(familyStrings), "SETRANGE": refused(familyStrings), "GETRANGE": refused(familyStrings),
+	"SUBSTR": refused(familyStrings), "STRLEN": refused(familyStrings), "LCS": refused(familyStrings),
+	"GETBIT": refused(familyStrings), "SETBIT": refused(familyStrings), "BITCOUNT": refused(familyStrings),
+	"BITPOS": refused(familyStrings), "BITFIELD": refused(familyStrings), "BITFIELD_RO": refused(familyStrings),
+	"BITOP": refused(familyStrings), "DELIFEQ": refused(familyStrings),
+	"HSTRLEN": refused(familyHashes),
+	"LPOS":    refused(familyLists),
+}
+
+// valueCommand says where one command carries stored values. Everything
+// is data, read by lookupValues: nothing here escapes the arguments it is
+// given, so encoding stays allocation-free.
 type valueCommand struct {
 	family valueFamily
-	// Value arguments, by index in the full argument list (the name is 0):
-	// first, then every step-th after it, count of them (0: to the end).
-	first, step, count int
-	reply              replyShape
+	// values are the arguments that are stored values.
+	values argSpan
+	// valuesAfter names an option word after which, and its count, the
+	// values are every other argument: HSETEX ... FIELDS n f v f v.
+	valuesAfter string
+	// reply says where the reply holds stored values.
+	reply replyShape
+	// replyWith and replyWithout name an option word that the reply's
+	// values depend on: HRANDFIELD returns values only WITHVALUES, HSCAN
+	// unless NOVALUES.
+	replyWith, replyWithout string
+	// refuse: the command works on stored bytes, so it is refused while its
+	// family is compressed.
+	refuse bool
+}
+
+// argSpan selects arguments by index (the command name excluded): first,
+// then every step-th after it, count of them (0: to the end); step 0
+// selects first alone. The zero argSpan selects nothing.
+type argSpan struct{ first, step, count int }
+
+func (s argSpan) has(i int) bool {
+	if s.count == 0 && s.step == 0 || i < s.first {
+		return false
+	}
+	if s.step == 0 {
+		return i == s.first
+	}
+	if (i-s.first)%s.step != 0 {
+		return false
+	}
+	return s.count == 0 || (i-s.first)/s.step < s.count
+}
+
+// at selects argument i; every, from first on every step-th; span, count
+// of them.
+func at(i int) argSpan                    { return argSpan{i, 0, 1} }
+func every(first, step int) argSpan       { return argSpan{first, step, 0} }
+func span(first, step, count int) argSpan { return argSpan{first, step, count} }
+func refused(f valueFamily) valueCommand  { return valueCommand{family: f, refuse: true} }
+
+// wordAt returns the index of the option word w among args, or -1.
+func wordAt(args []arg, w string) int {
+	for i := range args {
+		if args[i].isWord(w) {
+			return i
+		}
+	}
+	return -1
 }
 
 // replyShape says where a reply holds stored values.
@@ -24,138 +142,101 @@ const (
 	replyNone        replyShape = iota
 	replyValue                  // a bulk string (GET)
 	replyValues                 // an array of them (MGET), or one (LPOP with or without count)
-	replyMapValues              // a map, or RESP2's flat array, whose values are stored (HGETALL)
+	replyPairs                  // field, value pairs: a map, RESP2's flat array, or RESP3's [[f, v]...] (HGETALL, HRANDFIELD)
 	replyKeyAndValue            // [key, value] (BLPOP)
 	replyKeyAndList             // [key, [values...]] (LMPOP)
+	replyScanPairs              // [cursor, [field, value, ...]] (HSCAN)
 )
 
-var valueCommands = map[string]valueCommand{
-	"SET":    {familyStrings, 2, 0, 1, replyValue}, // SET ... GET returns the old value
-	"SETNX":  {familyStrings, 2, 0, 1, replyNone},
-	"SETEX":  {familyStrings, 3, 0, 1, replyNone},
-	"PSETEX": {familyStrings, 3, 0, 1, replyNone},
-	"GETSET": {familyStrings, 2, 0, 1, replyValue},
-	"MSET":   {familyStrings, 2, 2, 0, replyNone},
-	"MSETNX": {familyStrings, 2, 2, 0, replyNone},
-	"GET":    {familyStrings, 0, 0, 0, replyValue},
-	"GETEX":  {familyStrings, 0, 0, 0, replyValue},
-	"GETDEL": {familyStrings, 0, 0, 0, replyValue},
-	"MGET":   {familyStrings, 0, 0, 0, replyValues},
-
-	"HSET":    {familyHashes, 3, 2, 0, replyNone},
-	"HMSET":   {familyHashes, 3, 2, 0, replyNone},
-	"HSETNX":  {familyHashes, 3, 0, 1, replyNone},
-	"HGET":    {familyHashes, 0, 0, 0, replyValue},
-	"HMGET":   {familyHashes, 0, 0, 0, replyValues},
-	"HVALS":   {familyHashes, 0, 0, 0, replyValues},
-	"HGETALL": {familyHashes, 0, 0, 0, replyMapValues},
-
-	"LPUSH":      {familyLists, 2, 1, 0, replyNone},
-	"RPUSH":      {familyLists, 2, 1, 0, replyNone},
-	"LPUSHX":     {familyLists, 2, 1, 0, replyNone},
-	"RPUSHX":     {familyLists, 2, 1, 0, replyNone},
-	"LSET":       {familyLists, 3, 0, 1, replyNone},
-	"LINSERT":    {familyLists, 3, 1, 2, replyNone}, // pivot and element: a pivot matches elements stored with the same settings
-	"LREM":       {familyLists, 3, 0, 1, replyNone},
-	"LRANGE":     {familyLists, 0, 0, 0, replyValues},
-	"LINDEX":     {familyLists, 0, 0, 0, replyValue},
-	"LPOP":       {familyLists, 0, 0, 0, replyValues},
-	"RPOP":       {familyLists, 0, 0, 0, replyValues},
-	"LMOVE":      {familyLists, 0, 0, 0, replyValue},
-	"BLMOVE":     {familyLists, 0, 0, 0, replyValue},
-	"RPOPLPUSH":  {familyLists, 0, 0, 0, replyValue},
-	"BRPOPLPUSH": {familyLists, 0, 0, 0, replyValue},
-	"BLPOP":      {familyLists, 0, 0, 0, replyKeyAndValue},
-	"BRPOP":      {familyLists, 0, 0, 0, replyKeyAndValue},
-	"LMPOP":      {familyLists, 0, 0, 0, replyKeyAndList},
-	"BLMPOP":     {familyLists, 0, 0, 0, replyKeyAndList},
-
-	"PUBLISH":  {familyPubSub, 2, 0, 1, replyNone},
-	"SPUBLISH": {familyPubSub, 2, 0, 1, replyNone},
+// valueReply is how one sent command's reply is expanded: by which codec,
+// where. The zero valueReply expands nothing.
+type valueReply struct {
+	vc    *valueCodec
+	shape replyShape
 }
 
-// isValueArg reports whether argument i is a stored value.
-func (vc valueCommand) isValueArg(i int) bool {
-	if vc.first == 0 || i < vc.first {
-		return false
+// lookupValues returns how the Client's view treats a command's stored
+// values: which arguments to compress and how to expand its reply. A
+// command that cannot work on compressed values is refused.
+func (c *Client) lookupValues(name string, args []arg) (argSpan, valueReply, error) {
+	vc := c.codec
+	if vc == nil {
+		return argSpan{}, valueReply{}, nil
 	}
-	if vc.step == 0 {
-		return i == vc.first
+	e, ok := valueCommands[name]
+	if !ok || !vc.covers(e.family) {
+		return argSpan{}, valueReply{}, nil
 	}
-	if (i-vc.first)%vc.step != 0 {
-		return false
+	if e.refuse {
+		// A copy, so that name (and the command it belongs to) does not
+		// escape to the heap on every call.
+		return argSpan{}, valueReply{}, &CommandError{Command: strings.Clone(name), Reason: "works on the stored bytes, " +
+			"and compression is on: a compressed value would be corrupted or misread (use Client.Raw for values " +
+			"stored uncompressed)"}
 	}
-	return vc.count == 0 || (i-vc.first)/vc.step < vc.count
-}
-
-// valueCommandFor returns how Do treats a command's values on this Client:
-// ok is false when nothing is compressed for it.
-func (c *Client) valueCommandFor(name string) (valueCommand, bool) {
-	if c.codec == nil {
-		return valueCommand{}, false
-	}
-	vc, ok := valueCommands[name]
-	return vc, ok && c.codec.covers(vc.family)
-}
-
-// appendDoArgs encodes Do's arguments, compressing the stored values.
-func (c *Client) appendDoArgs(dst []byte, args []any, vc valueCommand, compress bool) ([]byte, error) {
-	dst = resp.AppendArrayLen(dst, len(args))
-	for i, a := range args {
-		if compress && vc.isValueArg(i) {
-			switch x := a.(type) {
-			case []byte:
-				dst = c.appendValue(dst, x, vc.family)
-				continue
-			case string:
-				dst = c.appendValue(dst, unsafe.Slice(unsafe.StringData(x), len(x)), vc.family)
-				continue
-			}
-		}
-		var err error
-		if dst, err = resp.AppendAny(dst, i, a); err != nil {
-			return dst, err
+	values := e.values
+	if e.valuesAfter != "" {
+		if i := wordAt(args, e.valuesAfter); i >= 0 {
+			values = every(i+3, 2)
 		}
 	}
-	return dst, nil
+	shape := e.reply
+	if e.replyWith != "" && wordAt(args, e.replyWith) < 0 || e.replyWithout != "" && wordAt(args, e.replyWithout) >= 0 {
+		shape = replyNone
+	}
+	return values, valueReply{vc: vc, shape: shape}, nil
 }
 
-// decodeReply expands the stored values in a reply, in place.
-func (c *Client) decodeReply(v resp.Value, vc valueCommand) (resp.Value, error) {
-	switch vc.reply {
+// expand turns the stored values in a reply back into what the
+// application wrote, in place, on the caller's goroutine.
+func (vr valueReply) expand(v resp.Value) (resp.Value, error) {
+	switch vr.shape {
 	case replyValue:
-		return c.decodeOne(v, vc.family)
+		return vr.one(v)
 	case replyValues:
 		if v.Type() != resp.Array {
-			return c.decodeOne(v, vc.family)
+			return vr.one(v)
 		}
-		return v, c.decodeElems(v.Elems(), 0, 1, vc.family)
-	case replyMapValues:
-		return v, c.decodeElems(v.Elems(), 1, 2, vc.family)
+		return v, vr.each(v.Elems(), 0, 1)
+	case replyPairs:
+		elems := v.Elems()
+		if len(elems) > 0 && elems[0].Type() == resp.Array { // RESP3 HRANDFIELD: [[field, value]...]
+			for _, p := range elems {
+				if err := vr.each(p.Elems(), 1, 2); err != nil {
+					return v, err
+				}
+			}
+			return v, nil
+		}
+		return v, vr.each(elems, 1, 2)
 	case replyKeyAndValue:
-		return v, c.decodeElems(v.Elems(), 1, 2, vc.family)
+		return v, vr.each(v.Elems(), 1, 2)
 	case replyKeyAndList:
 		if e := v.Elems(); len(e) == 2 {
-			return v, c.decodeElems(e[1].Elems(), 0, 1, vc.family)
+			return v, vr.each(e[1].Elems(), 0, 1)
+		}
+	case replyScanPairs:
+		if e := v.Elems(); len(e) == 2 {
+			return v, vr.each(e[1].Elems(), 1, 2)
 		}
 	}
 	return v, nil
 }
 
-func (c *Client) decodeOne(v resp.Value, f valueFamily) (resp.Value, error) {
+func (vr valueReply) one(v resp.Value) (resp.Value, error) {
 	if v.Type() != resp.BulkString {
 		return v, nil
 	}
-	b, err := c.decodeValue(v.Bytes(), f)
+	b, err := vr.vc.decodeValue(v.Bytes())
 	if err != nil {
 		return resp.Value{}, err
 	}
 	return resp.StringValue(b), nil
 }
 
-func (c *Client) decodeElems(elems []resp.Value, from, step int, f valueFamily) error {
+func (vr valueReply) each(elems []resp.Value, from, step int) error {
 	for i := from; i < len(elems); i += step {
-		d, err := c.decodeOne(elems[i], f)
+		d, err := vr.one(elems[i])
 		if err != nil {
 			return err
 		}

@@ -228,7 +228,7 @@ const AnyType TypeSet = 1<<32 - 1
 // Accepts reports whether a reply of type t can answer a command expecting
 // s. The empty set accepts everything.
 func (s TypeSet) Accepts(t Type) bool {
-	return s == 0 || s&(t.bit()|alwaysAccepted) != 0
+	return s == 0 || t.bit()&(s|alwaysAccepted) != 0
 }
 
 const alwaysAccepted = 1<<bitSimpleError | 1<<bitBlobError | 1<<bitOversize
