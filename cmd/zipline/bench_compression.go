@@ -10,8 +10,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/ziplinekv/zipline/internal/compbench"
-	"github.com/ziplinekv/zipline/internal/corpus"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/compression"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
 )
 
 // runBenchCompression runs GLIDE's compression benchmark for zipline alone
@@ -22,7 +22,7 @@ import (
 func runBenchCompression(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("bench compression", flag.ContinueOnError)
 	out := fs.String("out", "compression-results", "folder for compression.md and the SVG charts")
-	suite := compbench.RegisterFlags(fs)
+	suite := compression.RegisterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -35,7 +35,7 @@ func runBenchCompression(ctx context.Context, args []string) error {
 	s.Title = "Compression benchmark: zipline (GLIDE's method)"
 	s.Notes = []string{"zipline alone: GLIDE Go's columns come from `bench/cmd/compbench` (cgo, `-tags glide`)."}
 	s.Progress, s.Stdout = os.Stderr, os.Stdout
-	_, err = s.Run(ctx, compbench.ZiplineVariants())
+	_, err = s.Run(ctx, compression.ZiplineVariants())
 	return err
 }
 
@@ -49,9 +49,9 @@ func demoCompression(ctx context.Context, d *demoEnv) error {
 	const prefix = "zipline-demo:compression:"
 	keys := demoCompressionKeys
 	fmt.Printf("\n== Compression (byte-compatible with Valkey GLIDE) ==\n\n")
-	variants := compbench.ZiplineVariants()
-	memData := compbench.NewDataset(corpus.JSON1884, keys, 1, prefix+"mem:") // the key names every class uses
-	data := compbench.NewDataset(corpus.JSON1884, keys, 1, prefix+"tps:")
+	variants := compression.ZiplineVariants()
+	memData := compression.NewDataset(corpus.JSON1884, keys, 1, prefix+"mem:") // the key names every class uses
+	data := compression.NewDataset(corpus.JSON1884, keys, 1, prefix+"tps:")
 	// Runs delete their keys as they go; this catches what an error or
 	// Ctrl-C leaves behind, with a context of its own.
 	defer func() {
@@ -61,7 +61,7 @@ func demoCompression(ctx context.Context, d *demoEnv) error {
 			fmt.Fprintln(os.Stderr, "demo: deleting the compression keys:", err)
 		}
 	}()
-	mem, err := compbench.MeasureMemory(ctx, compbench.MemoryConfig{Addr: d.addr,
+	mem, err := compression.MeasureMemory(ctx, compression.MemoryConfig{Addr: d.addr,
 		Classes: []corpus.Class{corpus.JSON1884, corpus.HTML1247}, Keys: keys, KeyPrefix: prefix + "mem:"}, variants)
 	if err != nil {
 		return err
@@ -70,16 +70,16 @@ func demoCompression(ctx context.Context, d *demoEnv) error {
 	fmt.Fprintln(tw, "values\tB/value\tserver memory: none\tzstd\tLZ4\tsaved: zstd\tLZ4\tGLIDE published: zstd\tLZ4\t")
 	for _, r := range mem {
 		fmt.Fprintf(tw, "%d × %s\t%.0f\t", r.Keys, r.Class, r.MeanSize())
-		for _, b := range compbench.Backends {
-			run, _ := r.Run(compbench.ZiplineName, b)
+		for _, b := range compression.Backends {
+			run, _ := r.Run(compression.ZiplineName, b)
 			fmt.Fprintf(tw, "%.2f MB\t", float64(run.Bytes)/1e6)
 		}
-		for _, b := range []compbench.Backend{compbench.Zstd, compbench.LZ4} {
-			s, _ := r.Saved(compbench.ZiplineName, b)
+		for _, b := range []compression.Backend{compression.Zstd, compression.LZ4} {
+			s, _ := r.Saved(compression.ZiplineName, b)
 			fmt.Fprintf(tw, "%.1f %%\t", 100*s)
 		}
-		for _, b := range []compbench.Backend{compbench.Zstd, compbench.LZ4} {
-			p, _ := compbench.Published(r.Class.String(), b)
+		for _, b := range []compression.Backend{compression.Zstd, compression.LZ4} {
+			p, _ := compression.Published(r.Class.String(), b)
 			fmt.Fprintf(tw, "%.1f %%\t", 100*p)
 		}
 		fmt.Fprintln(tw)
@@ -89,31 +89,31 @@ func demoCompression(ctx context.Context, d *demoEnv) error {
 	// Throughput: 64 goroutines sending batches of 10, a third of the
 	// demo's run time per variant (capped, so the section stays short).
 	phase := min(max(d.dur/6, 200*time.Millisecond), 2*time.Second)
-	cfg := compbench.MatrixConfig{Addr: d.addr, Data: data, Goroutines: []int{64}, Batches: []int{10},
+	cfg := compression.MatrixConfig{Addr: d.addr, Data: data, Goroutines: []int{64}, Batches: []int{10},
 		Duration: phase, Warmup: 100 * time.Millisecond, StopTimeout: 5 * time.Second}
 	if d.srv != nil {
 		cfg.ServerCPU = d.srv.CPUTime
 	}
-	m, err := compbench.RunMatrix(ctx, cfg, variants)
+	m, err := compression.RunMatrix(ctx, cfg, variants)
 	if err != nil {
 		return err
 	}
 	fmt.Printf("\n%d goroutines, batches of %d %s values (%d keys), %v per phase:\n\n", 64, 10, corpus.JSON1884, keys, phase)
 	tw = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "compression\tSET keys/s\tvs none\tGET keys/s\tvs none\tclient CPU µs/key (SET, GET)\t")
-	for _, b := range compbench.Backends {
+	for _, b := range compression.Backends {
 		fmt.Fprintf(tw, "%s\t", b.Label())
 		var cpu []string
-		for _, op := range compbench.Ops {
-			p, ok := m.Point(compbench.ZiplineName, b, op, 64, 10)
+		for _, op := range compression.Ops {
+			p, ok := m.Point(compression.ZiplineName, b, op, 64, 10)
 			if !ok {
 				fmt.Fprintf(tw, "failed (%s)\t\t", p.Failed)
 				cpu = append(cpu, "-")
 				continue
 			}
 			ratio := "1.00×"
-			if b != compbench.None {
-				if x, ok := m.Ratio(compbench.ZiplineName, b, op, 64, 10); ok {
+			if b != compression.None {
+				if x, ok := m.Ratio(compression.ZiplineName, b, op, 64, 10); ok {
 					ratio = fmt.Sprintf("%.2f×", x)
 				}
 			}
@@ -134,7 +134,7 @@ var demoCompressionKeys = 5000
 
 // deleteKeys removes the demo's keys.
 func deleteKeys(ctx context.Context, addr string, keys []string) error {
-	a, err := compbench.DialAdmin(ctx, addr)
+	a, err := compression.DialAdmin(ctx, addr)
 	if err != nil {
 		return err
 	}

@@ -15,11 +15,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ziplinekv/zipline/internal/sysstat"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 
 	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/layouts"
 	"github.com/ziplinekv/zipline/codec"
-	"github.com/ziplinekv/zipline/internal/layoutbench"
 	"github.com/ziplinekv/zipline/layout"
 )
 
@@ -31,7 +31,7 @@ func runBenchLayouts(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("bench layouts", flag.ContinueOnError)
 	pairs := fs.Int("pairs", 100_000, "pairs per memory cell")
 	classes := fs.String("classes", "", "value classes, comma-separated (default all: "+strings.Join(classNames(), ",")+")")
-	layouts := fs.String("layouts", "", "memory table layouts (default "+strings.Join(layoutbench.MainLayouts(), ",")+")")
+	layoutNames := fs.String("layouts", "", "memory table layouts (default "+strings.Join(layouts.MainLayouts(), ",")+")")
 	keys := fs.String("keys", "article,user", "key families: article (set-allBooksBelongToUser:<id>), user (user:<id>)")
 	raised := fs.Bool("raised", true, "also measure bucket layouts on servers started with a raised hash-max-listpack-value "+
 		"(1024; 4096 for html4000)")
@@ -71,26 +71,26 @@ func runBenchLayouts(ctx context.Context, args []string) error {
 		}
 	}
 
-	classList, err := pick(*classes, classNames(), func(n string) bool { _, ok := layoutbench.ClassByName(n); return ok })
+	classList, err := pick(*classes, classNames(), func(n string) bool { _, ok := layouts.ClassByName(n); return ok })
 	if err != nil {
 		return fmt.Errorf("-classes: %w", err)
 	}
-	layoutList, err := pick(*layouts, layoutbench.MainLayouts(), func(n string) bool { _, ok := layoutbench.LayoutByName(n); return ok })
+	layoutList, err := pick(*layoutNames, layouts.MainLayouts(), func(n string) bool { _, ok := layouts.LayoutByName(n); return ok })
 	if err != nil {
 		return fmt.Errorf("-layouts: %w", err)
 	}
-	var families []layoutbench.KeyFamily
+	var families []layouts.KeyFamily
 	for _, name := range strings.Split(*keys, ",") {
-		f, ok := layoutbench.FamilyByName(strings.TrimSpace(name))
+		f, ok := layouts.FamilyByName(strings.TrimSpace(name))
 		if !ok {
 			return fmt.Errorf("-keys: unknown key family %q (article, user)", name)
 		}
 		families = append(families, f)
 	}
-	var ops []layoutbench.Op
+	var ops []layouts.Op
 	if *speedOps != "" {
 		for _, s := range strings.Split(*speedOps, ",") {
-			op, err := layoutbench.ParseOp(strings.TrimSpace(s))
+			op, err := layouts.ParseOp(strings.TrimSpace(s))
 			if err != nil {
 				return fmt.Errorf("-speed-ops: %w", err)
 			}
@@ -102,7 +102,7 @@ func runBenchLayouts(ctx context.Context, args []string) error {
 		speedLay = splitList(*speedLayouts)
 	}
 
-	rep := &layoutbench.Report{
+	rep := &layouts.Report{
 		Command: strings.TrimSpace("go run ./cmd/zipline bench layouts " + strings.Join(args, " ")),
 		Date:    time.Now(),
 		Machine: machine(),
@@ -118,7 +118,7 @@ func runBenchLayouts(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		rep = &layoutbench.Report{}
+		rep = &layouts.Report{}
 		if err := json.Unmarshal(b, rep); err != nil {
 			return fmt.Errorf("-render %s: %w", *render, err)
 		}
@@ -133,13 +133,13 @@ func runBenchLayouts(ctx context.Context, args []string) error {
 	}
 
 	if *speed {
-		configs := []layoutbench.SpeedConfig{{
-			Family: layoutbench.ArticleKeys, Class: "ints", Keys: *speedKeys, Layouts: speedLay, Ops: ops,
+		configs := []layouts.SpeedConfig{{
+			Family: layouts.ArticleKeys, Class: "ints", Keys: *speedKeys, Layouts: speedLay, Ops: ops,
 			Goroutines: *speedConc, Duration: *speedDur, Rounds: *speedRounds, Log: progress,
 		}}
 		if *speedComp && *speedLayouts == "" {
-			configs = append(configs, layoutbench.SpeedConfig{
-				Family: layoutbench.ArticleKeys, Class: "json-random", Keys: *speedKeys,
+			configs = append(configs, layouts.SpeedConfig{
+				Family: layouts.ArticleKeys, Class: "json-random", Keys: *speedKeys,
 				Layouts: []string{"buckets+zip", "buckets+zip+zstd", "buckets+zip+dict"},
 				Ops:     ops, Goroutines: *speedConc, Duration: *speedDur, Rounds: *speedRounds, ListpackValue: 1024, Log: progress,
 			})
@@ -157,7 +157,7 @@ func runBenchLayouts(ctx context.Context, args []string) error {
 		}
 		for _, cfg := range configs {
 			fmt.Fprintf(progress, "bench layouts: speed, %s values\n", cfg.Class)
-			s, err := layoutbench.RunSpeed(ctx, cfg)
+			s, err := layouts.RunSpeed(ctx, cfg)
 			if err != nil {
 				return err
 			}
@@ -181,7 +181,7 @@ func runBenchLayouts(ctx context.Context, args []string) error {
 }
 
 // writeReport writes rep's markdown to the file out, or to standard output.
-func writeReport(rep *layoutbench.Report, out string, progress io.Writer) error {
+func writeReport(rep *layouts.Report, out string, progress io.Writer) error {
 	var buf bytes.Buffer
 	if err := rep.WriteMarkdown(&buf); err != nil {
 		return err
@@ -198,11 +198,11 @@ func writeReport(rep *layoutbench.Report, out string, progress io.Writer) error 
 }
 
 // runMemoryTable measures the memory cells into rep.
-func runMemoryTable(ctx context.Context, rep *layoutbench.Report, families []layoutbench.KeyFamily,
-	classes, layouts []string, raised, extras bool, progress io.Writer) error {
-	cells := memoryCells(families, classes, layouts, raised, extras)
-	data := &layoutbench.DataSet{Pairs: rep.Pairs}
-	runner := &layoutbench.MemoryRunner{Pairs: rep.Pairs, Data: data, Log: progress}
+func runMemoryTable(ctx context.Context, rep *layouts.Report, families []layouts.KeyFamily,
+	classes, layoutNames []string, raised, extras bool, progress io.Writer) error {
+	cells := memoryCells(families, classes, layoutNames, raised, extras)
+	data := &layouts.DataSet{Pairs: rep.Pairs}
+	runner := &layouts.MemoryRunner{Pairs: rep.Pairs, Data: data, Log: progress}
 	fmt.Fprintf(progress, "bench layouts: %d memory cells of %d pairs\n", len(cells), rep.Pairs)
 	var err error
 	if rep.Memory, err = runner.Run(ctx, cells, nil); err != nil {
@@ -214,7 +214,7 @@ func runMemoryTable(ctx context.Context, rep *layoutbench.Report, families []lay
 		if err != nil {
 			return err
 		}
-		st, err := d.Stat(rep.Pairs, layoutbench.DictSpecs()...)
+		st, err := d.Stat(rep.Pairs, layouts.DictSpecs()...)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -225,7 +225,7 @@ func runMemoryTable(ctx context.Context, rep *layoutbench.Report, families []lay
 
 func classNames() []string {
 	var out []string
-	for _, c := range layoutbench.Classes() {
+	for _, c := range layouts.Classes() {
 		out = append(out, c.Name)
 	}
 	return out
@@ -258,17 +258,17 @@ func pick(list string, def []string, known func(string) bool) ([]string, error) 
 
 // memoryCells lists the cells of a run: the main table for each key
 // family, the raised-limit variant, and the extra cells.
-func memoryCells(families []layoutbench.KeyFamily, classes, layouts []string, raised, extras bool) []layoutbench.Cell {
-	var cells []layoutbench.Cell
-	small := func(class string) bool { c, _ := layoutbench.ClassByName(class); return c.Small }
-	dict := func(l string) bool { lay, _ := layoutbench.LayoutByName(l); return lay.Dict != nil }
+func memoryCells(families []layouts.KeyFamily, classes, layoutNames []string, raised, extras bool) []layouts.Cell {
+	var cells []layouts.Cell
+	small := func(class string) bool { c, _ := layouts.ClassByName(class); return c.Small }
+	dict := func(l string) bool { lay, _ := layouts.LayoutByName(l); return lay.Dict != nil }
 	for _, f := range families {
 		for _, class := range classes {
-			for _, l := range layouts {
+			for _, l := range layoutNames {
 				if dict(l) && small(class) {
 					continue
 				}
-				cells = append(cells, layoutbench.Cell{Family: f, Class: class, Layout: l})
+				cells = append(cells, layouts.Cell{Family: f, Class: class, Layout: l})
 			}
 		}
 	}
@@ -282,9 +282,9 @@ func memoryCells(families []layoutbench.KeyFamily, classes, layouts []string, ra
 				if class == "html4000" {
 					lpv = 4096
 				}
-				for _, l := range layouts {
+				for _, l := range layoutNames {
 					if strings.HasPrefix(l, "buckets") {
-						cells = append(cells, layoutbench.Cell{Family: f, Class: class, Layout: l, ListpackValue: lpv})
+						cells = append(cells, layouts.Cell{Family: f, Class: class, Layout: l, ListpackValue: lpv})
 					}
 				}
 			}
@@ -299,15 +299,15 @@ func memoryCells(families []layoutbench.KeyFamily, classes, layouts []string, ra
 			}
 			return false
 		}
-		add := func(f layoutbench.KeyFamily, class string, sparse bool, lpv int, ls ...string) {
+		add := func(f layouts.KeyFamily, class string, sparse bool, lpv int, ls ...string) {
 			if !has(class) {
 				return
 			}
 			for _, l := range ls {
-				cells = append(cells, layoutbench.Cell{Family: f, Class: class, Layout: l, Sparse: sparse, ListpackValue: lpv})
+				cells = append(cells, layouts.Cell{Family: f, Class: class, Layout: l, Sparse: sparse, ListpackValue: lpv})
 			}
 		}
-		a, u := layoutbench.ArticleKeys, layoutbench.UserKeys
+		a, u := layouts.ArticleKeys, layouts.UserKeys
 		for _, f := range families {
 			add(f, "counters", false, 0, "dense512+zip", "dense126+zip")
 			add(f, "ints", false, 0, "dense512+zip", "hashed+zip")
@@ -442,7 +442,7 @@ func demoLayoutRow(ctx context.Context, c *zipline.Client, row demoRow, prefix, 
 		}
 		return nil
 	}
-	before, err := layoutbench.SettledMemory(ctx, c, settle)
+	before, err := layouts.SettledMemory(ctx, c, settle)
 	if err != nil {
 		return err
 	}
@@ -450,7 +450,7 @@ func demoLayoutRow(ctx context.Context, c *zipline.Client, row demoRow, prefix, 
 	if err := load(func(*zipline.Batch) *layout.Queued { return nil }); err != nil {
 		return err
 	}
-	plainMem, err := layoutbench.SettledMemory(ctx, c, settle)
+	plainMem, err := layouts.SettledMemory(ctx, c, settle)
 	if err != nil {
 		return err
 	}
@@ -458,14 +458,14 @@ func demoLayoutRow(ctx context.Context, c *zipline.Client, row demoRow, prefix, 
 	if err := unlinkPlain(ctx, c, prefix, n); err != nil {
 		return err
 	}
-	before2, err := layoutbench.SettledMemory(ctx, c, settle)
+	before2, err := layouts.SettledMemory(ctx, c, settle)
 	if err != nil {
 		return err
 	}
 	if err := load(st.In); err != nil {
 		return err
 	}
-	nsMem, err := layoutbench.SettledMemory(ctx, c, settle)
+	nsMem, err := layouts.SettledMemory(ctx, c, settle)
 	if err != nil {
 		return err
 	}

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
-	"github.com/ziplinekv/zipline/internal/latency"
-	"github.com/ziplinekv/zipline/internal/resp"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/latency"
 	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/internal/resp"
 )
 
 func runDemo(ctx context.Context, args []string) error {

@@ -25,8 +25,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 	"github.com/ziplinekv/zipline/internal/resp"
-	"github.com/ziplinekv/zipline/internal/sysstat"
 )
 
 // Kind selects the server implementation.

@@ -9,8 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ziplinekv/zipline/internal/latency"
-	"github.com/ziplinekv/zipline/internal/sysstat"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/latency"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 
 	"github.com/ziplinekv/zipline/bench"
 )

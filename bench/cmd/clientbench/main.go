@@ -26,7 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ziplinekv/zipline/internal/sysstat"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 
 	"github.com/ziplinekv/zipline/bench"
 	"github.com/ziplinekv/zipline/internal/localserver"

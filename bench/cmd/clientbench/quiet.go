@@ -5,7 +5,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/ziplinekv/zipline/internal/sysstat"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 )
 
 // quietGate keeps other processes' CPU use out of the measurements where it

@@ -28,12 +28,12 @@ import (
 	"runtime/pprof"
 	"strings"
 
-	"github.com/ziplinekv/zipline/internal/compbench"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/compression"
 )
 
 // Filled by glide.go under the glide build tag.
 var (
-	extraVariants []compbench.Variant
+	extraVariants []compression.Variant
 	reference     string
 )
 
@@ -49,7 +49,7 @@ func run() error {
 	out := fs.String("out", "", "markdown report (charts are written beside it); empty prints the report")
 	clients := fs.String("clients", "", "comma list of clients to run (zipline, \"GLIDE Go\"); default all built in")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (Go code only; GLIDE's Rust shows as cgo calls)")
-	suite := compbench.RegisterFlags(fs)
+	suite := compression.RegisterFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: compbench [flags]   (build with -tags glide to include GLIDE Go)\n\n")
 		fs.PrintDefaults()
@@ -61,13 +61,13 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	variants := append(compbench.ZiplineVariants(), extraVariants...)
+	variants := append(compression.ZiplineVariants(), extraVariants...)
 	if *clients != "" {
 		want := map[string]bool{}
 		for _, c := range strings.Split(*clients, ",") {
 			want[strings.ToLower(strings.TrimSpace(c))] = true
 		}
-		var keep []compbench.Variant
+		var keep []compression.Variant
 		for _, v := range variants {
 			if want[strings.ToLower(v.Client)] {
 				keep = append(keep, v)
@@ -124,7 +124,7 @@ func quoteArgs(args []string) []string {
 	return out
 }
 
-func notes(s *compbench.Suite) []string {
+func notes(s *compression.Suite) []string {
 	n := []string{
 		"Method, as GLIDE's blog describes it (shared/notes/glide-compression.md §7), with the differences that matter: " +
 			"the corpus is internal/corpus (GLIDE's was never published), generated with seed 1, the same keys and values for " +

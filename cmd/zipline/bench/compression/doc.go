@@ -1,4 +1,4 @@
-// Package compbench measures what transparent value compression costs and
+// Package compression measures what transparent value compression costs and
 // saves, the way Valkey GLIDE's compression blog did, so zipline can be set
 // beside GLIDE's published table and beside GLIDE Go itself.
 //
@@ -25,4 +25,4 @@
 // Both measurements need a real server; Admin is the measuring side's own
 // connection for INFO, FLUSHALL and bulk STRLEN/DEL, so nothing it does
 // goes through a client under test.
-package compbench
+package compression

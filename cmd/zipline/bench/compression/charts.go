@@ -1,4 +1,4 @@
-package compbench
+package compression
 
 import (
 	"bytes"
@@ -130,7 +130,7 @@ func WriteCharts(dir, prefix string, mem []MemoryResult, m *Matrix, ref string) 
 			return err
 		}
 		if err := os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("compbench: %w", err)
+			return fmt.Errorf("compression: %w", err)
 		}
 		links = append(links, ChartLink{Title: title, File: name})
 		return nil

@@ -1,4 +1,4 @@
-package compbench
+package compression
 
 import (
 	"fmt"

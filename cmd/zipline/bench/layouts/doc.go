@@ -1,4 +1,4 @@
-// Package layoutbench measures what the layout package saves: the memory
+// Package layouts measures what the layout package saves: the memory
 // table of the me-redis article ("Zip'em ALL!", 100,000 pairs per cell) and
 // the speed of a namespace's operations against plain commands.
 //
@@ -32,4 +32,4 @@
 //
 // WriteMarkdown renders the results, the comparison with the article's
 // table and the bar; cmd/zipline "bench layouts" runs it all.
-package layoutbench
+package layouts

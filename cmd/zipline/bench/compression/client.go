@@ -1,4 +1,4 @@
-package compbench
+package compression
 
 import (
 	"context"
@@ -65,7 +65,7 @@ func ParseBackend(s string) (Backend, error) {
 			return b, nil
 		}
 	}
-	return 0, fmt.Errorf("compbench: unknown backend %q (want none, zstd or lz4)", s)
+	return 0, fmt.Errorf("compression: unknown backend %q (want none, zstd or lz4)", s)
 }
 
 // Client is what the benchmark drives. Implementations must be safe for

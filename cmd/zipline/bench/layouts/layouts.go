@@ -1,4 +1,4 @@
-package layoutbench
+package layouts
 
 import (
 	"math/rand/v2"

@@ -3,7 +3,7 @@ package corpus_test
 import (
 	"fmt"
 
-	"github.com/ziplinekv/zipline/internal/corpus"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
 )
 
 // GLIDE's headline memory benchmark used 10,000 JSON values averaging

@@ -1,11 +1,11 @@
-package compbench
+package compression
 
 import (
 	"runtime"
 	"strconv"
 	"time"
 
-	"github.com/ziplinekv/zipline/internal/sysstat"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 )
 
 // cpuSnap is a point-in-time reading of the CPU counters a phase reports.

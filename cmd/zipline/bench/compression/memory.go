@@ -1,4 +1,4 @@
-package compbench
+package compression
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/ziplinekv/zipline/internal/corpus"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
 )
 
 // Dataset is the keys and values a measurement stores: the first n
@@ -158,7 +158,7 @@ func MeasureMemory(ctx context.Context, cfg MemoryConfig, variants []Variant) ([
 		data := NewDataset(cfg.Classes[0], min(cfg.Keys, 500), cfg.Seed, cfg.KeyPrefix)
 		for _, v := range variants {
 			if _, err := measureOne(ctx, admin, cfg, baseClients, data, v); err != nil {
-				return nil, fmt.Errorf("compbench: memory warm-up %s: %w", v.Name(), err)
+				return nil, fmt.Errorf("compression: memory warm-up %s: %w", v.Name(), err)
 			}
 		}
 	}
@@ -169,7 +169,7 @@ func MeasureMemory(ctx context.Context, cfg MemoryConfig, variants []Variant) ([
 		for _, v := range variants {
 			run, err := measureOne(ctx, admin, cfg, baseClients, data, v)
 			if err != nil {
-				return out, fmt.Errorf("compbench: memory %s %s: %w", class, v.Name(), err)
+				return out, fmt.Errorf("compression: memory %s %s: %w", class, v.Name(), err)
 			}
 			res.Runs = append(res.Runs, run)
 			if cfg.Progress != nil {

@@ -1,4 +1,4 @@
-package compbench
+package compression
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ziplinekv/zipline/internal/latency"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/latency"
 )
 
 // Op is a phase of a matrix cell.
@@ -175,18 +175,18 @@ func RunMatrix(ctx context.Context, cfg MatrixConfig, variants []Variant) (*Matr
 	maxBatch := 0
 	for _, b := range cfg.Batches {
 		if b < 1 {
-			return nil, fmt.Errorf("compbench: batch size %d", b)
+			return nil, fmt.Errorf("compression: batch size %d", b)
 		}
 		maxBatch = max(maxBatch, b)
 	}
 	for _, g := range cfg.Goroutines {
 		if g < 1 {
-			return nil, fmt.Errorf("compbench: %d goroutines", g)
+			return nil, fmt.Errorf("compression: %d goroutines", g)
 		}
 	}
 	n := len(cfg.Data.Keys)
 	if n < maxBatch || len(cfg.Data.Values) != n {
-		return nil, fmt.Errorf("compbench: %d keys and %d values for batches up to %d", n, len(cfg.Data.Values), maxBatch)
+		return nil, fmt.Errorf("compression: %d keys and %d values for batches up to %d", n, len(cfg.Data.Values), maxBatch)
 	}
 	m := &Matrix{Goroutines: cfg.Goroutines, Batches: cfg.Batches, Duration: cfg.Duration, Warmup: cfg.Warmup,
 		Keys: n, ValueClass: cfg.Data.Class.String(), MeanSize: cfg.Data.MeanSize()}

@@ -1,4 +1,4 @@
-package compbench
+package compression
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ziplinekv/zipline/internal/corpus"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
 	"github.com/ziplinekv/zipline/internal/testkit"
 )
 

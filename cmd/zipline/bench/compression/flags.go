@@ -1,4 +1,4 @@
-package compbench
+package compression
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ziplinekv/zipline/internal/corpus"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
 )
 
 // ParseInts reads a comma-separated list of positive integers, such as a
@@ -21,12 +21,12 @@ func ParseInts(s string) ([]int, error) {
 		}
 		n, err := strconv.Atoi(f)
 		if err != nil || n < 1 {
-			return nil, fmt.Errorf("compbench: %q is not a positive integer", f)
+			return nil, fmt.Errorf("compression: %q is not a positive integer", f)
 		}
 		out = append(out, n)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("compbench: empty list %q", s)
+		return nil, fmt.Errorf("compression: empty list %q", s)
 	}
 	return out, nil
 }
@@ -45,12 +45,12 @@ func ParseClasses(s string) ([]corpus.Class, error) {
 		}
 		c, ok := corpus.ClassByName(f)
 		if !ok {
-			return nil, fmt.Errorf("compbench: unknown class %q (want all, or some of json-98,json-461,json-1884,html-193,html-556,html-1247,session-198,session-480,session-951)", f)
+			return nil, fmt.Errorf("compression: unknown class %q (want all, or some of json-98,json-461,json-1884,html-193,html-556,html-1247,session-198,session-480,session-951)", f)
 		}
 		out = append(out, c)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("compbench: no classes in %q", s)
+		return nil, fmt.Errorf("compression: no classes in %q", s)
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package layoutbench
+package layouts
 
 import (
 	"bytes"
@@ -57,7 +57,7 @@ func ParseOp(s string) (Op, error) {
 	if found {
 		b, err := strconv.Atoi(string(n))
 		if err != nil || b < 1 {
-			return op, fmt.Errorf("layoutbench: op %q: bad batch size", s)
+			return op, fmt.Errorf("layouts: op %q: bad batch size", s)
 		}
 		op.Batch = b
 	}
@@ -68,7 +68,7 @@ func ParseOp(s string) (Op, error) {
 			op.Batch = 10
 		}
 	default:
-		return op, fmt.Errorf("layoutbench: unknown op %q (get, set, mget, mset)", s)
+		return op, fmt.Errorf("layouts: unknown op %q (get, set, mget, mset)", s)
 	}
 	return op, nil
 }
@@ -181,7 +181,7 @@ func RunSpeed(ctx context.Context, cfg SpeedConfig) (*SpeedReport, error) {
 		lay, ok := LayoutByName(name)
 		switch {
 		case !ok:
-			return nil, fmt.Errorf("layoutbench: unknown layout %q", name)
+			return nil, fmt.Errorf("layouts: unknown layout %q", name)
 		}
 		var dict *Dict
 		if lay.Dict != nil {
@@ -275,7 +275,7 @@ type workload struct {
 	data *Data
 }
 
-var errMismatch = errors.New("layoutbench: read a different value than was written")
+var errMismatch = errors.New("layouts: read a different value than was written")
 
 // run drives n goroutines for d and returns the ops done and failed.
 func (w workload) run(ctx context.Context, n int, d time.Duration) (ops, failed uint64, elapsed time.Duration, err error) {
@@ -430,7 +430,7 @@ func (w workload) call(ctx context.Context, idx []int) error {
 		}
 		return w.st.MSet(ctx, pairs...)
 	}
-	return fmt.Errorf("layoutbench: unknown op %q", w.op.Name)
+	return fmt.Errorf("layouts: unknown op %q", w.op.Name)
 }
 
 // QueueCost is the client-side cost of one key's operation queued in a
@@ -460,7 +460,7 @@ func MeasureQueueCost(ctx context.Context, c *zipline.Client, data *Data, layout
 	for _, name := range append([]string{"plain"}, layouts...) {
 		lay, ok := LayoutByName(name)
 		if !ok {
-			return nil, fmt.Errorf("layoutbench: unknown layout %q", name)
+			return nil, fmt.Errorf("layouts: unknown layout %q", name)
 		}
 		var dict *Dict
 		if lay.Dict != nil {

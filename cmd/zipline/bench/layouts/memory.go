@@ -1,4 +1,4 @@
-package layoutbench
+package layouts
 
 import (
 	"bytes"
@@ -217,7 +217,7 @@ func DatasetMemory(ctx context.Context, c *zipline.Client) (int64, error) {
 	used, err1 := strconv.ParseInt(m["used_memory"], 10, 64)
 	clients, err2 := strconv.ParseInt(m["mem_clients_normal"], 10, 64)
 	if err := errors.Join(err1, err2); err != nil {
-		return 0, fmt.Errorf("layoutbench: INFO memory: %w", err)
+		return 0, fmt.Errorf("layouts: INFO memory: %w", err)
 	}
 	return used - clients, nil
 }

@@ -1,4 +1,4 @@
-package compbench
+package compression
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ziplinekv/zipline/internal/resp"
 	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/internal/resp"
 )
 
 // Admin is the measuring side's own connection to the server, for INFO,
@@ -28,7 +28,7 @@ func DialAdmin(ctx context.Context, addr string) (*Admin, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("compbench: %w", err)
+		return nil, fmt.Errorf("compression: %w", err)
 	}
 	return &Admin{addr: addr, conn: conn, rd: resp.NewReader(conn, 0, resp.Limits{})}, nil
 }
@@ -52,14 +52,14 @@ func (a *Admin) do(ctx context.Context, args ...any) (resp.Value, error) {
 		}
 	}
 	if _, err := a.conn.Write(a.buf); err != nil {
-		return resp.Value{}, fmt.Errorf("compbench: %w", err)
+		return resp.Value{}, fmt.Errorf("compression: %w", err)
 	}
 	var v resp.Value
 	if err := a.rd.ReadValue(&v); err != nil {
-		return resp.Value{}, fmt.Errorf("compbench: %w", err)
+		return resp.Value{}, fmt.Errorf("compression: %w", err)
 	}
 	if v.IsError() {
-		return v, fmt.Errorf("compbench: %s: %s", args[0], v.Bytes())
+		return v, fmt.Errorf("compression: %s: %s", args[0], v.Bytes())
 	}
 	return v, nil
 }
@@ -80,7 +80,7 @@ func (a *Admin) infoInt(ctx context.Context, section, field string) (int64, erro
 	}
 	n, err := strconv.ParseInt(m[field], 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("compbench: INFO %s %s: %w", section, field, err)
+		return 0, fmt.Errorf("compression: INFO %s %s: %w", section, field, err)
 	}
 	return n, nil
 }
@@ -174,7 +174,7 @@ func (a *Admin) SumEach(ctx context.Context, cmd string, keys []string) (int64, 
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", a.addr)
 	if err != nil {
-		return 0, fmt.Errorf("compbench: %w", err)
+		return 0, fmt.Errorf("compression: %w", err)
 	}
 	defer conn.Close()
 	if dl, ok := ctx.Deadline(); ok {
@@ -193,15 +193,15 @@ func (a *Admin) SumEach(ctx context.Context, cmd string, keys []string) (int64, 
 			buf = resp.AppendBulkString(resp.AppendBulkString(resp.AppendArrayLen(buf, 2), cmd), k)
 		}
 		if _, err := conn.Write(buf); err != nil {
-			return 0, fmt.Errorf("compbench: %w", err)
+			return 0, fmt.Errorf("compression: %w", err)
 		}
 		for range part {
 			var v resp.Value
 			if err := rd.ReadValue(&v); err != nil {
-				return 0, fmt.Errorf("compbench: %w", err)
+				return 0, fmt.Errorf("compression: %w", err)
 			}
 			if v.IsError() {
-				return 0, errors.New("compbench: " + cmd + ": " + string(v.Bytes()))
+				return 0, errors.New("compression: " + cmd + ": " + string(v.Bytes()))
 			}
 			sum += v.Int()
 		}

@@ -1,4 +1,4 @@
-package compbench
+package compression
 
 import "github.com/ziplinekv/zipline/codec"
 

@@ -1,4 +1,4 @@
-package compbench
+package compression
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ziplinekv/zipline/internal/corpus"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
 	"github.com/ziplinekv/zipline/internal/localserver"
 )
 
@@ -276,4 +276,4 @@ func (s *Suite) summary(r *Report) {
 }
 
 // ErrNoVariants is returned when nothing would be measured.
-var ErrNoVariants = errors.New("compbench: no variants to run")
+var ErrNoVariants = errors.New("compression: no variants to run")

@@ -1,4 +1,4 @@
-package compbench
+package compression
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ziplinekv/zipline/internal/corpus"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
 	"github.com/ziplinekv/zipline/internal/testkit"
 )
 

@@ -1,4 +1,4 @@
-package layoutbench
+package layouts
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package layoutbench
+package layouts
 
 import (
 	"errors"
@@ -11,8 +11,8 @@ import (
 	"sync"
 
 	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
 	"github.com/ziplinekv/zipline/codec"
-	"github.com/ziplinekv/zipline/internal/corpus"
 )
 
 // A Class is a kind of value the benchmark stores, one row of the memory
@@ -191,7 +191,7 @@ func RealJSONDir() (string, error) {
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("layoutbench: shared/corpus/json/random.json not found above the working directory")
+			return "", errors.New("layouts: shared/corpus/json/random.json not found above the working directory")
 		}
 		dir = parent
 	}
@@ -267,7 +267,7 @@ func (d *Data) Dictionary(spec DictSpec) (*Dict, error) {
 		return dc, nil
 	}
 	if d.Class.Small {
-		return nil, fmt.Errorf("layoutbench: %s values are too small to compress", d.Class.Name)
+		return nil, fmt.Errorf("layouts: %s values are too small to compress", d.Class.Name)
 	}
 	dict, err := codec.TrainDictionary(d.Training, spec.Size)
 	if err != nil {
@@ -326,7 +326,7 @@ func (s *DataSet) Get(name string) (*Data, error) {
 	}
 	c, ok := ClassByName(name)
 	if !ok {
-		return nil, fmt.Errorf("layoutbench: unknown value class %q", name)
+		return nil, fmt.Errorf("layouts: unknown value class %q", name)
 	}
 	d := &Data{Class: c}
 	if c.gen != nil {
