@@ -7,7 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/chart"
 )
+
+// RatioScale colours compressed/uncompressed TPS ratios.
+var RatioScale = chart.Scale{Lo: 0.4, Mid: 1.0, Hi: 1.2}
 
 // Colours of the memory chart's series.
 var seriesColors = map[string][2]string{ // client: zstd, LZ4
@@ -18,8 +23,8 @@ var seriesColors = map[string][2]string{ // client: zstd, LZ4
 
 // MemoryChart is the grouped bar chart of memory saved per class: each
 // client's zstd and LZ4, then GLIDE's published figures.
-func MemoryChart(mem []MemoryResult) BarChart {
-	ch := BarChart{Title: "Memory saved per corpus class (used_memory, vs. no compression)", YLabel: "memory saved"}
+func MemoryChart(mem []MemoryResult) chart.Bars {
+	ch := chart.Bars{Title: "Memory saved per corpus class (used_memory, vs. no compression)", YLabel: "memory saved"}
 	for _, res := range mem {
 		ch.Groups = append(ch.Groups, res.Class.String())
 	}
@@ -29,7 +34,7 @@ func MemoryChart(mem []MemoryResult) BarChart {
 			colors = seriesColors[""]
 		}
 		for i, b := range []Backend{Zstd, LZ4} {
-			s := BarSeries{Name: c + " " + b.Label(), Color: colors[i]}
+			s := chart.Series{Name: c + " " + b.Label(), Color: colors[i]}
 			for _, res := range mem {
 				v, ok := res.Saved(c, b)
 				if !ok {
@@ -41,7 +46,7 @@ func MemoryChart(mem []MemoryResult) BarChart {
 		}
 	}
 	for i, b := range []Backend{Zstd, LZ4} {
-		s := BarSeries{Name: "GLIDE published " + b.Label(), Color: seriesColors["published"][i], Faded: true}
+		s := chart.Series{Name: "GLIDE published " + b.Label(), Color: seriesColors["published"][i], Faded: true}
 		for _, res := range mem {
 			v, ok := Published(res.Class.String(), b)
 			if !ok {
@@ -57,8 +62,8 @@ func MemoryChart(mem []MemoryResult) BarChart {
 // RatioHeatmaps returns client's compressed/uncompressed TPS ratio panels:
 // SET and GET, zstd and LZ4, goroutines down and batch across, with the
 // bar of each backend outlined.
-func RatioHeatmaps(m *Matrix, client string) []Heatmap {
-	var out []Heatmap
+func RatioHeatmaps(m *Matrix, client string) []chart.Heatmap {
+	var out []chart.Heatmap
 	for _, op := range Ops {
 		for _, b := range []Backend{Zstd, LZ4} {
 			if !containsBackend(m.Backends, b) || !containsBackend(m.Backends, None) {
@@ -79,8 +84,8 @@ func RatioHeatmaps(m *Matrix, client string) []Heatmap {
 }
 
 // VersusHeatmaps returns zipline's TPS over ref's for each backend and op.
-func VersusHeatmaps(m *Matrix, ref string) []Heatmap {
-	var out []Heatmap
+func VersusHeatmaps(m *Matrix, ref string) []chart.Heatmap {
+	var out []chart.Heatmap
 	for _, op := range Ops {
 		for _, b := range m.Backends {
 			h := newHeatmap(m, fmt.Sprintf("%s %s: zipline / %s", op, b.Label(), ref), 1)
@@ -97,8 +102,8 @@ func VersusHeatmaps(m *Matrix, ref string) []Heatmap {
 	return out
 }
 
-func newHeatmap(m *Matrix, title string, bar float64) Heatmap {
-	h := Heatmap{Title: title, RowLabel: "goroutines", ColLabel: "batch", Rows: m.Goroutines, Cols: m.Batches, Bar: bar}
+func newHeatmap(m *Matrix, title string, bar float64) chart.Heatmap {
+	h := chart.Heatmap{Title: title, RowLabel: "goroutines", ColLabel: "batch", Rows: m.Goroutines, Cols: m.Batches, Bar: bar}
 	h.Values = make([][]float64, len(m.Goroutines))
 	for r := range h.Values {
 		h.Values[r] = make([]float64, len(m.Batches))
@@ -152,7 +157,7 @@ func WriteCharts(dir, prefix string, mem []MemoryResult, m *Matrix, ref string) 
 		}
 		title := fmt.Sprintf("%s: compressed / uncompressed TPS (outlined: below 0.80 zstd, 0.95 LZ4)", c)
 		if err := write(c+": TPS ratio, compressed / uncompressed", prefix+"-ratio-"+slug(c)+".svg", func(b *bytes.Buffer) error {
-			return WriteHeatmapsSVG(b, title, panels, RatioScale, 2)
+			return chart.WriteHeatmaps(b, title, panels, RatioScale, 2)
 		}); err != nil {
 			return links, err
 		}
@@ -160,7 +165,7 @@ func WriteCharts(dir, prefix string, mem []MemoryResult, m *Matrix, ref string) 
 	if ref != "" && contains(m.Clients, ref) && contains(m.Clients, ZiplineName) {
 		title := fmt.Sprintf("zipline TPS / %s TPS (outlined: zipline slower)", ref)
 		if err := write(title, prefix+"-zipline-vs-"+slug(ref)+".svg", func(b *bytes.Buffer) error {
-			return WriteHeatmapsSVG(b, title, VersusHeatmaps(m, ref), Scale{0.5, 1, 2}, len(m.Backends))
+			return chart.WriteHeatmaps(b, title, VersusHeatmaps(m, ref), chart.Scale{Lo: 0.5, Mid: 1, Hi: 2}, len(m.Backends))
 		}); err != nil {
 			return links, err
 		}

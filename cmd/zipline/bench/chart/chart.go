@@ -1,4 +1,8 @@
-package compression
+// Package chart draws the benchmark reports' charts as standalone SVG: a
+// grouped bar chart and heatmap panels. The SVG is written by hand, enough
+// for a report and readable in any browser or on GitHub, with no
+// dependency.
+package chart
 
 import (
 	"fmt"
@@ -6,25 +10,23 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 )
 
-// Hand-written SVG: a grouped bar chart and heatmap panels, enough for the
-// report and readable in any browser or on GitHub, with no dependency.
-
-// BarSeries is one colour of bars: one value per group, NaN for none.
-type BarSeries struct {
+// Series is one colour of bars: one value per group, NaN for none.
+type Series struct {
 	Name   string
 	Color  string // CSS colour
 	Values []float64
 	Faded  bool // drawn lighter with a dashed outline, e.g. published figures
 }
 
-// BarChart is a grouped bar chart of fractions, drawn as percentages.
-type BarChart struct {
+// Bars is a grouped bar chart of fractions, drawn as percentages.
+type Bars struct {
 	Title  string
 	YLabel string
 	Groups []string
-	Series []BarSeries
+	Series []Series
 }
 
 const (
@@ -35,8 +37,8 @@ const (
 
 // WriteSVG draws the chart. The y axis runs from 0 to the largest value
 // rounded up to 10 %; negative values are drawn as 0 with their label.
-func (c BarChart) WriteSVG(w io.Writer) error {
-	e := &errWriter{w: w}
+func (c Bars) WriteSVG(w io.Writer) error {
+	e := new(svg)
 	top := 0.1
 	for _, s := range c.Series {
 		for _, v := range s.Values {
@@ -88,10 +90,10 @@ func (c BarChart) WriteSVG(w io.Writer) error {
 	}
 	e.printf(`<line x1="%d" x2="%d" y1="%d" y2="%d" stroke="#333"/>`+"\n", left, left+plotW, y0+plotH, y0+plotH)
 	e.printf("</svg>\n")
-	return e.err
+	return e.writeTo(w)
 }
 
-func barStyle(s BarSeries) string {
+func barStyle(s Series) string {
 	if s.Faded {
 		return fmt.Sprintf(`fill="%s" fill-opacity="0.35" stroke="%s" stroke-dasharray="2 1"`, s.Color, s.Color)
 	}
@@ -114,9 +116,6 @@ type Heatmap struct {
 // Hi, linear between and clamped outside.
 type Scale struct{ Lo, Mid, Hi float64 }
 
-// RatioScale is the scale of compressed/uncompressed TPS ratios.
-var RatioScale = Scale{0.4, 1.0, 1.2}
-
 // Color returns the colour of v as #rrggbb.
 func (s Scale) Color(v float64) string {
 	red, mid, green := [3]float64{215, 48, 39}, [3]float64{255, 255, 191}, [3]float64{26, 152, 80}
@@ -138,10 +137,10 @@ const (
 	panelGapY    = 40
 )
 
-// WriteHeatmapsSVG draws the panels in a grid of cols columns, with a
-// title, a colour legend for scale, and the number in every cell.
-func WriteHeatmapsSVG(w io.Writer, title string, panels []Heatmap, scale Scale, cols int) error {
-	e := &errWriter{w: w}
+// WriteHeatmaps draws the panels in a grid of cols columns, with a title,
+// a colour legend for scale, and the number in every cell.
+func WriteHeatmaps(w io.Writer, title string, panels []Heatmap, scale Scale, cols int) error {
+	e := new(svg)
 	cols = max(1, min(cols, len(panels)))
 	maxR, maxC := 1, 1
 	for _, p := range panels {
@@ -167,7 +166,7 @@ func WriteHeatmapsSVG(w io.Writer, title string, panels []Heatmap, scale Scale, 
 		writePanel(e, x0, y0, p, scale)
 	}
 	e.printf("</svg>\n")
-	return e.err
+	return e.writeTo(w)
 }
 
 // legendW is the width of a heatmap legend: gradient and swatch.
@@ -177,7 +176,7 @@ const legendW = 300 + 130
 // (Helvetica averages a little over half the size per character).
 func textWidth(s string, size int) int { return len([]rune(s)) * size * 58 / 100 }
 
-func writeLegend(e *errWriter, x, y int, s Scale) {
+func writeLegend(e *svg, x, y int, s Scale) {
 	const w, h = 300, 12
 	e.printf(`<defs><linearGradient id="scale" x1="0" x2="1" y1="0" y2="0">`)
 	for i := 0; i <= 10; i++ {
@@ -195,7 +194,7 @@ func writeLegend(e *errWriter, x, y int, s Scale) {
 	e.printf(`<text x="%d" y="%d">below the bar</text>`+"\n", x+w+37, y+10)
 }
 
-func writePanel(e *errWriter, x0, y0 int, p Heatmap, s Scale) {
+func writePanel(e *svg, x0, y0 int, p Heatmap, s Scale) {
 	const panelTitleH, axisW = 22, 50
 	e.printf(`<text x="%d" y="%d" font-size="12" font-weight="bold">%s</text>`+"\n", x0, y0+14, esc(p.Title))
 	gx, gy := x0+axisW, y0+panelTitleH
@@ -230,3 +229,14 @@ func writePanel(e *errWriter, x0, y0 int, p Heatmap, s Scale) {
 func trimFloat(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func esc(s string) string { return html.EscapeString(s) }
+
+// svg collects a drawing, so that the writers can print freely and write
+// once.
+type svg struct{ strings.Builder }
+
+func (s *svg) printf(format string, args ...any) { fmt.Fprintf(s, format, args...) }
+
+func (s *svg) writeTo(w io.Writer) error {
+	_, err := io.WriteString(w, s.String())
+	return err
+}
