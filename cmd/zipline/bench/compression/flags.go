@@ -2,8 +2,6 @@ package compression
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -55,27 +53,6 @@ func ParseClasses(s string) ([]corpus.Class, error) {
 	return out, nil
 }
 
-// FindRealJSON looks for the real JSON samples (corpus.RealJSONDir, the
-// shared folder beside the project root) from the working directory
-// upwards, and returns their directory.
-func FindRealJSON() (string, bool) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", false
-	}
-	for {
-		p := filepath.Join(dir, "shared", "corpus", "json")
-		if _, err := os.Stat(filepath.Join(p, corpus.RealJSONFiles[0]+".json")); err == nil {
-			return p, true
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", false
-		}
-		dir = parent
-	}
-}
-
 // CorpusCheck measures how the generated classes and the real JSON samples
 // compress (see Measure), generated first. n is the number of generated
 // values per class; the real samples are skipped, with a note, when they
@@ -89,8 +66,8 @@ func CorpusCheck(classes []corpus.Class, n int, seed int64) ([]Compressibility, 
 		}
 		out = append(out, r)
 	}
-	dir, ok := FindRealJSON()
-	if !ok {
+	dir, err := corpus.FindRealJSON()
+	if err != nil {
 		return out, "The real JSON samples (shared/corpus/json) were not found, so only the generated classes are shown.", nil
 	}
 	real, err := corpus.LoadRealJSON(dir)

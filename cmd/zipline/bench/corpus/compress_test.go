@@ -4,27 +4,31 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 )
 
-// realDir is RealJSONDir seen from this package's directory.
-var realDir = filepath.Join("..", "..", RealJSONDir)
-
 // loadReal returns the real samples, or skips the test if they are absent.
 func loadReal(t testing.TB) map[string][][]byte {
 	t.Helper()
-	real, err := LoadRealJSON(realDir)
+	real, err := findAndLoadRealJSON()
 	if errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("real JSON samples not found in %s (the shared folder beside the project root): %v", realDir, err)
+		t.Skipf("real JSON samples not found (the shared folder beside the project root): %v", err)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	return real
+}
+
+func findAndLoadRealJSON() (map[string][][]byte, error) {
+	dir, err := FindRealJSON()
+	if err != nil {
+		return nil, err
+	}
+	return LoadRealJSON(dir)
 }
 
 // glideHeader is the size of GLIDE's header before the backend payload;
@@ -162,9 +166,9 @@ func TestCompressibility(t *testing.T) {
 		}
 	}
 
-	real, err := LoadRealJSON(realDir)
+	real, err := findAndLoadRealJSON()
 	if errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("real JSON samples not found in %s, so not compared: %v", realDir, err)
+		t.Skipf("real JSON samples not found, so not compared: %v", err)
 	}
 	if err != nil {
 		t.Fatal(err)

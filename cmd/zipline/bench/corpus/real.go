@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -13,10 +14,40 @@ import (
 // without its ".json" extension.
 var RealJSONFiles = []string{"twitter", "github_events", "random"}
 
-// RealJSONDir is the directory of the real JSON samples, relative to the
-// project root (the directory holding go.mod). See its README.md for where
-// the files come from and how each is split.
-const RealJSONDir = "../shared/corpus/json"
+// FindRealJSON returns the directory of the real JSON samples,
+// shared/corpus/json in the shared folder beside the project root (its
+// README.md says where the files come from and how each is split). It
+// looks from the working directory upwards, so that tests, run in their
+// package's directory, and the commands, run anywhere in a checkout, find
+// it. If no directory above holds all of RealJSONFiles, the error matches
+// fs.ErrNotExist.
+func FindRealJSON() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("corpus: %w", err)
+	}
+	for {
+		p := filepath.Join(dir, "shared", "corpus", "json")
+		if hasAll(p) {
+			return p, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("corpus: shared/corpus/json not found above the working directory: %w", fs.ErrNotExist)
+		}
+		dir = parent
+	}
+}
+
+// hasAll reports whether dir holds every real sample file.
+func hasAll(dir string) bool {
+	for _, name := range RealJSONFiles {
+		if _, err := os.Stat(filepath.Join(dir, name+".json")); err != nil {
+			return false
+		}
+	}
+	return true
+}
 
 // LoadRealJSON reads the real JSON samples in dir and splits each file into
 // one value per element, the way a cache would store them: twitter.json's

@@ -1,12 +1,9 @@
 package layouts
 
 import (
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 
@@ -50,7 +47,7 @@ func Classes() []Class {
 		c := corpus.Class{Kind: corpus.HTML, Target: target}
 		return Class{
 			Name: "html" + strconv.Itoa(target),
-			Desc: fmt.Sprintf("HTML fragments from internal/corpus, mean %d B", target),
+			Desc: fmt.Sprintf("HTML fragments from the corpus generator, mean %d B", target),
 			gen:  corpusGen(c),
 		}
 	}
@@ -61,8 +58,8 @@ func Classes() []Class {
 		html(100), html(500), html(1000), html(4000),
 		{Name: "json-random", Desc: "real user records of shared/corpus/json/random.json, compact, mean 461 B " +
 			"(records 500-999 stored, cycled; 0-499 train the dictionary)", gen: randomJSONGen},
-		{Name: "json-98", Desc: "JSON from internal/corpus (tokens, flags, user summaries), mean 98 B", gen: corpusGen(corpus.JSON98)},
-		{Name: "json-461", Desc: "JSON from internal/corpus (profiles, orders, events), mean 461 B", gen: corpusGen(corpus.JSON461)},
+		{Name: "json-98", Desc: "JSON from the corpus generator (tokens, flags, user summaries), mean 98 B", gen: corpusGen(corpus.JSON98)},
+		{Name: "json-461", Desc: "JSON from the corpus generator (profiles, orders, events), mean 461 B", gen: corpusGen(corpus.JSON461)},
 		{Name: "mixed", Desc: "random 9-digit integers, but every 100th value (id % 100 == 50) is an html500 fragment", gen: mixedGen},
 	}
 }
@@ -162,7 +159,7 @@ func mixedGen(n int) ([][]byte, [][]byte, error) {
 // randomJSONGen serves random.json's user records: the second half is
 // stored (cycled through), the first half trains the dictionary.
 func randomJSONGen(int) ([][]byte, [][]byte, error) {
-	dir, err := RealJSONDir()
+	dir, err := corpus.FindRealJSON()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -173,28 +170,6 @@ func randomJSONGen(int) ([][]byte, [][]byte, error) {
 	recs := real["random"]
 	half := len(recs) / 2
 	return recs[half:], recs[:half], nil
-}
-
-// RealJSONDir finds shared/corpus/json (corpus.RealJSONDir, relative to the
-// project root) from the working directory or any directory above it, so
-// that tests (run in the package directory) and the command (run anywhere
-// in the checkout) find it.
-func RealJSONDir() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		p := filepath.Join(dir, corpus.RealJSONDir)
-		if _, err := os.Stat(filepath.Join(p, "random.json")); err == nil {
-			return p, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("layouts: shared/corpus/json/random.json not found above the working directory")
-		}
-		dir = parent
-	}
 }
 
 // Data is a class's values, generated once and shared by its cells.
