@@ -18,11 +18,13 @@
 //
 // Report writes the markdown (tables, the points that miss issue 3's bar,
 // GLIDE's published figures beside ours) and WriteCharts the SVG charts (a
-// bar chart of memory saved per class, heatmaps of TPS ratios). The
-// commands are "zipline bench compression" (zipline alone, no cgo) and
-// bench/cmd/compbench (zipline and GLIDE Go in one run).
+// bar chart of memory saved per class, heatmaps of TPS ratios, drawn by
+// package chart). The commands are "zipline bench compression" (zipline
+// alone, no cgo) and the bench module's cmd/compbench (zipline and GLIDE Go
+// in one run); the package is outside internal/ so that the bench module
+// can import it.
 //
-// Both measurements need a real server; Admin is the measuring side's own
-// connection for INFO, FLUSHALL and bulk STRLEN/DEL, so nothing it does
-// goes through a client under test.
+// Both measurements need a real server. They read it through a zipline
+// client of their own, without compression, for INFO, FLUSHALL and bulk
+// STRLEN/DEL, so nothing they do goes through a client under test.
 package compression

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/latency"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 )
 
 // Op is a phase of a matrix cell.
@@ -47,9 +48,9 @@ type MatrixConfig struct {
 	Batches    []int         // default GLIDEBatches
 	Duration   time.Duration // measured time of each phase; default 2s
 	Warmup     time.Duration // unmeasured time before it; default 500ms
-	// ServerCPU, if set, returns the server process's CPU time, for
-	// server µs per op.
-	ServerCPU func() (time.Duration, error)
+	// ServerPID, if not 0, is the server process, for server µs per op
+	// (read from /proc).
+	ServerPID int
 	Progress  io.Writer // one line per phase; nil for none
 	// AfterCell, if set, is called with the results so far after every
 	// cell (all variants), e.g. to rewrite a report.
@@ -403,13 +404,13 @@ func runPhase(ctx context.Context, cfg MatrixConfig, w *workload, c Client, p *P
 	if !sleepCtx(ctx, cfg.Warmup) {
 		phase.Store(phaseStop)
 	}
-	var s0, s1 cpuSnap
+	var s0, s1 sysstat.Sample
 	if phase.Load() != phaseStop {
-		s0 = takeSnap(cfg.ServerCPU)
+		s0 = sysstat.Take(cfg.ServerPID)
 		phase.Store(phaseMeasure)
 		sleepCtx(ctx, cfg.Duration)
 		phase.Store(phaseStop)
-		s1 = takeSnap(cfg.ServerCPU)
+		s1 = sysstat.Take(cfg.ServerPID)
 	}
 	phase.Store(phaseStop)
 	select {
@@ -438,10 +439,16 @@ func runPhase(ctx context.Context, cfg MatrixConfig, w *workload, c Client, p *P
 		}
 		h.Merge(&wk.hist)
 	}
-	p.Elapsed = s1.t.Sub(s0.t)
+	u := s1.Sub(s0)
+	p.Elapsed = u.Elapsed
 	p.P50, p.P99 = h.Quantile(0.5), h.Quantile(0.99)
-	u := between(s0, s1, p.Ops)
-	p.ClientUS, p.ServerUS, p.OtherCPU = u.clientUS, u.serverUS, u.otherPct
+	if p.Ops > 0 {
+		p.ClientUS = float64(u.Self.Microseconds()) / float64(p.Ops)
+		if u.ServerOK {
+			p.ServerUS = float64(u.Server.Microseconds()) / float64(p.Ops)
+		}
+	}
+	p.OtherCPU = u.OtherPercent()
 	switch {
 	case p.Ops == 0:
 		p.Failed = "no successful calls"

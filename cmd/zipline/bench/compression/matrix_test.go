@@ -24,7 +24,7 @@ func TestRunMatrix(t *testing.T) {
 		Batches:    []int{1, 4},
 		Duration:   60 * time.Millisecond,
 		Warmup:     10 * time.Millisecond,
-		ServerCPU:  srv.CPUTime,
+		ServerPID:  srv.PID(),
 		AfterCell:  func(*Matrix) { cells++ },
 	}
 	m, err := RunMatrix(ctx, cfg, ZiplineVariants())

@@ -136,28 +136,28 @@ func (r MemoryResult) Saved(client string, b Backend) (float64, bool) {
 // allocations exactly, so equal contents give equal readings.
 func MeasureMemory(ctx context.Context, cfg MemoryConfig, variants []Variant) ([]MemoryResult, error) {
 	cfg = cfg.withDefaults()
-	admin, err := DialAdmin(ctx, cfg.Addr)
+	adm, err := dialAdmin(cfg.Addr)
 	if err != nil {
 		return nil, err
 	}
-	defer admin.Close()
+	defer adm.Close()
 	if cfg.Flush {
-		if err := admin.FlushAll(ctx); err != nil {
+		if err := adm.flushAll(ctx); err != nil {
 			return nil, err
 		}
 	}
-	baseClients, err := admin.ConnectedClients(ctx)
+	baseClients, err := adm.connectedClients(ctx)
 	if err != nil {
 		return nil, err
 	}
 	// A server allocates some memory once, on first use: redis 7.0 grows
 	// by ~60 KB on the first store after start-up, and each client's
 	// connection set-up may run commands never seen before (see also
-	// Admin.QuietMemory). So every variant makes one unrecorded run first.
+	// admin.quietMemory). So every variant makes one unrecorded run first.
 	if len(cfg.Classes) > 0 {
 		data := NewDataset(cfg.Classes[0], min(cfg.Keys, 500), cfg.Seed, cfg.KeyPrefix)
 		for _, v := range variants {
-			if _, err := measureOne(ctx, admin, cfg, baseClients, data, v); err != nil {
+			if _, err := measureOne(ctx, adm, cfg, baseClients, data, v); err != nil {
 				return nil, fmt.Errorf("compression: memory warm-up %s: %w", v.Name(), err)
 			}
 		}
@@ -167,7 +167,7 @@ func MeasureMemory(ctx context.Context, cfg MemoryConfig, variants []Variant) ([
 		data := NewDataset(class, cfg.Keys, cfg.Seed, cfg.KeyPrefix)
 		res := MemoryResult{Class: class, Keys: cfg.Keys, Plain: data.Bytes()}
 		for _, v := range variants {
-			run, err := measureOne(ctx, admin, cfg, baseClients, data, v)
+			run, err := measureOne(ctx, adm, cfg, baseClients, data, v)
 			if err != nil {
 				return out, fmt.Errorf("compression: memory %s %s: %w", class, v.Name(), err)
 			}
@@ -182,15 +182,15 @@ func MeasureMemory(ctx context.Context, cfg MemoryConfig, variants []Variant) ([
 	return out, nil
 }
 
-func measureOne(ctx context.Context, admin *Admin, cfg MemoryConfig, baseClients int, data Dataset, v Variant) (MemoryRun, error) {
+func measureOne(ctx context.Context, adm *admin, cfg MemoryConfig, baseClients int, data Dataset, v Variant) (MemoryRun, error) {
 	start := time.Now()
 	run := MemoryRun{Client: v.Client, Backend: v.Backend}
 	if cfg.Flush {
-		if err := admin.FlushAll(ctx); err != nil {
+		if err := adm.flushAll(ctx); err != nil {
 			return run, err
 		}
 	}
-	before, err := admin.Settle(ctx, baseClients)
+	before, err := adm.settle(ctx, baseClients)
 	if err != nil {
 		return run, err
 	}
@@ -207,16 +207,16 @@ func measureOne(ctx context.Context, admin *Admin, cfg MemoryConfig, baseClients
 	if err != nil {
 		return run, err
 	}
-	after, err := admin.Settle(ctx, baseClients)
+	after, err := adm.settle(ctx, baseClients)
 	if err != nil {
 		return run, err
 	}
 	run.Bytes = after - before
-	if run.Stored, err = admin.SumEach(ctx, "STRLEN", data.Keys); err != nil {
+	if run.Stored, err = adm.sumEach(ctx, "STRLEN", data.Keys); err != nil {
 		return run, err
 	}
 	if !cfg.Flush {
-		if _, err := admin.SumEach(ctx, "DEL", data.Keys); err != nil {
+		if _, err := adm.sumEach(ctx, "DEL", data.Keys); err != nil {
 			return run, err
 		}
 	}

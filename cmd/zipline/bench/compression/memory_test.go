@@ -11,15 +11,15 @@ import (
 )
 
 // quietServer starts a server whose used_memory moves only with the data
-// (see Admin.QuietMemory).
+// (see admin.quietMemory).
 func quietServer(t *testing.T, ctx context.Context) *testkit.Server {
 	srv := testkit.NewServer(t, testkit.Config{})
-	a, err := DialAdmin(ctx, srv.Addr)
+	a, err := dialAdmin(srv.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	if err := a.QuietMemory(ctx); err != nil {
+	if err := a.quietMemory(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return srv

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 	"github.com/ziplinekv/zipline/internal/localserver"
 )
 
@@ -160,18 +161,18 @@ func (s *Suite) Run(ctx context.Context, variants []Variant) (*Report, error) {
 		return nil, fmt.Errorf("starting redis-server: %w", err)
 	}
 	defer srv.Stop()
-	admin, err := DialAdmin(ctx, srv.Addr)
+	adm, err := dialAdmin(srv.Addr)
 	if err != nil {
 		return nil, err
 	}
-	defer admin.Close()
-	if err := admin.QuietMemory(ctx); err != nil {
+	defer adm.Close()
+	if err := adm.quietMemory(ctx); err != nil {
 		return nil, err
 	}
 	bin, _ := localserver.Binary(srv.Kind)
-	r := &Report{Title: s.Title, Command: s.Command, Date: time.Now(), Machine: Machine(),
+	r := &Report{Title: s.Title, Command: s.Command, Date: time.Now(), Machine: sysstat.Machine(),
 		Server: fmt.Sprintf("%s (%s) on %s, started for the run: no persistence, latency-tracking and slow log off",
-			admin.ServerVersion(ctx), bin, srv.Addr),
+			adm.serverVersion(ctx), bin, srv.Addr),
 		GoVersion: runtime.Version(), Variants: variants, Reference: s.Reference, Notes: s.Notes}
 	s.progressf("%s\nserver: %s\nestimated time: %v\n", r.Machine, r.Server, s.Estimate(len(variants)).Round(time.Second))
 
@@ -194,12 +195,12 @@ func (s *Suite) Run(ctx context.Context, variants []Variant) (*Report, error) {
 		}
 	}
 	if s.Matrix && !interrupted {
-		if err := admin.FlushAll(ctx); err != nil {
+		if err := adm.flushAll(ctx); err != nil {
 			return r, err
 		}
 		cfg := MatrixConfig{Addr: srv.Addr, Data: NewDataset(corpus.JSON1884, s.Keys, s.Seed, "cb:tps:"),
 			Goroutines: s.Goroutines, Batches: s.Batches, Duration: s.Duration, Warmup: s.Warmup,
-			ServerCPU: srv.CPUTime, Progress: s.Progress,
+			ServerPID: srv.PID(), Progress: s.Progress,
 			AfterCell: func(m *Matrix) { r.Matrix = m; s.write(r) }}
 		r.Matrix, err = RunMatrix(ctx, cfg, variants)
 		if err != nil {

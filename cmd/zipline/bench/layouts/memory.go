@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -179,8 +178,8 @@ func ServerArgs(lpv int) []string {
 // ServerDescription names the server c is connected to, with its
 // allocator: "redis 7.0.15 (jemalloc-5.3.0)".
 func ServerDescription(ctx context.Context, c *zipline.Client) string {
-	srv, _ := info(ctx, c, "server")
-	mem, _ := info(ctx, c, "memory")
+	srv, _ := c.Info(ctx, "server")
+	mem, _ := c.Info(ctx, "memory")
 	name := "redis"
 	if _, ok := srv["valkey_version"]; ok {
 		name = "valkey"
@@ -188,29 +187,11 @@ func ServerDescription(ctx context.Context, c *zipline.Client) string {
 	return fmt.Sprintf("%s %s (%s)", name, srv["redis_version"], mem["mem_allocator"])
 }
 
-func info(ctx context.Context, c *zipline.Client, section string) (map[string]string, error) {
-	v, err := c.Do(ctx, "INFO", section)
-	if err != nil {
-		return nil, err
-	}
-	s, err := v.AsString()
-	if err != nil {
-		return nil, err
-	}
-	m := map[string]string{}
-	for _, line := range strings.Split(s, "\n") {
-		if k, val, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && !strings.HasPrefix(k, "#") {
-			m[k] = val
-		}
-	}
-	return m, nil
-}
-
 // DatasetMemory is used_memory minus the memory of normal clients (query
 // and output buffers), which depends on how the data was sent, not on what
 // is stored.
 func DatasetMemory(ctx context.Context, c *zipline.Client) (int64, error) {
-	m, err := info(ctx, c, "memory")
+	m, err := c.Info(ctx, "memory")
 	if err != nil {
 		return 0, err
 	}

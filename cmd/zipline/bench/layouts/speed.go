@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 	"github.com/ziplinekv/zipline/internal/localserver"
 	"github.com/ziplinekv/zipline/layout"
 )
@@ -218,16 +219,16 @@ func RunSpeed(ctx context.Context, cfg SpeedConfig) (*SpeedReport, error) {
 		for _, op := range cfg.Ops {
 			for _, name := range names {
 				w := workload{op: op, c: c, st: stores[name], keys: keys, data: data}
-				cpu0, _ := srv.CPUTime()
+				before := sysstat.Take(srv.PID())
 				ops, nerr, elapsed, err := w.run(ctx, cfg.Goroutines, cfg.Duration)
 				if err != nil {
 					return nil, err
 				}
-				cpu1, _ := srv.CPUTime()
+				used := sysstat.Take(srv.PID()).Sub(before)
 				id := op.String() + "|" + name
 				rate := float64(ops) / elapsed.Seconds()
 				runs[id] = append(runs[id], rate)
-				cpu[id] = append(cpu[id], float64((cpu1-cpu0).Microseconds())/float64(max(ops, 1)))
+				cpu[id] = append(cpu[id], float64(used.Server.Microseconds())/float64(max(ops, 1)))
 				errs[id] += nerr
 				if cfg.Log != nil {
 					fmt.Fprintf(cfg.Log, "round %d  %-24s %-18s %10.0f ops/s  server %.2f µs/op  errors %d\n",

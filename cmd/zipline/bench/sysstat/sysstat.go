@@ -1,7 +1,11 @@
 // Package sysstat reads the machine's CPU accounting from /proc, for the
-// benchmarks: what a process used, what the whole machine was busy with (to
-// tell a quiet run from a noisy one), and a description of the CPUs. On
-// systems without /proc the readers return zero values.
+// demo and the benchmarks: what a process used, what the whole machine was
+// busy with (to tell a quiet run from a noisy one), and a description of
+// the CPUs. On systems without /proc the readers return zero values.
+//
+// A measurement takes a Sample before and after its window; the difference
+// (Sample.Sub) splits the CPU time between this process, the server under
+// test and everything else.
 package sysstat
 
 import (
@@ -15,11 +19,69 @@ import (
 	"time"
 )
 
+// Sample is one reading of the CPU counters a measured window compares.
+type Sample struct {
+	Time     time.Time
+	Self     time.Duration // this process, every thread
+	Server   time.Duration // the server process, if ServerOK
+	ServerOK bool
+	Busy     time.Duration // all CPUs, all processes; 0 where unknown
+
+	server bool // a server was given, so Other must leave it out
+}
+
+// Take reads the counters now. serverPID is the process whose CPU time is
+// the server's, or 0 for none.
+func Take(serverPID int) Sample {
+	s := Sample{Self: selfCPU(), Busy: machineBusy(), server: serverPID != 0}
+	if s.server {
+		if d, err := processCPU(serverPID); err == nil {
+			s.Server, s.ServerOK = d, true
+		}
+	}
+	s.Time = time.Now()
+	return s
+}
+
+// Usage is the CPU time spent between two samples.
+type Usage struct {
+	Elapsed  time.Duration
+	Self     time.Duration
+	Server   time.Duration // if ServerOK
+	ServerOK bool
+	// Other is what every other process used, if OtherOK: it is known
+	// when the machine's counters, and the server's if there is one, were
+	// read both times.
+	Other   time.Duration
+	OtherOK bool
+}
+
+// Sub returns the CPU time spent from earlier to s.
+func (s Sample) Sub(earlier Sample) Usage {
+	u := Usage{Elapsed: s.Time.Sub(earlier.Time), Self: s.Self - earlier.Self, ServerOK: s.ServerOK && earlier.ServerOK}
+	if u.ServerOK {
+		u.Server = s.Server - earlier.Server
+	}
+	if s.Busy > 0 && earlier.Busy > 0 && (u.ServerOK || !s.server) {
+		u.Other, u.OtherOK = max(0, s.Busy-earlier.Busy-u.Self-u.Server), true
+	}
+	return u
+}
+
+// OtherPercent is Other in percent of one CPU over the window, or -1 if it
+// is unknown.
+func (u Usage) OtherPercent() float64 {
+	if !u.OtherOK || u.Elapsed <= 0 {
+		return -1
+	}
+	return 100 * float64(u.Other) / float64(u.Elapsed)
+}
+
 // clkTck is USER_HZ, the unit of /proc's CPU times on Linux.
 const clkTck = 100
 
-// SelfCPU returns the user plus system CPU time this process has used.
-func SelfCPU() time.Duration {
+// selfCPU returns the user plus system CPU time this process has used.
+func selfCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
@@ -27,8 +89,8 @@ func SelfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// ProcessCPU returns the user plus system CPU time of process pid.
-func ProcessCPU(pid int) (time.Duration, error) {
+// processCPU returns the user plus system CPU time of process pid.
+func processCPU(pid int) (time.Duration, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
@@ -48,9 +110,9 @@ func ProcessCPU(pid int) (time.Duration, error) {
 	return time.Duration(ut+st) * time.Second / clkTck, nil
 }
 
-// MachineBusy returns the non-idle CPU time of all CPUs together, from the
+// machineBusy returns the non-idle CPU time of all CPUs together, from the
 // first line of /proc/stat, or 0 where it cannot be read.
-func MachineBusy() time.Duration {
+func machineBusy() time.Duration {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return 0
@@ -71,8 +133,21 @@ func MachineBusy() time.Duration {
 	return time.Duration(busy) * time.Second / clkTck
 }
 
-// CPUModel returns the CPU's model name, or "unknown CPU".
-func CPUModel() string {
+// Machine describes where a benchmark runs, for its report: the CPUs,
+// GOMAXPROCS, the kernel and the load average at the time of the call.
+func Machine() string {
+	s := fmt.Sprintf("%d CPUs (%s), GOMAXPROCS %d", runtime.NumCPU(), cpuModel(), runtime.GOMAXPROCS(0))
+	if k := kernel(); k != "" {
+		s += ", kernel " + k
+	}
+	if l := loadAverage(); l != "" {
+		s += "; load average " + l
+	}
+	return s
+}
+
+// cpuModel returns the CPU's model name, or "unknown CPU".
+func cpuModel() string {
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for line := range strings.Lines(string(b)) {
 			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
@@ -83,9 +158,9 @@ func CPUModel() string {
 	return "unknown CPU"
 }
 
-// LoadAverage returns the 1, 5 and 15 minute load averages as printed by
+// loadAverage returns the 1, 5 and 15 minute load averages as printed by
 // the kernel, or "".
-func LoadAverage() string {
+func loadAverage() string {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return ""
@@ -96,17 +171,11 @@ func LoadAverage() string {
 	return ""
 }
 
-// Kernel returns the kernel release, or "".
-func Kernel() string {
+// kernel returns the kernel release, or "".
+func kernel() string {
 	b, err := os.ReadFile("/proc/sys/kernel/osrelease")
 	if err != nil {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
-}
-
-// CPUs describes the machine's CPUs for a report: count, model and
-// GOMAXPROCS.
-func CPUs() string {
-	return fmt.Sprintf("%d CPUs (%s), GOMAXPROCS %d", runtime.NumCPU(), CPUModel(), runtime.GOMAXPROCS(0))
 }
