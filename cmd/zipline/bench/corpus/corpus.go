@@ -212,3 +212,63 @@ func Generate(c Class, n int, seed int64) [][]byte {
 func keep(before, after, target int) bool {
 	return after <= target || after-target < target-before
 }
+
+// writer is what grow needs of the JSON and HTML writers.
+type writer interface {
+	// add writes one element with fn and keeps it only if keep agrees. It
+	// reports whether the element was kept and the document is still
+	// short of target.
+	add(target int, fn func()) bool
+	size() int    // the length if the document were closed now
+	written() int // the bytes written so far
+}
+
+// grow calls w.add with fn until add reports false or limit elements
+// were added. It returns how many were kept.
+func grow(w writer, target, limit int, fn func()) int {
+	n := 0
+	for n < limit && w.size() < target {
+		before := w.written()
+		more := w.add(target, fn)
+		if w.written() > before {
+			n++
+		}
+		if !more {
+			break
+		}
+	}
+	return n
+}
+
+// A shape is one kind of document, built by a writer W, with the range of
+// size goals it can reach naturally.
+type shape[W writer] struct {
+	min, max int
+	build    func(s *source, w W, t int)
+}
+
+// pick writes one document of about t bytes, in a shape picked at random
+// among those whose range holds t; beyond every range, only the small
+// shapes are below t, and small builds it.
+func pick[W writer](s *source, w W, t int, shapes []shape[W], small func(*source, W, int)) {
+	n := 0
+	for _, sh := range shapes {
+		if sh.min <= t && t <= sh.max {
+			n++
+		}
+	}
+	if n == 0 {
+		small(s, w, t)
+		return
+	}
+	k := s.intn(n)
+	for _, sh := range shapes {
+		if sh.min <= t && t <= sh.max {
+			if k == 0 {
+				sh.build(s, w, t)
+				return
+			}
+			k--
+		}
+	}
+}

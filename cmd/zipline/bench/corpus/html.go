@@ -79,22 +79,8 @@ func (w *htmlWriter) add(target int, fn func()) bool {
 	return false
 }
 
-// grow calls add with fn until add reports false or limit elements were
-// added. It returns how many were kept.
-func (w *htmlWriter) grow(target, limit int, fn func()) int {
-	n := 0
-	for n < limit && w.size() < target {
-		before := len(w.b)
-		more := w.add(target, fn)
-		if len(w.b) > before {
-			n++
-		}
-		if !more {
-			break
-		}
-	}
-	return n
-}
+// written is how many bytes the fragment holds so far.
+func (w *htmlWriter) written() int { return len(w.b) }
 
 // optional adds each element in order while the fragment is short of t.
 func (w *htmlWriter) optional(t int, parts ...func()) {
@@ -126,14 +112,8 @@ func appendHTMLEscaped(dst []byte, s string) []byte {
 	return dst
 }
 
-// An htmlShape is one kind of fragment with the range of size goals it
-// reaches naturally (see jsonShape).
-type htmlShape struct {
-	min, max int
-	build    func(s *source, w *htmlWriter, t int)
-}
-
-var htmlShapes = []htmlShape{
+// htmlShapes are the kinds of HTML fragment.
+var htmlShapes = []shape[*htmlWriter]{
 	{0, 560, navListHTML}, // up to about ten links
 	{0, 320, alertHTML},
 	{0, 320, priceHTML},
@@ -144,37 +124,15 @@ var htmlShapes = []htmlShape{
 	{900, 1 << 30, productGridHTML},
 }
 
-// buildHTML writes one HTML fragment of about t bytes, in a shape picked
-// at random among those whose range holds t.
-func buildHTML(s *source, w *htmlWriter, t int) {
-	n := 0
-	for _, sh := range htmlShapes {
-		if sh.min <= t && t <= sh.max {
-			n++
-		}
-	}
-	if n == 0 { // t is beyond every range: only the small shapes are below it.
-		navListHTML(s, w, t)
-		return
-	}
-	k := s.intn(n)
-	for _, sh := range htmlShapes {
-		if sh.min <= t && t <= sh.max {
-			if k == 0 {
-				sh.build(s, w, t)
-				return
-			}
-			k--
-		}
-	}
-}
+// buildHTML writes one HTML fragment of about t bytes (see pick).
+func buildHTML(s *source, w *htmlWriter, t int) { pick(s, w, t, htmlShapes, navListHTML) }
 
 // navListHTML: a navigation or category menu, one item per link.
 func navListHTML(s *source, w *htmlWriter, t int) {
 	w.open("ul", "class", "nav flex-column")
 	active := s.intn(12) // the current page's link, if the menu gets that far
 	i := 0
-	w.grow(t, 1<<30, func() {
+	grow(w, t, 1<<30, func() {
 		cat := productCategories[s.intn(len(productCategories))]
 		cls := "nav-link"
 		if i == active {
@@ -255,7 +213,7 @@ func breadcrumbHTML(s *source, w *htmlWriter, t int) {
 	w.elem("a", "Home", "href", "/")
 	w.close()
 	level := 0
-	w.grow(t-last, len(levels), func() {
+	grow(w, t-last, len(levels), func() {
 		l := levels[level]
 		level++
 		w.open("li", "class", "breadcrumb-item")
@@ -302,7 +260,7 @@ func productCard(s *source, w *htmlWriter, t int) {
 			}
 			w.open("ul", "class", "swatches")
 			swatch()
-			w.grow(t, 4, swatch)
+			grow(w, t, 4, swatch)
 			w.close()
 		},
 		func() {
@@ -321,7 +279,7 @@ func productGridHTML(s *source, w *htmlWriter, t int) {
 	w.open("section", "class", "product-grid", "aria-labelledby", "grid-title")
 	w.elem("h2", title, "id", "grid-title", "class", "section-title")
 	w.open("div", "class", "row row-cols-2 row-cols-md-4 g-3")
-	w.grow(t, 1<<30, func() {
+	grow(w, t, 1<<30, func() {
 		w.open("div", "class", "col")
 		productCard(s, w, w.size()+s.between(380, 700))
 		w.close()
@@ -345,7 +303,7 @@ func comment(s *source, w *htmlWriter, t int) {
 	w.open("div", "class", "comment__body")
 	para := func() { w.elem("p", string(s.appendProse(nil, 8, 30))) }
 	para()
-	w.grow(t-205, 3, para)
+	grow(w, t-205, 3, para)
 	w.close()
 	w.open("footer", "class", "comment__actions")
 	w.elem("button", "Like ("+strconv.Itoa(s.between(0, 40))+")", "type", "button", "class", "btn btn-link btn-sm", "data-action", "like")
@@ -363,7 +321,7 @@ func commentHTML(s *source, w *htmlWriter, t int) {
 	w.open("section", "class", "comments", "id", "comments")
 	w.elem("h3", strconv.Itoa(s.between(2, 80))+" comments", "class", "comments__title")
 	w.open("ol", "class", "comment-list list-unstyled")
-	w.grow(t, 1<<30, func() {
+	grow(w, t, 1<<30, func() {
 		w.open("li", "class", "comment-list__item")
 		comment(s, w, w.size()+s.between(450, 800))
 		w.close()
@@ -383,7 +341,7 @@ func orderTableHTML(s *source, w *htmlWriter, t int) {
 	w.close()
 	w.close()
 	w.open("tbody")
-	w.grow(t, 1<<30, func() {
+	grow(w, t, 1<<30, func() {
 		num := strconv.Itoa(s.between(100000, 999999))
 		status := s.pick(orderStatuses)
 		at := time.Unix(s.ago(365*86400), 0).UTC()

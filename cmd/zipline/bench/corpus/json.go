@@ -2,15 +2,9 @@ package corpus
 
 import "strconv"
 
-// A jsonShape is one kind of JSON document, such as an order or a push
-// event, with the range of size goals it can reach naturally: small
-// shapes grow by optional fields, larger ones by list items.
-type jsonShape struct {
-	min, max int
-	build    func(s *source, w *jsonWriter, t int)
-}
-
-var jsonShapes = []jsonShape{
+// jsonShapes are the kinds of JSON document, such as an order or a push
+// event: small shapes grow by optional fields, larger ones by list items.
+var jsonShapes = []shape[*jsonWriter]{
 	{0, 220, userSummaryJSON},
 	{0, 220, priceJSON},
 	{0, 200, featureFlagJSON},
@@ -23,30 +17,8 @@ var jsonShapes = []jsonShape{
 	{700, 7000, productPageJSON}, // at most 24 products per page
 }
 
-// buildJSON writes one JSON document of about t bytes, in a shape picked
-// at random among those whose range holds t.
-func buildJSON(s *source, w *jsonWriter, t int) {
-	n := 0
-	for _, sh := range jsonShapes {
-		if sh.min <= t && t <= sh.max {
-			n++
-		}
-	}
-	if n == 0 { // t is beyond every range: only the small shapes are below it.
-		userSummaryJSON(s, w, t)
-		return
-	}
-	k := s.intn(n)
-	for _, sh := range jsonShapes {
-		if sh.min <= t && t <= sh.max {
-			if k == 0 {
-				sh.build(s, w, t)
-				return
-			}
-			k--
-		}
-	}
-}
+// buildJSON writes one JSON document of about t bytes (see pick).
+func buildJSON(s *source, w *jsonWriter, t int) { pick(s, w, t, jsonShapes, userSummaryJSON) }
 
 // Helpers that build a value in s.tmp and write it under key k.
 

@@ -4,10 +4,11 @@ import "strconv"
 
 // Larger JSON shapes: API responses that grow by list items.
 
-// postJSON: a social post with its author and first comments.
-func postJSON(s *source, w *jsonWriter, t int) {
+// postHead writes the fields a post and each of its comments start with:
+// a snowflake id and an author object (id, username, display name), left
+// open for the caller to add to and close.
+func postHead(s *source, w *jsonWriter) {
 	p := s.person()
-	w.obj()
 	s.tmp = strconv.AppendInt(s.tmp[:0], 1700000000000000000+int64(s.r.Uint64()>>5)%90000000000000000, 10)
 	w.kstrb("id", s.tmp)
 	w.kobj("author")
@@ -15,6 +16,12 @@ func postJSON(s *source, w *jsonWriter, t int) {
 	s.tmp = s.appendUsername(s.tmp[:0], p)
 	w.kstrb("username", s.tmp)
 	w.kstr("display_name", p.first+" "+p.last)
+}
+
+// postJSON: a social post with its author and first comments.
+func postJSON(s *source, w *jsonWriter, t int) {
+	w.obj()
+	postHead(s, w)
 	w.kbool("verified", s.chance(10))
 	w.endObj()
 	w.kprose(s, "text", 8, 40)
@@ -39,15 +46,8 @@ func postJSON(s *source, w *jsonWriter, t int) {
 		})
 	}
 	w.list(t, "comments", 0, 1<<30, func() {
-		q := s.person()
 		w.obj()
-		s.tmp = strconv.AppendInt(s.tmp[:0], 1700000000000000000+int64(s.r.Uint64()>>5)%90000000000000000, 10)
-		w.kstrb("id", s.tmp)
-		w.kobj("author")
-		w.kint("id", int64(s.between(100000, 99999999)))
-		s.tmp = s.appendUsername(s.tmp[:0], q)
-		w.kstrb("username", s.tmp)
-		w.kstr("display_name", q.first+" "+q.last)
+		postHead(s, w)
 		w.endObj()
 		w.kprose(s, "text", 4, 24)
 		w.kts(s, "created_at", s.ago(2*86400))

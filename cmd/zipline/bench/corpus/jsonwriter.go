@@ -143,22 +143,8 @@ func (w *jsonWriter) add(target int, fn func()) bool {
 	return false
 }
 
-// grow calls add with fn until add reports false or limit elements were
-// added. It returns how many were kept.
-func (w *jsonWriter) grow(target, limit int, fn func()) int {
-	n := 0
-	for n < limit && w.size() < target {
-		before := len(w.b)
-		more := w.add(target, fn)
-		if len(w.b) > before {
-			n++
-		}
-		if !more {
-			break
-		}
-	}
-	return n
-}
+// written is how many bytes the fragment holds so far.
+func (w *jsonWriter) written() int { return len(w.b) }
 
 // list writes key and an array of items made by fn: minN items whatever
 // the size, then more while the document is short of target, up to maxN
@@ -172,7 +158,7 @@ func (w *jsonWriter) list(target int, key string, minN, maxN int, fn func()) int
 	}
 	n := minN
 	if maxN > minN {
-		n += w.grow(target, maxN-minN, fn)
+		n += grow(w, target, maxN-minN, fn)
 	}
 	if n == 0 {
 		w.restore(m)
