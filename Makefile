@@ -1,7 +1,7 @@
 # The two commands a new machine needs; each installs what it is missing.
 #   make demo   run the main job: the demo against a local redis-server
 #   make test   run vet, the race-enabled tests and the fuzz seed corpora
-.PHONY: demo test fuzz bench
+.PHONY: demo test fuzz bench bench-compression
 
 demo:
 	scripts/setup.sh redis
@@ -10,7 +10,7 @@ demo:
 test:
 	scripts/setup.sh
 	go vet ./...
-	cd bench && go vet ./...
+	cd bench && go vet ./... && go test -count=1 ./...
 	go test -race -count=1 ./...
 
 # A long fuzz run of each target (not part of CI): make fuzz FUZZTIME=10m
@@ -20,7 +20,13 @@ fuzz:
 	go test -run='^$$' -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) ./codec
 	go test -run='^$$' -fuzz=FuzzRoundTrip -fuzztime=$(FUZZTIME) ./codec
 
-# The client comparison (see bench/README.md).
+# The comparisons with other clients, in the bench module (see bench/README.md):
+# the client comparison, and the compression benchmark beside GLIDE Go (cgo).
+# The CLI runs zipline's own suites: go run ./cmd/zipline bench compression|layouts.
 bench:
 	scripts/setup.sh redis
 	cd bench && go run ./cmd/clientbench -out results/clients.md
+
+bench-compression:
+	scripts/setup.sh redis
+	cd bench && go run -tags glide ./cmd/compbench -out results/compression.md

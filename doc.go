@@ -48,7 +48,11 @@
 //   - internal/pipe: one connection with implicit pipelining and reconnects.
 //   - zipline (this package): Client, typed commands, Batch, Tx, Watch.
 //   - codec: value compression compatible with Valkey GLIDE.
+//   - layout: key zipping, hash buckets and migration, built on the client.
 //   - internal/localserver: real servers on loopback for the demo, benchmarks and tests.
 //   - internal/testkit: test support (servers per test, fault injection).
-//   - cmd/zipline: the command-line tool.
+//   - cmd/zipline: the command-line tool; cmd/zipline/bench holds what its
+//     benchmarks are built from (compression, layouts, corpus, chart,
+//     latency, sysstat), importable by the bench module.
+//   - bench: a separate module comparing zipline with other clients.
 package zipline

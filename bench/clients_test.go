@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 	"github.com/ziplinekv/zipline/internal/localserver"
 )
 
@@ -103,7 +104,7 @@ func benchCell(b *testing.B, srv *localserver.Server, f Factory, get bool, val [
 	if err := op(Keys[0]); err != nil {
 		b.Fatal(err)
 	}
-	cpu0, cpuErr := srv.CPUTime()
+	cpu0 := sysstat.Take(srv.PID())
 	b.ReportAllocs()
 	b.ResetTimer()
 	if par == 0 {
@@ -132,7 +133,7 @@ func benchCell(b *testing.B, srv *localserver.Server, f Factory, get bool, val [
 		}
 	}
 	b.StopTimer()
-	if cpu1, err := srv.CPUTime(); err == nil && cpuErr == nil && b.N > 0 {
-		b.ReportMetric(float64(cpu1-cpu0)/1e3/float64(b.N), "redis-us/op")
+	if used := sysstat.Take(srv.PID()).Sub(cpu0); used.ServerOK && b.N > 0 {
+		b.ReportMetric(float64(used.Server)/1e3/float64(b.N), "redis-us/op")
 	}
 }

@@ -1,11 +1,13 @@
 package bench
 
 import (
-	"bufio"
+	"context"
 	"fmt"
-	"net"
-	"strconv"
+	"io"
+	"log/slog"
 	"time"
+
+	"github.com/ziplinekv/zipline"
 )
 
 // The data set every benchmark uses: NumKeys keys of KeyLen bytes, each
@@ -37,38 +39,22 @@ func Value(size int) []byte {
 	return v
 }
 
-// Prefill writes every key with val over one pipelined connection of its
-// own, independent of the clients under test.
+// Prefill writes every key with val through a zipline client of its own,
+// in one batch, independent of the clients under test.
 func Prefill(addr string, val []byte) error {
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	c, err := zipline.New(zipline.Options{Addr: addr, Logger: quiet})
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	c.SetDeadline(time.Now().Add(30 * time.Second))
-	buf := make([]byte, 0, NumKeys*(len(val)+64))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b := c.Batch()
 	for _, k := range Keys {
-		buf = append(buf, "*3\r\n$3\r\nSET\r\n$"...)
-		buf = strconv.AppendInt(buf, int64(len(k)), 10)
-		buf = append(buf, "\r\n"...)
-		buf = append(buf, k...)
-		buf = append(buf, "\r\n$"...)
-		buf = strconv.AppendInt(buf, int64(len(val)), 10)
-		buf = append(buf, "\r\n"...)
-		buf = append(buf, val...)
-		buf = append(buf, "\r\n"...)
+		b.Set(k, val)
 	}
-	errc := make(chan error, 1)
-	go func() { _, err := c.Write(buf); errc <- err }()
-	r := bufio.NewReader(c)
-	for i := 0; i < NumKeys; i++ {
-		line, err := r.ReadString('\n')
-		if err != nil {
-			return err
-		}
-		if line != "+OK\r\n" {
-			return fmt.Errorf("bench: prefill SET reply %q", line)
-		}
-	}
-	return <-errc
+	return b.Exec(ctx)
 }
+
+// quiet discards the prefill client's connection events.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -1,5 +1,3 @@
-//go:build !nozipline
-
 package bench
 
 import (

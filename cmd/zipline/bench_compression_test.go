@@ -2,14 +2,7 @@ package main
 
 import (
 	"context"
-	"io"
-	"os"
-	"strings"
 	"testing"
-	"time"
-
-	"github.com/ziplinekv/zipline"
-	"github.com/ziplinekv/zipline/internal/testkit"
 )
 
 func TestBenchCompressionFlags(t *testing.T) {
@@ -18,61 +11,5 @@ func TestBenchCompressionFlags(t *testing.T) {
 		if err == nil {
 			t.Errorf("%q: no error", args)
 		}
-	}
-}
-
-// stdoutOf runs fn with os.Stdout sent to a pipe and returns what it wrote.
-func stdoutOf(t *testing.T, fn func() error) (string, error) {
-	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	saved := os.Stdout
-	os.Stdout = w
-	done := make(chan []byte)
-	go func() { b, _ := io.ReadAll(r); done <- b }()
-	err = fn()
-	os.Stdout = saved
-	w.Close()
-	return string(<-done), err
-}
-
-// The demo section prints memory and throughput for every backend, and
-// leaves the server as it found it.
-func TestDemoCompression(t *testing.T) {
-	srv := testkit.NewServer(t, testkit.Config{})
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	c, err := zipline.New(zipline.Options{Addr: srv.Addr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Set(ctx, "mine", []byte("keep me")); err != nil {
-		t.Fatal(err)
-	}
-	saved := demoCompressionKeys
-	demoCompressionKeys = 300
-	defer func() { demoCompressionKeys = saved }()
-	out, err := stdoutOf(t, func() error {
-		return demoCompression(ctx, &demoEnv{addr: srv.Addr, client: c, dur: 600 * time.Millisecond})
-	})
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
-	for _, want := range []string{"300 × json-1884", "300 × html-1247", "49.3 %", "compression  SET keys/s", "zstd", "LZ4"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
-	// A point with failed calls is a bug. Under the race detector, a point
-	// can also be too slow to measure in its short window (zstd runs 10-20x
-	// slower), which says nothing about the code.
-	if strings.Contains(out, "failed keys") || (!raceEnabled && strings.Contains(out, "failed")) {
-		t.Errorf("a throughput point failed:\n%s", out)
-	}
-	if n, err := c.DBSize(ctx); err != nil || n != 1 {
-		t.Errorf("DBSIZE = %d (%v) after the demo, want 1", n, err)
 	}
 }

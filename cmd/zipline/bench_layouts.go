@@ -4,26 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/ziplinekv/zipline/internal/sysstat"
-
-	"github.com/ziplinekv/zipline"
-	"github.com/ziplinekv/zipline/codec"
-	"github.com/ziplinekv/zipline/internal/layoutbench"
-	"github.com/ziplinekv/zipline/layout"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/layouts"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 )
 
-// runBenchLayouts runs the layout benchmark (see internal/layoutbench): the
+// runBenchLayouts runs the layout benchmark (see package layouts): the
 // me-redis memory table for each value class and layout, with a raised
 // hash-max-listpack-value variant and extra cells, and the speed of a
 // namespace's operations against plain commands.
@@ -31,7 +25,7 @@ func runBenchLayouts(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("bench layouts", flag.ContinueOnError)
 	pairs := fs.Int("pairs", 100_000, "pairs per memory cell")
 	classes := fs.String("classes", "", "value classes, comma-separated (default all: "+strings.Join(classNames(), ",")+")")
-	layouts := fs.String("layouts", "", "memory table layouts (default "+strings.Join(layoutbench.MainLayouts(), ",")+")")
+	layoutNames := fs.String("layouts", "", "memory table layouts (default "+strings.Join(layouts.MainLayouts(), ",")+")")
 	keys := fs.String("keys", "article,user", "key families: article (set-allBooksBelongToUser:<id>), user (user:<id>)")
 	raised := fs.Bool("raised", true, "also measure bucket layouts on servers started with a raised hash-max-listpack-value "+
 		"(1024; 4096 for html4000)")
@@ -71,26 +65,26 @@ func runBenchLayouts(ctx context.Context, args []string) error {
 		}
 	}
 
-	classList, err := pick(*classes, classNames(), func(n string) bool { _, ok := layoutbench.ClassByName(n); return ok })
+	classList, err := pick(*classes, classNames(), func(n string) bool { _, ok := layouts.ClassByName(n); return ok })
 	if err != nil {
 		return fmt.Errorf("-classes: %w", err)
 	}
-	layoutList, err := pick(*layouts, layoutbench.MainLayouts(), func(n string) bool { _, ok := layoutbench.LayoutByName(n); return ok })
+	layoutList, err := pick(*layoutNames, layouts.MainLayouts(), func(n string) bool { _, ok := layouts.LayoutByName(n); return ok })
 	if err != nil {
 		return fmt.Errorf("-layouts: %w", err)
 	}
-	var families []layoutbench.KeyFamily
+	var families []layouts.KeyFamily
 	for _, name := range strings.Split(*keys, ",") {
-		f, ok := layoutbench.FamilyByName(strings.TrimSpace(name))
+		f, ok := layouts.FamilyByName(strings.TrimSpace(name))
 		if !ok {
 			return fmt.Errorf("-keys: unknown key family %q (article, user)", name)
 		}
 		families = append(families, f)
 	}
-	var ops []layoutbench.Op
+	var ops []layouts.Op
 	if *speedOps != "" {
 		for _, s := range strings.Split(*speedOps, ",") {
-			op, err := layoutbench.ParseOp(strings.TrimSpace(s))
+			op, err := layouts.ParseOp(strings.TrimSpace(s))
 			if err != nil {
 				return fmt.Errorf("-speed-ops: %w", err)
 			}
@@ -102,10 +96,10 @@ func runBenchLayouts(ctx context.Context, args []string) error {
 		speedLay = splitList(*speedLayouts)
 	}
 
-	rep := &layoutbench.Report{
+	rep := &layouts.Report{
 		Command: strings.TrimSpace("go run ./cmd/zipline bench layouts " + strings.Join(args, " ")),
 		Date:    time.Now(),
-		Machine: machine(),
+		Machine: sysstat.Machine() + "; client and server share the CPUs",
 		Go:      runtime.Version(),
 		Pairs:   *pairs,
 	}
@@ -118,7 +112,7 @@ func runBenchLayouts(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		rep = &layoutbench.Report{}
+		rep = &layouts.Report{}
 		if err := json.Unmarshal(b, rep); err != nil {
 			return fmt.Errorf("-render %s: %w", *render, err)
 		}
@@ -133,13 +127,13 @@ func runBenchLayouts(ctx context.Context, args []string) error {
 	}
 
 	if *speed {
-		configs := []layoutbench.SpeedConfig{{
-			Family: layoutbench.ArticleKeys, Class: "ints", Keys: *speedKeys, Layouts: speedLay, Ops: ops,
+		configs := []layouts.SpeedConfig{{
+			Family: layouts.ArticleKeys, Class: "ints", Keys: *speedKeys, Layouts: speedLay, Ops: ops,
 			Goroutines: *speedConc, Duration: *speedDur, Rounds: *speedRounds, Log: progress,
 		}}
 		if *speedComp && *speedLayouts == "" {
-			configs = append(configs, layoutbench.SpeedConfig{
-				Family: layoutbench.ArticleKeys, Class: "json-random", Keys: *speedKeys,
+			configs = append(configs, layouts.SpeedConfig{
+				Family: layouts.ArticleKeys, Class: "json-random", Keys: *speedKeys,
 				Layouts: []string{"buckets+zip", "buckets+zip+zstd", "buckets+zip+dict"},
 				Ops:     ops, Goroutines: *speedConc, Duration: *speedDur, Rounds: *speedRounds, ListpackValue: 1024, Log: progress,
 			})
@@ -157,7 +151,7 @@ func runBenchLayouts(ctx context.Context, args []string) error {
 		}
 		for _, cfg := range configs {
 			fmt.Fprintf(progress, "bench layouts: speed, %s values\n", cfg.Class)
-			s, err := layoutbench.RunSpeed(ctx, cfg)
+			s, err := layouts.RunSpeed(ctx, cfg)
 			if err != nil {
 				return err
 			}
@@ -181,7 +175,7 @@ func runBenchLayouts(ctx context.Context, args []string) error {
 }
 
 // writeReport writes rep's markdown to the file out, or to standard output.
-func writeReport(rep *layoutbench.Report, out string, progress io.Writer) error {
+func writeReport(rep *layouts.Report, out string, progress io.Writer) error {
 	var buf bytes.Buffer
 	if err := rep.WriteMarkdown(&buf); err != nil {
 		return err
@@ -198,11 +192,11 @@ func writeReport(rep *layoutbench.Report, out string, progress io.Writer) error 
 }
 
 // runMemoryTable measures the memory cells into rep.
-func runMemoryTable(ctx context.Context, rep *layoutbench.Report, families []layoutbench.KeyFamily,
-	classes, layouts []string, raised, extras bool, progress io.Writer) error {
-	cells := memoryCells(families, classes, layouts, raised, extras)
-	data := &layoutbench.DataSet{Pairs: rep.Pairs}
-	runner := &layoutbench.MemoryRunner{Pairs: rep.Pairs, Data: data, Log: progress}
+func runMemoryTable(ctx context.Context, rep *layouts.Report, families []layouts.KeyFamily,
+	classes, layoutNames []string, raised, extras bool, progress io.Writer) error {
+	cells := memoryCells(families, classes, layoutNames, raised, extras)
+	data := &layouts.DataSet{Pairs: rep.Pairs}
+	runner := &layouts.MemoryRunner{Pairs: rep.Pairs, Data: data, Log: progress}
 	fmt.Fprintf(progress, "bench layouts: %d memory cells of %d pairs\n", len(cells), rep.Pairs)
 	var err error
 	if rep.Memory, err = runner.Run(ctx, cells, nil); err != nil {
@@ -214,7 +208,7 @@ func runMemoryTable(ctx context.Context, rep *layoutbench.Report, families []lay
 		if err != nil {
 			return err
 		}
-		st, err := d.Stat(rep.Pairs, layoutbench.DictSpecs()...)
+		st, err := d.Stat(rep.Pairs, layouts.DictSpecs()...)
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -225,7 +219,7 @@ func runMemoryTable(ctx context.Context, rep *layoutbench.Report, families []lay
 
 func classNames() []string {
 	var out []string
-	for _, c := range layoutbench.Classes() {
+	for _, c := range layouts.Classes() {
 		out = append(out, c.Name)
 	}
 	return out
@@ -258,17 +252,17 @@ func pick(list string, def []string, known func(string) bool) ([]string, error) 
 
 // memoryCells lists the cells of a run: the main table for each key
 // family, the raised-limit variant, and the extra cells.
-func memoryCells(families []layoutbench.KeyFamily, classes, layouts []string, raised, extras bool) []layoutbench.Cell {
-	var cells []layoutbench.Cell
-	small := func(class string) bool { c, _ := layoutbench.ClassByName(class); return c.Small }
-	dict := func(l string) bool { lay, _ := layoutbench.LayoutByName(l); return lay.Dict != nil }
+func memoryCells(families []layouts.KeyFamily, classes, layoutNames []string, raised, extras bool) []layouts.Cell {
+	var cells []layouts.Cell
+	small := func(class string) bool { c, _ := layouts.ClassByName(class); return c.Small }
+	dict := func(l string) bool { lay, _ := layouts.LayoutByName(l); return lay.Dict != nil }
 	for _, f := range families {
 		for _, class := range classes {
-			for _, l := range layouts {
+			for _, l := range layoutNames {
 				if dict(l) && small(class) {
 					continue
 				}
-				cells = append(cells, layoutbench.Cell{Family: f, Class: class, Layout: l})
+				cells = append(cells, layouts.Cell{Family: f, Class: class, Layout: l})
 			}
 		}
 	}
@@ -282,9 +276,9 @@ func memoryCells(families []layoutbench.KeyFamily, classes, layouts []string, ra
 				if class == "html4000" {
 					lpv = 4096
 				}
-				for _, l := range layouts {
+				for _, l := range layoutNames {
 					if strings.HasPrefix(l, "buckets") {
-						cells = append(cells, layoutbench.Cell{Family: f, Class: class, Layout: l, ListpackValue: lpv})
+						cells = append(cells, layouts.Cell{Family: f, Class: class, Layout: l, ListpackValue: lpv})
 					}
 				}
 			}
@@ -299,15 +293,15 @@ func memoryCells(families []layoutbench.KeyFamily, classes, layouts []string, ra
 			}
 			return false
 		}
-		add := func(f layoutbench.KeyFamily, class string, sparse bool, lpv int, ls ...string) {
+		add := func(f layouts.KeyFamily, class string, sparse bool, lpv int, ls ...string) {
 			if !has(class) {
 				return
 			}
 			for _, l := range ls {
-				cells = append(cells, layoutbench.Cell{Family: f, Class: class, Layout: l, Sparse: sparse, ListpackValue: lpv})
+				cells = append(cells, layouts.Cell{Family: f, Class: class, Layout: l, Sparse: sparse, ListpackValue: lpv})
 			}
 		}
-		a, u := layoutbench.ArticleKeys, layoutbench.UserKeys
+		a, u := layouts.ArticleKeys, layouts.UserKeys
 		for _, f := range families {
 			add(f, "counters", false, 0, "dense512+zip", "dense126+zip")
 			add(f, "ints", false, 0, "dense512+zip", "hashed+zip")
@@ -331,221 +325,4 @@ func memoryCells(families []layoutbench.KeyFamily, classes, layouts []string, ra
 		}
 	}
 	return cells
-}
-
-// machine describes the CPUs and the load at start.
-func machine() string {
-	return sysstat.CPUs() + "; client and server share them; load average at start " + sysstat.LoadAverage()
-}
-
-// demoLayoutRecords is how many records each row of the demo's namespace
-// section stores (tests lower it).
-var demoLayoutRecords = 100_000
-
-// demoRow is one row of the demo's namespace section: records written as
-// plain keys, then through a namespace.
-type demoRow struct {
-	name  string
-	codec zipline.Compression
-	// write queues record id at key, through q if not nil, else as a plain
-	// key on b.
-	write func(b *zipline.Batch, q *layout.Queued, key string, id int)
-	value func(id int) []byte // what reading id returns
-}
-
-// demoLayouts is the demo's namespace section: the same records stored as
-// plain keys and through a namespace (zipped keys, Dense buckets and
-// compression), with the server's memory after each. It deletes its keys
-// afterwards.
-func demoLayouts(ctx context.Context, d *demoEnv) error {
-	c, n := d.client, demoLayoutRecords
-	const prefix, zipAs = "demo:user:", "demo:u:"
-	// The dictionary is trained on other records than the ones stored.
-	var samples [][]byte
-	for id := n; id < n+1000; id++ {
-		samples = append(samples, demoProfile(id))
-	}
-	dict, err := codec.TrainDictionary(samples, 0)
-	if err != nil {
-		return err
-	}
-	set := func(b *zipline.Batch, q *layout.Queued, key string, id int) {
-		if q != nil {
-			q.Set(key, demoProfile(id))
-		} else {
-			b.Set(key, demoProfile(id))
-		}
-	}
-	rows := []demoRow{
-		{name: "visit counters (INCRBY)", codec: zipline.Compression{Backend: codec.Zstd},
-			write: func(b *zipline.Batch, q *layout.Queued, key string, id int) {
-				if q != nil {
-					q.IncrBy(key, int64(1+id%500))
-				} else {
-					b.IncrBy(key, int64(1+id%500))
-				}
-			},
-			value: func(id int) []byte { return strconv.AppendInt(nil, int64(1+id%500), 10) }},
-		{name: "profiles (JSON), zstd", codec: zipline.Compression{Backend: codec.Zstd}, write: set, value: demoProfile},
-		{name: "profiles (JSON), zstd-dict", codec: zipline.Compression{Backend: codec.ZstdDict, Dictionary: dict},
-			write: set, value: demoProfile},
-	}
-	mean := 0
-	for id := range n {
-		mean += len(demoProfile(id))
-	}
-	fmt.Printf("\nNamespaces: %d records stored as plain keys %s<id>, then through a namespace\n", n, prefix)
-	fmt.Printf("  layout.Namespace{Prefix: %q, ZipAs: %q, Buckets: layout.Dense(100), Codec: …}\n", prefix, zipAs)
-	fmt.Printf("  profiles are JSON of %d B on average; zstd-dict uses a %d-B dictionary trained on 1,000 other profiles\n",
-		mean/max(n, 1), len(dict))
-	if d.srv == nil {
-		fmt.Println("  (on a server given with -addr: other clients' writes show up in these figures)")
-	}
-	fmt.Printf("\n  %-27s %24s %24s %8s\n", "records", "plain keys", "namespace", "saved")
-	for _, row := range rows {
-		if err := demoLayoutRow(ctx, c, row, prefix, zipAs, n); err != nil {
-			return err
-		}
-	}
-	fmt.Println("\n  Server memory is used_memory minus client buffers; the keys are deleted afterwards. Values of")
-	fmt.Println("  up to 64 B (after compression) live in 100-field listpack hashes (demo:u:#<bucket>); larger ones")
-	fmt.Println("  stay plain keys, so that a bucket never loses its compact encoding: plain zstd leaves these")
-	fmt.Println("  profiles too large, a trained dictionary makes them fit. \"zipline bench layouts\" has the full table.")
-	return nil
-}
-
-// demoLayoutRow measures one row of the demo's namespace section.
-func demoLayoutRow(ctx context.Context, c *zipline.Client, row demoRow, prefix, zipAs string, n int) error {
-	const settle = 3 * time.Second
-	st, err := layout.New(ctx, c, layout.Namespace{Prefix: prefix, ZipAs: zipAs, Buckets: layout.Dense(100), Codec: row.codec})
-	if err != nil {
-		return err
-	}
-	dbsize := func() int64 {
-		v, err := c.Do(ctx, "DBSIZE")
-		if err != nil {
-			return 0
-		}
-		k, _ := v.AsInt64()
-		return k
-	}
-	load := func(q func(*zipline.Batch) *layout.Queued) error {
-		for from := 0; from < n; from += 1000 {
-			b := c.Batch()
-			qq := q(b)
-			for id := from; id < min(from+1000, n); id++ {
-				row.write(b, qq, prefix+strconv.Itoa(id), id)
-			}
-			if err := b.Exec(ctx); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	before, err := layoutbench.SettledMemory(ctx, c, settle)
-	if err != nil {
-		return err
-	}
-	keys0 := dbsize()
-	if err := load(func(*zipline.Batch) *layout.Queued { return nil }); err != nil {
-		return err
-	}
-	plainMem, err := layoutbench.SettledMemory(ctx, c, settle)
-	if err != nil {
-		return err
-	}
-	plainKeys := dbsize() - keys0
-	if err := unlinkPlain(ctx, c, prefix, n); err != nil {
-		return err
-	}
-	before2, err := layoutbench.SettledMemory(ctx, c, settle)
-	if err != nil {
-		return err
-	}
-	if err := load(st.In); err != nil {
-		return err
-	}
-	nsMem, err := layoutbench.SettledMemory(ctx, c, settle)
-	if err != nil {
-		return err
-	}
-	nsKeys := dbsize() - keys0
-	for _, id := range []int{0, n / 2, n - 1} {
-		v, err := st.Get(ctx, prefix+strconv.Itoa(id))
-		if err != nil || !bytes.Equal(v, row.value(id)) {
-			return fmt.Errorf("demo: %s%d read back %q, %v", prefix, id, v, err)
-		}
-	}
-	// The namespace's keys: its buckets and any values stored as plain keys.
-	if err := unlinkPrefix(ctx, c, zipAs); err != nil {
-		return err
-	}
-	p, z := plainMem-before, nsMem-before2
-	fmt.Printf("  %-27s %9.2f MB %5.1f B/rec %9.2f MB %5.1f B/rec %7.1f×\n", row.name,
-		float64(p)/1e6, float64(p)/float64(n), float64(z)/1e6, float64(z)/float64(n), float64(p)/float64(max(z, 1)))
-	fmt.Printf("  %-27s server memory %.2f → %.2f MB with %d plain keys; %.2f → %.2f MB with %d keys through the namespace\n", "",
-		float64(before)/1e6, float64(plainMem)/1e6, plainKeys, float64(before2)/1e6, float64(nsMem)/1e6, nsKeys)
-	return nil
-}
-
-// demoProfile is a small JSON user record for id, about 130 B.
-func demoProfile(id int) []byte {
-	first := []string{"Ada", "Grace", "Alan", "Edsger", "Barbara", "Donald", "Frances", "Ken", "Margaret", "John", "Radia"}
-	last := []string{"Lovelace", "Hopper", "Turing", "Dijkstra", "Liskov", "Knuth", "Allen", "Thompson", "Hamilton", "Backus"}
-	plans := []string{"free", "free", "pro", "team"}
-	locales := []string{"en-GB", "en-US", "fr-FR", "de-DE", "nl-NL"}
-	f, l := first[id%len(first)], last[id/len(first)%len(last)]
-	b := []byte(`{"id":`)
-	b = strconv.AppendInt(b, int64(id), 10)
-	b = append(b, `,"name":"`...)
-	b = append(append(append(b, f...), ' '), l...)
-	b = append(b, `","email":"`...)
-	b = append(append(append(b, strings.ToLower(f)...), '.'), strings.ToLower(l)...)
-	b = strconv.AppendInt(b, int64(id%97), 10)
-	b = append(b, `@example.com","plan":"`...)
-	b = append(b, plans[id%len(plans)]...)
-	b = append(b, `","locale":"`...)
-	b = append(b, locales[id/7%len(locales)]...)
-	b = append(b, `","visits":`...)
-	b = strconv.AppendInt(b, int64(id*7919%1000), 10)
-	b = append(b, `,"active":`...)
-	b = strconv.AppendBool(b, id%5 != 0)
-	return append(b, '}')
-}
-
-// unlinkPlain removes the demo's plain keys.
-func unlinkPlain(ctx context.Context, c *zipline.Client, prefix string, n int) error {
-	for from := 0; from < n; from += 1000 {
-		keys := make([]string, 0, 1000)
-		for id := from; id < min(from+1000, n); id++ {
-			keys = append(keys, prefix+strconv.Itoa(id))
-		}
-		if _, err := c.Unlink(ctx, keys...); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// unlinkPrefix removes every key under a stored prefix the demo owns.
-func unlinkPrefix(ctx context.Context, c *zipline.Client, prefix string) error {
-	for cursor := "0"; ; {
-		v, err := c.Do(ctx, "SCAN", cursor, "MATCH", prefix+"*", "COUNT", 1000)
-		if err != nil {
-			return err
-		}
-		page, err := v.AsSlice()
-		if err != nil || len(page) != 2 {
-			return errors.Join(err, errors.New("demo: malformed SCAN reply"))
-		}
-		keys, _ := page[1].AsStrings()
-		if len(keys) > 0 {
-			if _, err := c.Unlink(ctx, keys...); err != nil {
-				return err
-			}
-		}
-		if cursor, _ = page[0].AsString(); cursor == "0" {
-			return nil
-		}
-	}
 }

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"strconv"
 	"sync"
@@ -14,8 +13,8 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
-	"github.com/ziplinekv/zipline/internal/latency"
-	"github.com/ziplinekv/zipline/internal/resp"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/latency"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 	"github.com/ziplinekv/zipline/internal/localserver"
 )
 
@@ -41,6 +40,23 @@ func runDemo(ctx context.Context, args []string) error {
 		return err
 	}
 	defer c.Close()
+	// The baseline lends each goroutine a connection of its own, as a pool
+	// does: zipline's dedicated connections, so that both sides run the
+	// same client code and differ only in sharing.
+	pool, err := zipline.New(zipline.Options{Addr: serverAddr, MaxDedicatedConns: max(*conc, 1)})
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	shared := func() (*zipline.Client, func(), error) { return c, func() {}, nil }
+	ownConn := func() (*zipline.Client, func(), error) {
+		d, err := pool.Dedicated(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		return d, func() { d.Close() }, nil
+	}
+
 	w := workload{keys: *keys, value: make([]byte, *size), getRatio: *getRatio}
 	for i := range w.value {
 		w.value[i] = 'a' + byte(i%26)
@@ -55,13 +71,13 @@ func runDemo(ctx context.Context, args []string) error {
 	fmt.Fprintln(tw, "goroutines\tclient\tops/s\tp50\tp99\tp99.9\tserver µs/op\treqs/write\t")
 	for _, n := range []int{1, *conc} {
 		before := c.PipelineStats()
-		zl, err := w.run(ctx, n, *dur, srv, func() (doer, func(), error) { return zipDoer{c}, func() {}, nil })
+		zl, err := w.run(ctx, n, *dur, srv, shared)
 		if err != nil {
 			return err
 		}
 		after := c.PipelineStats()
 		reqsPerWrite := float64(after.Requests-before.Requests) / float64(max(after.Writes-before.Writes, 1))
-		base, err := w.run(ctx, n, *dur, srv, func() (doer, func(), error) { return dialPlain(ctx, serverAddr) })
+		base, err := w.run(ctx, n, *dur, srv, ownConn)
 		if err != nil {
 			return err
 		}
@@ -70,8 +86,8 @@ func runDemo(ctx context.Context, args []string) error {
 		fmt.Fprintf(tw, "\tzipline / baseline\t%.2f×\t\t\t\t\t\t\n", zl.opsPerSec()/base.opsPerSec())
 	}
 	tw.Flush()
-	fmt.Println("\n\"1 req/round trip\" gives each goroutine its own connection and waits for each reply")
-	fmt.Println("before sending the next request, as a pool client does. zipline shares one connection:")
+	fmt.Println("\n\"1 req/round trip\" gives each goroutine a connection of its own (Client.Dedicated) and waits for")
+	fmt.Println("each reply before sending the next request, as a pool client does. zipline shares one connection:")
 	fmt.Println("with one goroutine it costs the same round trip; with many, requests share writes.")
 
 	env := &demoEnv{addr: serverAddr, srv: srv, client: c, dur: *dur}
@@ -90,64 +106,6 @@ type demoEnv struct {
 	srv    *localserver.Server // nil when the demo runs against -addr
 	client *zipline.Client
 	dur    time.Duration
-}
-
-// doer is what the workload drives: zipline, or the plain baseline.
-type doer interface {
-	get(ctx context.Context, key string) error
-	set(ctx context.Context, key string, val []byte) error
-}
-
-type zipDoer struct{ c *zipline.Client }
-
-func (z zipDoer) get(ctx context.Context, key string) error {
-	_, err := z.c.Get(ctx, key)
-	return err
-}
-
-func (z zipDoer) set(ctx context.Context, key string, val []byte) error {
-	return z.c.Set(ctx, key, val)
-}
-
-// plainConn sends one request and waits for its reply before the next: the
-// one-request-per-round-trip model of pool clients such as redigo.
-type plainConn struct {
-	conn net.Conn
-	rd   *resp.Reader
-	buf  []byte
-}
-
-func dialPlain(ctx context.Context, addr string) (doer, func(), error) {
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &plainConn{conn: nc, rd: resp.NewReader(nc, 0, resp.Limits{})}, func() { nc.Close() }, nil
-}
-
-func (p *plainConn) roundTrip() error {
-	if _, err := p.conn.Write(p.buf); err != nil {
-		return err
-	}
-	var v resp.Value
-	if err := p.rd.ReadValue(&v); err != nil {
-		return err
-	}
-	if v.IsError() {
-		return fmt.Errorf("%s", v.Bytes())
-	}
-	return nil
-}
-
-func (p *plainConn) get(_ context.Context, key string) error {
-	p.buf = resp.AppendBulkString(resp.AppendBulkString(resp.AppendArrayLen(p.buf[:0], 2), "GET"), key)
-	return p.roundTrip()
-}
-
-func (p *plainConn) set(_ context.Context, key string, val []byte) error {
-	p.buf = resp.AppendBulk(resp.AppendBulkString(resp.AppendBulkString(resp.AppendArrayLen(p.buf[:0], 3), "SET"), key), val)
-	return p.roundTrip()
 }
 
 type workload struct {
@@ -200,16 +158,17 @@ func round(d time.Duration) time.Duration {
 	return d.Round(100 * time.Nanosecond)
 }
 
-// run drives n goroutines for d, each with the doer that mk returns.
-func (w workload) run(ctx context.Context, n int, d time.Duration, srv *localserver.Server, mk func() (doer, func(), error)) (*runResult, error) {
-	doers := make([]doer, n)
-	for i := range doers {
-		dd, closeFn, err := mk()
+// run drives n goroutines for d, each on the client that conn returns.
+func (w workload) run(ctx context.Context, n int, d time.Duration, srv *localserver.Server,
+	conn func() (*zipline.Client, func(), error)) (*runResult, error) {
+	clients := make([]*zipline.Client, n)
+	for i := range clients {
+		c, release, err := conn()
 		if err != nil {
 			return nil, err
 		}
-		defer closeFn()
-		doers[i] = dd
+		defer release()
+		clients[i] = c
 	}
 	var (
 		stop  atomic.Bool
@@ -218,8 +177,7 @@ func (w workload) run(ctx context.Context, n int, d time.Duration, srv *localser
 		ops   = make([]uint64, n)
 		errs  atomic.Uint64
 	)
-	cpu0 := serverCPU(srv)
-	start := time.Now()
+	cpu0 := sysstat.Take(serverPID(srv))
 	for g := range n {
 		wg.Add(1)
 		go func() {
@@ -230,9 +188,9 @@ func (w workload) run(ctx context.Context, n int, d time.Duration, srv *localser
 				t0 := time.Now()
 				var err error
 				if rng.Float64() < w.getRatio {
-					err = doers[g].get(ctx, key)
+					_, err = clients[g].Get(ctx, key)
 				} else {
-					err = doers[g].set(ctx, key, w.value)
+					err = clients[g].Set(ctx, key, w.value)
 				}
 				if err != nil {
 					errs.Add(1)
@@ -249,9 +207,10 @@ func (w workload) run(ctx context.Context, n int, d time.Duration, srv *localser
 	}
 	stop.Store(true)
 	wg.Wait()
-	res := &runResult{elapsed: time.Since(start), errs: errs.Load()}
-	if cpu1 := serverCPU(srv); cpu1 > 0 {
-		res.serverCPU = cpu1 - cpu0
+	used := sysstat.Take(serverPID(srv)).Sub(cpu0)
+	res := &runResult{elapsed: used.Elapsed, errs: errs.Load()}
+	if used.ServerOK {
+		res.serverCPU = used.Server
 	}
 	for g := range n {
 		res.hist.Merge(&hists[g])
@@ -260,10 +219,10 @@ func (w workload) run(ctx context.Context, n int, d time.Duration, srv *localser
 	return res, ctx.Err()
 }
 
-func serverCPU(srv *localserver.Server) time.Duration {
+// serverPID returns the process of srv, or 0 for a server given with -addr.
+func serverPID(srv *localserver.Server) int {
 	if srv == nil {
 		return 0
 	}
-	d, _ := srv.CPUTime()
-	return d
+	return srv.PID()
 }

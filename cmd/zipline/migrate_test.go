@@ -28,32 +28,15 @@ func TestParseNamespace(t *testing.T) {
 	}
 }
 
-// captureStdout runs fn with os.Stdout redirected and returns what it wrote.
+// captureStdout runs fn with os.Stdout redirected and returns what it
+// wrote; fn's error fails the test.
 func captureStdout(t *testing.T, fn func() error) string {
 	t.Helper()
-	r, w, _ := os.Pipe()
-	saved := os.Stdout
-	os.Stdout = w
-	err := fn()
-	os.Stdout = saved
-	w.Close()
-	out, _ := readAll(r)
+	out, err := stdoutOf(t, fn)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	return out
-}
-
-func readAll(f *os.File) (string, error) {
-	var b strings.Builder
-	buf := make([]byte, 4096)
-	for {
-		n, err := f.Read(buf)
-		b.Write(buf[:n])
-		if err != nil {
-			return b.String(), nil
-		}
-	}
 }
 
 func TestMigrateCommand(t *testing.T) {

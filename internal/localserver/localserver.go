@@ -26,7 +26,6 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline/internal/resp"
-	"github.com/ziplinekv/zipline/internal/sysstat"
 )
 
 // Kind selects the server implementation.
@@ -391,14 +390,4 @@ func (s *Server) UsedMemory(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	return strconv.ParseInt(m["used_memory"], 10, 64)
-}
-
-// CPUTime returns the CPU time (user + system) the server process has used,
-// read from /proc, so benchmarks can report server CPU per operation.
-func (s *Server) CPUTime() (time.Duration, error) {
-	pid := s.PID()
-	if pid == 0 {
-		return 0, errors.New("localserver: not running")
-	}
-	return sysstat.ProcessCPU(pid)
 }

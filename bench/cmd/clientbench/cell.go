@@ -9,10 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ziplinekv/zipline/internal/latency"
-	"github.com/ziplinekv/zipline/internal/sysstat"
-
 	"github.com/ziplinekv/zipline/bench"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/latency"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 )
 
 // maxOpsPerWorker bounds each worker loop by count as well as by time.
@@ -115,7 +114,7 @@ func (w *worker) loop(c bench.Client, get bool, start int, val []byte, phase *at
 // runner runs cells against one server.
 type runner struct {
 	addr      string
-	serverCPU func() (time.Duration, error) // nil when unknown
+	serverPID int // 0 when unknown
 	warmup    time.Duration
 	duration  time.Duration
 	workers   []*worker
@@ -132,26 +131,16 @@ func (rn *runner) getWorkers(n int) []*worker {
 	return ws
 }
 
+// snapshot is the counters a cell compares before and after its window.
 type snapshot struct {
-	t       time.Time
 	mallocs uint64
-	client  time.Duration
-	server  time.Duration
-	srvOK   bool
-	busy    time.Duration // all CPUs, all processes (/proc/stat)
+	cpu     sysstat.Sample
 }
 
 func (rn *runner) snap() snapshot {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	s := snapshot{mallocs: ms.Mallocs, client: sysstat.SelfCPU(), busy: sysstat.MachineBusy()}
-	if rn.serverCPU != nil {
-		if d, err := rn.serverCPU(); err == nil {
-			s.server, s.srvOK = d, true
-		}
-	}
-	s.t = time.Now()
-	return s
+	return snapshot{mallocs: ms.Mallocs, cpu: sysstat.Take(rn.serverPID)}
 }
 
 func (rn *runner) runCell(spec cellSpec) (res result) {
@@ -224,7 +213,8 @@ func (rn *runner) runCell(spec cellSpec) (res result) {
 			res.firstErr = w.err.Error()
 		}
 	}
-	res.elapsed = after.t.Sub(before.t)
+	used := after.cpu.Sub(before.cpu)
+	res.elapsed = used.Elapsed
 	if res.ops == 0 {
 		if res.failed == "" {
 			res.failed = "no operations completed"
@@ -238,15 +228,10 @@ func (rn *runner) runCell(spec cellSpec) (res result) {
 	res.p50 = h.Quantile(0.50)
 	res.p99 = h.Quantile(0.99)
 	res.allocsOp = float64(after.mallocs-before.mallocs) / n
-	res.clientCPU = float64(after.client-before.client) / float64(time.Microsecond) / n
-	res.otherCPU = -1
-	if before.srvOK && after.srvOK {
-		srv := after.server - before.server
-		res.serverCPU = float64(srv) / float64(time.Microsecond) / n
-		if before.busy > 0 && after.busy > 0 {
-			other := after.busy - before.busy - srv - (after.client - before.client)
-			res.otherCPU = max(0, 100*float64(other)/float64(res.elapsed))
-		}
+	res.clientCPU = float64(used.Self) / float64(time.Microsecond) / n
+	if used.ServerOK {
+		res.serverCPU = float64(used.Server) / float64(time.Microsecond) / n
 	}
+	res.otherCPU = used.OtherPercent()
 	return res
 }

@@ -26,9 +26,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ziplinekv/zipline/internal/sysstat"
-
 	"github.com/ziplinekv/zipline/bench"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 	"github.com/ziplinekv/zipline/internal/localserver"
 )
 
@@ -151,13 +150,7 @@ func intList(s string, lo, hi int) ([]int, error) {
 func commandLine() string {
 	tags := ""
 	if _, ok := bench.Lookup("glide"); ok {
-		tags += ",glide"
-	}
-	if _, ok := bench.Lookup("zipline"); !ok {
-		tags += ",nozipline"
-	}
-	if tags != "" {
-		tags = " -tags " + tags[1:]
+		tags = " -tags glide"
 	}
 	var b strings.Builder
 	b.WriteString("cd bench && go run" + tags + " ./cmd/clientbench")
@@ -194,9 +187,6 @@ func run() error {
 	if _, ok := bench.Lookup("glide"); !ok {
 		rep.notes = append(rep.notes, "glide was not built in (needs -tags glide).")
 	}
-	if _, ok := bench.Lookup("zipline"); !ok {
-		rep.notes = append(rep.notes, "zipline was not built in (-tags nozipline).")
-	}
 	fmt.Fprintln(os.Stderr, rep.command)
 
 	// Server.
@@ -208,8 +198,7 @@ func run() error {
 			return err
 		}
 		defer s.Stop()
-		rn.addr = s.Addr
-		rn.serverCPU = s.CPUTime
+		rn.addr, rn.serverPID = s.Addr, s.PID()
 		if _, err := s.Do(context.Background(), "FLUSHALL"); err != nil {
 			return fmt.Errorf("FLUSHALL: %w", err)
 		}
@@ -219,8 +208,7 @@ func run() error {
 	} else {
 		serverVersion = "existing server at " + o.addr
 		if o.serverPID > 0 {
-			pid := o.serverPID
-			rn.serverCPU = func() (time.Duration, error) { return sysstat.ProcessCPU(pid) }
+			rn.serverPID = o.serverPID
 		} else {
 			rep.notes = append(rep.notes, "redis CPU not measured: -addr given without -server-pid.")
 		}
@@ -233,7 +221,7 @@ func run() error {
 		cellTime += quietSample
 	}
 	est := time.Duration(cells) * cellTime
-	quiet := &quietGate{maxOther: o.maxOther, maxWait: o.maxWait, budget: est / 2, serverCPU: rn.serverCPU}
+	quiet := &quietGate{maxOther: o.maxOther, maxWait: o.maxWait, budget: est / 2, serverPID: rn.serverPID}
 	fmt.Fprintf(os.Stderr, "%d cells, about %v plus the ceiling runs", cells, est.Round(time.Second))
 	if quiet.enabled() {
 		fmt.Fprintf(os.Stderr, ", and up to %v more waiting for other processes to go quiet", quiet.budget.Round(time.Second))
@@ -363,17 +351,10 @@ func logCell(done, total int, res *result) {
 
 // environment describes the machine and the module versions.
 func environment(server string) []string {
-	env := []string{"date: " + time.Now().UTC().Format("2006-01-02 15:04 UTC")}
-	cpu := sysstat.CPUModel()
-	kernel := ""
-	if k := sysstat.Kernel(); k != "" {
-		kernel = ", kernel " + k
-	}
-	env = append(env, fmt.Sprintf("machine: %d CPUs (%s)%s, GOMAXPROCS %d; client and server share these CPUs",
-		runtime.NumCPU(), cpu, kernel, runtime.GOMAXPROCS(0)))
-	env = append(env, "go: "+runtime.Version())
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		env = append(env, "load average at start: "+strings.Join(strings.Fields(string(b))[:3], " "))
+	env := []string{
+		"date: " + time.Now().UTC().Format("2006-01-02 15:04 UTC"),
+		"machine: " + sysstat.Machine() + " (at start); client and server share these CPUs",
+		"go: " + runtime.Version(),
 	}
 	if server != "" {
 		env = append(env, "server: "+server)

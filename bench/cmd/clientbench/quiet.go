@@ -5,7 +5,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/ziplinekv/zipline/internal/sysstat"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 )
 
 // quietGate keeps other processes' CPU use out of the measurements where it
@@ -19,7 +19,7 @@ type quietGate struct {
 	maxOther  float64       // % of one CPU; 0 turns the gate off
 	maxWait   time.Duration // per cell
 	budget    time.Duration // left for waiting and re-measuring
-	serverCPU func() (time.Duration, error)
+	serverPID int           // 0 when unknown
 
 	waited     time.Duration
 	remeasured int
@@ -34,24 +34,9 @@ const (
 // sample returns the CPU other processes used during d, in % of one CPU, or
 // -1 if it cannot tell. Nothing of ours runs meanwhile.
 func (q *quietGate) sample(d time.Duration) float64 {
-	b0, c0 := sysstat.MachineBusy(), sysstat.SelfCPU()
-	var s0 time.Duration
-	if q.serverCPU != nil {
-		s0, _ = q.serverCPU()
-	}
-	t0 := time.Now()
+	before := sysstat.Take(q.serverPID)
 	time.Sleep(d)
-	b1, c1 := sysstat.MachineBusy(), sysstat.SelfCPU()
-	var s1 time.Duration
-	if q.serverCPU != nil {
-		s1, _ = q.serverCPU()
-	}
-	el := time.Since(t0)
-	if b0 == 0 || b1 == 0 {
-		return -1
-	}
-	other := (b1 - b0) - (c1 - c0) - (s1 - s0)
-	return max(0, 100*float64(other)/float64(el))
+	return sysstat.Take(q.serverPID).Sub(before).OtherPercent()
 }
 
 func (q *quietGate) enabled() bool { return q.maxOther > 0 }

@@ -15,7 +15,7 @@ import (
 	"github.com/valkey-io/valkey-glide/go/v2/pipeline"
 
 	"github.com/ziplinekv/zipline/bench"
-	"github.com/ziplinekv/zipline/internal/compbench"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/compression"
 )
 
 // glideName is GLIDE Go's client name in the report.
@@ -23,31 +23,31 @@ const glideName = "GLIDE Go"
 
 func init() {
 	reference = glideName
-	for _, b := range compbench.Backends {
+	for _, b := range compression.Backends {
 		extraVariants = append(extraVariants, glideVariant(b))
 	}
 }
 
-func glideVariant(b compbench.Backend) compbench.Variant {
+func glideVariant(b compression.Backend) compression.Variant {
 	cc := ""
 	switch b {
-	case compbench.Zstd:
+	case compression.Zstd:
 		cc = ".WithCompressionConfiguration(NewCompressionConfiguration().WithBackend(config.ZSTD))"
-	case compbench.LZ4:
+	case compression.LZ4:
 		cc = ".WithCompressionConfiguration(NewCompressionConfiguration().WithBackend(config.LZ4))"
 	}
-	return compbench.Variant{Client: glideName, Backend: b,
+	return compression.Variant{Client: glideName, Backend: b,
 		Config: "valkey-glide/go/v2 v2.5.3 glide.NewClient(NewClientConfiguration().WithAddress(..).WithRequestTimeout(5s)" + cc +
 			"); Set/Get, pipeline.NewStandaloneBatch(false) + Exec(ctx, batch, true) per call",
-		New: func(ctx context.Context, addr string) (compbench.Client, error) {
+		New: func(ctx context.Context, addr string) (compression.Client, error) {
 			cfg, err := bench.GlideConfig(addr)
 			if err != nil {
 				return nil, err
 			}
 			switch b {
-			case compbench.Zstd:
+			case compression.Zstd:
 				cfg.WithCompressionConfiguration(config.NewCompressionConfiguration().WithBackend(config.ZSTD))
-			case compbench.LZ4:
+			case compression.LZ4:
 				cfg.WithCompressionConfiguration(config.NewCompressionConfiguration().WithBackend(config.LZ4))
 			}
 			c, err := glide.NewClient(cfg)

@@ -14,9 +14,9 @@
 // the matrix ~5.3 s per cell and variant at the default -duration 2s
 // -warmup 500ms (40 cells × 6 variants ≈ 21 min), ~1.4 s with -quick
 // (9 cells). -memory=false or -matrix=false runs one part only. Without
-// -tags glide only zipline runs (no cgo). The engine is
-// internal/compbench; "zipline bench compression" runs it for zipline
-// alone.
+// -tags glide only zipline runs (no cgo). The engine is the main module's
+// cmd/zipline/bench/compression, which "zipline bench compression" runs
+// for zipline alone.
 package main
 
 import (
@@ -28,12 +28,12 @@ import (
 	"runtime/pprof"
 	"strings"
 
-	"github.com/ziplinekv/zipline/internal/compbench"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/compression"
 )
 
 // Filled by glide.go under the glide build tag.
 var (
-	extraVariants []compbench.Variant
+	extraVariants []compression.Variant
 	reference     string
 )
 
@@ -49,7 +49,7 @@ func run() error {
 	out := fs.String("out", "", "markdown report (charts are written beside it); empty prints the report")
 	clients := fs.String("clients", "", "comma list of clients to run (zipline, \"GLIDE Go\"); default all built in")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (Go code only; GLIDE's Rust shows as cgo calls)")
-	suite := compbench.RegisterFlags(fs)
+	suite := compression.RegisterFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: compbench [flags]   (build with -tags glide to include GLIDE Go)\n\n")
 		fs.PrintDefaults()
@@ -61,13 +61,13 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	variants := append(compbench.ZiplineVariants(), extraVariants...)
+	variants := append(compression.ZiplineVariants(), extraVariants...)
 	if *clients != "" {
 		want := map[string]bool{}
 		for _, c := range strings.Split(*clients, ",") {
 			want[strings.ToLower(strings.TrimSpace(c))] = true
 		}
-		var keep []compbench.Variant
+		var keep []compression.Variant
 		for _, v := range variants {
 			if want[strings.ToLower(v.Client)] {
 				keep = append(keep, v)
@@ -124,10 +124,10 @@ func quoteArgs(args []string) []string {
 	return out
 }
 
-func notes(s *compbench.Suite) []string {
+func notes(s *compression.Suite) []string {
 	n := []string{
 		"Method, as GLIDE's blog describes it (shared/notes/glide-compression.md §7), with the differences that matter: " +
-			"the corpus is internal/corpus (GLIDE's was never published), generated with seed 1, the same keys and values for " +
+			"the corpus is cmd/zipline/bench/corpus (GLIDE's was never published), generated with seed 1, the same keys and values for " +
 			"every client; the server is Debian's redis-server 7.0, not Valkey 8; client and server share this machine's " +
 			"CPUs instead of two 8-vCPU hosts, so absolute TPS is far below GLIDE's and CPU spent compressing competes with the " +
 			"server; every client is shared by the cell's goroutines (GLIDE's harness gave each goroutine its own client). " +

@@ -1,0 +1,474 @@
+package layouts
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/layout"
+)
+
+// A Cell is one measurement: a value class stored under a key family in a
+// layout, on a server with a given hash-max-listpack-value.
+type Cell struct {
+	Family KeyFamily
+	Class  string
+	Layout string
+	// Sparse draws the ids at random from 0..SparseSpan instead of 0..n-1.
+	Sparse bool
+	// ListpackValue is the hash-max-listpack-value the server is started
+	// with, as a user could configure it (zipline never changes a server's
+	// configuration); 0 is the server's default, 64.
+	ListpackValue int
+}
+
+func (c Cell) String() string {
+	s := c.Family.Name + "/" + c.Class + "/" + c.Layout
+	if c.Sparse {
+		s += "/sparse"
+	}
+	if c.ListpackValue > 0 {
+		s += "/lpv" + strconv.Itoa(c.ListpackValue)
+	}
+	return s
+}
+
+// A Result is a measured Cell.
+type Result struct {
+	Cell
+	Pairs int
+	// Bytes is the growth of the server's used_memory, client buffers
+	// excluded.
+	Bytes int64
+	// DictBytes is the size of the trained dictionary of a Dict layout. It
+	// is not on the server, but the application must keep it; PerPair
+	// counts it.
+	DictBytes int
+	// Oversize is how many values the guard stored as plain keys because
+	// they were larger than hash-max-listpack-value.
+	Oversize uint64
+	// BucketsSampled hash keys were checked with OBJECT ENCODING, and
+	// Listpack of them were listpacks.
+	BucketsSampled, Listpack int
+	// MeanValue is the mean size of the application's values.
+	MeanValue float64
+	Load      time.Duration
+}
+
+// PerPair is the cost of one pair in bytes, the dictionary included.
+func (r Result) PerPair() float64 { return float64(r.Bytes+int64(r.DictBytes)) / float64(r.Pairs) }
+
+// MB is the cost in megabytes (10^6 bytes), the dictionary included.
+func (r Result) MB() float64 { return float64(r.Bytes+int64(r.DictBytes)) / 1e6 }
+
+// MemoryRunner measures cells on servers it starts. A cell measured twice
+// gives the same figure within a few dozen bytes (the server counts client
+// memory by string lengths, not allocations, so subtracting it is exact only
+// to that grain): under 0.001 B a pair at 100,000 pairs.
+type MemoryRunner struct {
+	Pairs int
+	Data  *DataSet
+	// Log gets one line per cell; nil discards.
+	Log io.Writer
+	// Workers load concurrently, Batch pairs per write. Defaults 4 and 1000.
+	Workers, Batch int
+	// Verify is how many pairs per cell are read back and compared
+	// (default 500).
+	Verify int
+	// Server describes the servers: filled by Run, e.g. "redis 7.0.15
+	// (jemalloc-5.3.0)".
+	Server string
+
+	idsMu sync.Mutex
+	ids   map[bool][]uint64
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// Run measures cells in order, starting one server per distinct
+// ListpackValue, and calls each (if not nil) with every result.
+func (r *MemoryRunner) Run(ctx context.Context, cells []Cell, each func(Result)) ([]Result, error) {
+	if r.Data == nil {
+		r.Data = &DataSet{Pairs: r.Pairs}
+	}
+	var out []Result
+	for _, lpv := range listpackValues(cells) {
+		err := r.withServer(ctx, lpv, func(c *zipline.Client) error {
+			for _, cell := range cells {
+				if cell.ListpackValue != lpv {
+					continue
+				}
+				res, err := r.measure(ctx, c, cell)
+				if err != nil {
+					return fmt.Errorf("%s: %w", cell, err)
+				}
+				if r.Log != nil {
+					fmt.Fprintf(r.Log, "%-50s %8.2f MB %8.1f B/pair  oversize %6d  load %v\n",
+						cell, res.MB(), res.PerPair(), res.Oversize, res.Load.Round(time.Millisecond))
+				}
+				if each != nil {
+					each(res)
+				}
+				out = append(out, res)
+			}
+			return nil
+		})
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+func listpackValues(cells []Cell) []int {
+	var out []int
+	seen := map[int]bool{}
+	for _, c := range cells {
+		if !seen[c.ListpackValue] {
+			seen[c.ListpackValue] = true
+			out = append(out, c.ListpackValue)
+		}
+	}
+	return out
+}
+
+// withServer starts a server with hash-max-listpack-value lpv (0: default)
+// and runs fn with a client on it.
+func (r *MemoryRunner) withServer(ctx context.Context, lpv int, fn func(*zipline.Client) error) error {
+	args := ServerArgs(lpv)
+	srv, err := localserver.Start(localserver.Config{Args: args})
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	c, err := zipline.New(zipline.Options{Addr: srv.Addr, Logger: quiet})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if r.Server == "" {
+		r.Server = ServerDescription(ctx, c)
+	}
+	return fn(c)
+}
+
+// ServerArgs are the directives the benchmark's servers are started with.
+// Two bookkeeping structures that FLUSHALL keeps and used_memory counts are
+// turned off, so that a cell's figure is its data alone: per-command latency
+// histograms (latency-tracking, Redis 7+: about 25 KB allocated on a
+// command's first call, which would be charged to the first cell using it),
+// and the slow log (the arguments of each command slower than 10 ms, which a
+// busy machine produces). If lpv > 0, hash-max-listpack-value is set to lpv.
+func ServerArgs(lpv int) []string {
+	args := []string{"--latency-tracking", "no", "--slowlog-log-slower-than", "-1"}
+	if lpv > 0 {
+		args = append(args, "--hash-max-listpack-value", strconv.Itoa(lpv))
+	}
+	return args
+}
+
+// ServerDescription names the server c is connected to, with its
+// allocator: "redis 7.0.15 (jemalloc-5.3.0)".
+func ServerDescription(ctx context.Context, c *zipline.Client) string {
+	srv, _ := c.Info(ctx, "server")
+	mem, _ := c.Info(ctx, "memory")
+	name := "redis"
+	if _, ok := srv["valkey_version"]; ok {
+		name = "valkey"
+	}
+	return fmt.Sprintf("%s %s (%s)", name, srv["redis_version"], mem["mem_allocator"])
+}
+
+// DatasetMemory is used_memory minus the memory of normal clients (query
+// and output buffers), which depends on how the data was sent, not on what
+// is stored.
+func DatasetMemory(ctx context.Context, c *zipline.Client) (int64, error) {
+	m, err := c.Info(ctx, "memory")
+	if err != nil {
+		return 0, err
+	}
+	used, err1 := strconv.ParseInt(m["used_memory"], 10, 64)
+	clients, err2 := strconv.ParseInt(m["mem_clients_normal"], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, fmt.Errorf("layouts: INFO memory: %w", err)
+	}
+	return used - clients, nil
+}
+
+// SettledMemory waits until DatasetMemory stops changing (the server
+// finishes rehashing its main dictionary in the background, which briefly
+// holds two tables), for at most maxWait, and returns it. Readings are
+// 110 ms apart, more than the server's cron period (100 ms at the default
+// hz 10), each tick of which moves a rehash on by a millisecond's work, so
+// two equal readings mean no rehash is under way.
+func SettledMemory(ctx context.Context, c *zipline.Client, maxWait time.Duration) (int64, error) {
+	prev, err := DatasetMemory(ctx, c)
+	if err != nil {
+		return 0, err
+	}
+	deadline := time.Now().Add(maxWait)
+	for time.Now().Before(deadline) {
+		select {
+		case <-time.After(110 * time.Millisecond):
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+		m, err := DatasetMemory(ctx, c)
+		if err != nil {
+			return 0, err
+		}
+		if m == prev {
+			return m, nil
+		}
+		prev = m
+	}
+	return prev, nil
+}
+
+func (r *MemoryRunner) idsFor(sparse bool) []uint64 {
+	r.idsMu.Lock()
+	defer r.idsMu.Unlock()
+	if r.ids == nil {
+		r.ids = map[bool][]uint64{}
+	}
+	if _, ok := r.ids[sparse]; !ok {
+		r.ids[sparse] = Ids(r.Pairs, sparse)
+	}
+	return r.ids[sparse]
+}
+
+// measure runs one cell on a flushed server.
+func (r *MemoryRunner) measure(ctx context.Context, c *zipline.Client, cell Cell) (Result, error) {
+	res := Result{Cell: cell, Pairs: r.Pairs}
+	lay, ok := LayoutByName(cell.Layout)
+	if !ok {
+		return res, fmt.Errorf("unknown layout %q", cell.Layout)
+	}
+	data, err := r.Data.Get(cell.Class)
+	if err != nil {
+		return res, err
+	}
+	var dict *Dict
+	if lay.Dict != nil {
+		if dict, err = data.Dictionary(*lay.Dict); err != nil {
+			return res, err
+		}
+		res.DictBytes = len(dict.Bytes)
+	}
+	res.MeanValue = data.MeanSize(r.Pairs)
+	ids := r.idsFor(cell.Sparse)
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = cell.Family.Key(id)
+	}
+
+	if _, err := c.Do(ctx, "FLUSHALL", "SYNC"); err != nil {
+		return res, err
+	}
+	before, err := SettledMemory(ctx, c, 10*time.Second)
+	if err != nil {
+		return res, err
+	}
+	var st *layout.Store
+	if !lay.Baseline {
+		if st, err = layout.New(ctx, c, lay.NamespaceFor(cell.Family, r.Pairs, dict)); err != nil {
+			return res, err
+		}
+	}
+	start := time.Now()
+	if err := r.load(ctx, c, st, data.Class.Counter, keys, data.Value); err != nil {
+		return res, err
+	}
+	res.Load = time.Since(start)
+	after, err := SettledMemory(ctx, c, 10*time.Second)
+	if err != nil {
+		return res, err
+	}
+	res.Bytes = after - before
+	if st != nil {
+		res.Oversize = st.Stats().OversizeValues
+	}
+	if err := r.verify(ctx, c, st, keys, data); err != nil {
+		return res, err
+	}
+	if lay.Namespace != nil && lay.Namespace(cell.Family, r.Pairs).Buckets != nil {
+		if res.BucketsSampled, res.Listpack, err = bucketEncodings(ctx, c, 50); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// load writes the pairs in batches from concurrent workers: plain MSET (or
+// INCR) for the baseline, Store.MSet (or queued IncrBy) otherwise.
+func (r *MemoryRunner) load(ctx context.Context, c *zipline.Client, st *layout.Store, counter bool,
+	keys []string, value func(int) []byte) error {
+	batch, workers := max(r.Batch, 1), max(r.Workers, 1)
+	if r.Batch == 0 {
+		batch = 1000
+	}
+	if r.Workers == 0 {
+		workers = 4
+	}
+	chunks := make(chan int)
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for from := range chunks {
+				if err := writeChunk(ctx, c, st, counter, keys, value, from, min(from+batch, len(keys))); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	var err error
+feed:
+	for from := 0; from < len(keys); from += batch {
+		select {
+		case chunks <- from:
+		case err = <-errs:
+			break feed
+		}
+	}
+	close(chunks)
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		err = errors.Join(err, e)
+	}
+	return err
+}
+
+func writeChunk(ctx context.Context, c *zipline.Client, st *layout.Store, counter bool,
+	keys []string, value func(int) []byte, from, to int) error {
+	switch {
+	case counter && st == nil:
+		b := c.Batch()
+		for _, k := range keys[from:to] {
+			b.Incr(k)
+		}
+		return b.Exec(ctx)
+	case counter:
+		b := c.Batch()
+		q := st.In(b)
+		rs := make([]*layout.Result[int64], 0, to-from)
+		for _, k := range keys[from:to] {
+			rs = append(rs, q.IncrBy(k, 1))
+		}
+		if err := b.Exec(ctx); err != nil {
+			return err
+		}
+		for _, res := range rs {
+			if err := res.Err(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	pairs := make([]zipline.KeyValue, 0, to-from)
+	for i := from; i < to; i++ {
+		pairs = append(pairs, zipline.KeyValue{Key: keys[i], Value: value(i)})
+	}
+	if st == nil {
+		return c.MSet(ctx, pairs...)
+	}
+	return st.MSet(ctx, pairs...)
+}
+
+// verify reads a sample of the pairs back and compares them with what was
+// written.
+func (r *MemoryRunner) verify(ctx context.Context, c *zipline.Client, st *layout.Store, keys []string, data *Data) error {
+	n := r.Verify
+	if n == 0 {
+		n = 500
+	}
+	step := max(len(keys)/max(n, 1), 1)
+	var idx []int
+	var sample []string
+	for i := 0; i < len(keys) && len(idx) < n; i += step {
+		idx = append(idx, i)
+		sample = append(sample, keys[i])
+	}
+	// The last pair too: batches end there.
+	if last := len(keys) - 1; last >= 0 && (len(idx) == 0 || idx[len(idx)-1] != last) {
+		idx = append(idx, last)
+		sample = append(sample, keys[last])
+	}
+	var got [][]byte
+	var err error
+	if st == nil {
+		got, err = c.MGet(ctx, sample...)
+	} else {
+		got, err = st.MGet(ctx, sample...)
+	}
+	if err != nil {
+		return fmt.Errorf("reading back: %w", err)
+	}
+	for j, i := range idx {
+		v := got[j]
+		if want := data.Value(i); !bytes.Equal(v, want) {
+			return fmt.Errorf("reading back %s: got %s, want %s", sample[j], abbrev(v), abbrev(want))
+		}
+	}
+	return nil
+}
+
+func abbrev(b []byte) string {
+	if b == nil {
+		return "nil"
+	}
+	if len(b) > 40 {
+		return fmt.Sprintf("%q… (%d B)", b[:40], len(b))
+	}
+	return fmt.Sprintf("%q", b)
+}
+
+// bucketEncodings checks the encoding of up to n hash keys.
+func bucketEncodings(ctx context.Context, c *zipline.Client, n int) (sampled, listpack int, err error) {
+	var keys []string
+	for cursor := "0"; len(keys) < n; {
+		v, err := c.Do(ctx, "SCAN", cursor, "TYPE", "hash", "COUNT", 1000)
+		if err != nil {
+			return 0, 0, err
+		}
+		page, err := v.AsSlice()
+		if err != nil || len(page) != 2 {
+			return 0, 0, errors.Join(err, errors.New("malformed SCAN reply"))
+		}
+		found, err := page[1].AsStrings()
+		if err != nil {
+			return 0, 0, err
+		}
+		keys = append(keys, found...)
+		if cursor, _ = page[0].AsString(); cursor == "0" {
+			break
+		}
+	}
+	keys = keys[:min(len(keys), n)]
+	b := c.Batch()
+	fs := make([]*zipline.Future[zipline.Value], len(keys))
+	for i, k := range keys {
+		fs[i] = b.Do("OBJECT", "ENCODING", k)
+	}
+	if err := b.Exec(ctx); err != nil {
+		return 0, 0, err
+	}
+	for _, f := range fs {
+		if enc, _ := f.Val().AsString(); enc == "listpack" || enc == "ziplist" {
+			listpack++
+		}
+	}
+	return len(keys), listpack, nil
+}
