@@ -496,11 +496,20 @@ type armed struct {
 
 func (p *Proxy) accept() {
 	defer p.wg.Done()
+	var backoff time.Duration
 	for {
 		nc, err := p.ln.Accept()
-		if err != nil {
-			return // closed; on loopback nothing else is expected
+		if errors.Is(err, net.ErrClosed) {
+			return
 		}
+		if err != nil {
+			// Out of descriptors, say, in a test that leaks them: keep
+			// going, as net/http does, rather than stop serving.
+			backoff = min(max(2*backoff, 5*time.Millisecond), 100*time.Millisecond)
+			time.Sleep(backoff)
+			continue
+		}
+		backoff = 0
 		p.wg.Add(1)
 		go p.open(nc.(*net.TCPConn))
 	}
