@@ -2,4 +2,16 @@
 // test and stopped when it ends, and the tools that break them on purpose.
 // Only tests import it; the command-line tool never links it (it starts
 // its servers with internal/localserver, which this package builds on).
+//
+//   - NewServer starts a redis-server or valkey-server; Pause and Restart
+//     wrap its process faults so that a failing test never leaves a stopped
+//     server behind.
+//   - NewProxy puts a fault-injecting TCP proxy in front of a server:
+//     latency, freeze and thaw, blackholes, cuts (FIN or RST) at an exact
+//     byte, corruption of a byte, injected replies, resets, and counters to
+//     wait on instead of sleeping.
+//   - Snapshot and ExpectBaseline check that goroutines, open descriptors
+//     and live heap come back to where they were.
+//   - LogRecorder records slog output, and ExpectNoSecrets checks that no
+//     value or password shows in logs or errors.
 package testkit

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/ziplinekv/zipline/internal/localserver"
@@ -37,3 +38,27 @@ func NewServer(tb testing.TB, cfg Config) *Server {
 
 // Binary returns the path of the server binary for kind.
 func Binary(kind Kind) (string, error) { return localserver.Binary(kind) }
+
+// Pause freezes s (SIGSTOP) for a test and returns the function that
+// resumes it. Resume is also registered with tb.Cleanup, so a test that
+// fails or returns early never leaves a stopped server behind; calling the
+// returned function more than once, or after Kill, is harmless.
+func Pause(tb testing.TB, s *Server) (resume func()) {
+	tb.Helper()
+	if err := s.Pause(); err != nil {
+		tb.Fatalf("testkit: pause %s: %v", s.Addr, err)
+	}
+	var once sync.Once
+	resume = func() { once.Do(func() { s.Resume() }) } // fails only if the process is gone
+	tb.Cleanup(resume)
+	return resume
+}
+
+// Restart starts s again on the same port after Kill (or kills and restarts
+// it), waits until it answers, and fails the test if it cannot.
+func Restart(tb testing.TB, s *Server) {
+	tb.Helper()
+	if err := s.Restart(); err != nil {
+		tb.Fatalf("testkit: restart %s: %v", s.Addr, err)
+	}
+}
