@@ -335,3 +335,37 @@ func TestTLSAndUnixSocket(t *testing.T) {
 		t.Fatalf("over the unix socket: %q %v", v, err)
 	}
 }
+
+// A positive expiry under a millisecond rounds up to one millisecond: sent
+// as 0 it would delete the key (PEXPIRE) or be refused (SET ... PX).
+func TestSubMillisecondExpiryRoundsUp(t *testing.T) {
+	c, _ := newTestClient(t, Options{})
+	ctx := context.Background()
+	tx := c.Tx()
+	tx.Set("k", []byte("v"))
+	ok := tx.Expire("k", 500*time.Microsecond)
+	ttl := tx.PTTL("k")
+	if err := tx.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !ok.Val() || ttl.Val() < 0 {
+		t.Fatalf("Expire(500µs): %v, then PTTL %v: the key was deleted at once", ok.Val(), ttl.Val())
+	}
+	if err := c.Set(ctx, "k2", []byte("v"), PX(300*time.Microsecond)); err != nil {
+		t.Fatalf("SET ... PX(300µs): %v", err)
+	}
+}
+
+// With Network "tcp4" (or "tcp6"), TLS still verifies the server's name
+// taken from Addr.
+func TestTLSServerNameWithTCP4(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{TLS: true})
+	c, err := New(Options{Network: "tcp4", Addr: srv.TLSAddr, TLSConfig: srv.TLSConfig, Logger: quiet})
+	if err != nil {
+		t.Fatalf("TLS over tcp4: %v", err)
+	}
+	defer c.Close()
+	if err := c.Ping(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

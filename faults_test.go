@@ -1,0 +1,770 @@
+package zipline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"log/slog"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ziplinekv/zipline/internal/testkit"
+)
+
+// The fault suite: each test breaks the server or the connection in one
+// way while goroutines keep working, and checks what a user relies on. No
+// call outlives its deadline by more than 10 %, no reply reaches the wrong
+// caller, every error has the right class, the Client recovers within a
+// stated time, and nothing keeps growing afterwards.
+
+// load is a workload of goroutines that each write and read keys of their
+// own. Every value names its goroutine and carries a checksum, so a value
+// that reaches another caller is told apart from one the fault corrupted.
+type load struct {
+	c           *Client
+	callTimeout time.Duration
+	stop        chan struct{}
+	wg          sync.WaitGroup
+
+	ok, lost, notSent, timedOut atomic.Int64
+	wrongCaller, corrupted      atomic.Int64
+	worstOvershoot              atomic.Int64 // nanoseconds past a call's deadline
+	errs                        chan error   // unexpected errors, the first few
+}
+
+func startLoad(c *Client, goroutines int, callTimeout time.Duration) *load {
+	l := &load{c: c, callTimeout: callTimeout, stop: make(chan struct{}), errs: make(chan error, 8)}
+	for g := range goroutines {
+		l.wg.Add(1)
+		go l.run(g)
+	}
+	return l
+}
+
+func loadValue(g, seq int) []byte {
+	body := "g" + strconv.Itoa(g) + ":" + strconv.Itoa(seq) + ":"
+	return []byte(body + strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte(body))), 16))
+}
+
+// checkValue reports whether v was written by goroutine g, and whether it
+// is intact.
+func checkValue(g int, v []byte) (mine, intact bool) {
+	s := string(v)
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return false, false
+	}
+	intact = strconv.FormatUint(uint64(crc32.ChecksumIEEE([]byte(s[:i+1]))), 16) == s[i+1:]
+	return strings.HasPrefix(s, "g"+strconv.Itoa(g)+":"), intact
+}
+
+func (l *load) run(g int) {
+	defer l.wg.Done()
+	key := "load:" + strconv.Itoa(g)
+	for seq := 0; ; seq++ {
+		select {
+		case <-l.stop:
+			return
+		default:
+		}
+		err := l.call(func(ctx context.Context) error { return l.c.Set(ctx, key, loadValue(g, seq)) })
+		if err == nil {
+			err = l.call(func(ctx context.Context) error {
+				v, err := l.c.Get(ctx, key)
+				if err == nil {
+					switch mine, intact := checkValue(g, v); {
+					case intact && !mine:
+						l.wrongCaller.Add(1)
+					case !intact:
+						l.corrupted.Add(1)
+					}
+				}
+				return err
+			})
+		}
+		if err != nil {
+			time.Sleep(time.Millisecond) // an application's retry pause, not synchronisation
+		}
+	}
+}
+
+// call runs one request with its own deadline and classifies the outcome.
+func (l *load) call(f func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), l.callTimeout)
+	defer cancel()
+	start := time.Now()
+	err := f(ctx)
+	if over := time.Since(start) - l.callTimeout; over > 0 {
+		for {
+			cur := l.worstOvershoot.Load()
+			if int64(over) <= cur || l.worstOvershoot.CompareAndSwap(cur, int64(over)) {
+				break
+			}
+		}
+	}
+	sent, unsent := errors.Is(err, ErrConnLost), errors.Is(err, ErrNotSent)
+	switch {
+	case err == nil:
+		l.ok.Add(1)
+	case sent && unsent:
+		l.unexpected(fmt.Errorf("error matches both ErrConnLost and ErrNotSent: %w", err))
+	case sent:
+		l.lost.Add(1)
+	case unsent:
+		l.notSent.Add(1)
+	case errors.Is(err, context.DeadlineExceeded):
+		l.timedOut.Add(1)
+	default:
+		l.unexpected(err)
+	}
+	return err
+}
+
+func (l *load) unexpected(err error) {
+	select {
+	case l.errs <- err:
+	default:
+	}
+}
+
+// waitOK waits until n more calls have succeeded, and returns how long it
+// took.
+func (l *load) waitOK(t *testing.T, n int64, within time.Duration) time.Duration {
+	t.Helper()
+	start, target := time.Now(), l.ok.Load()+n
+	for l.ok.Load() < target {
+		if time.Since(start) > within {
+			t.Fatalf("only %d of %d calls succeeded within %v", l.ok.Load()-(target-n), n, within)
+		}
+		time.Sleep(time.Millisecond) // polling the workload's progress, bounded
+	}
+	return time.Since(start)
+}
+
+// finish stops the workload and checks the invariants.
+func (l *load) finish(t *testing.T) {
+	t.Helper()
+	close(l.stop)
+	l.wg.Wait()
+	close(l.errs)
+	for err := range l.errs {
+		t.Errorf("unexpected error class: %v", err)
+	}
+	if n := l.wrongCaller.Load(); n > 0 {
+		t.Errorf("%d values reached the wrong caller", n)
+	}
+	if over := time.Duration(l.worstOvershoot.Load()); over > l.callTimeout/10 {
+		t.Errorf("a call outlived its %v deadline by %v (more than 10 %%)", l.callTimeout, over)
+	}
+	t.Logf("calls: %d ok, %d lost in flight, %d not sent, %d timed out; %d corrupted by the fault; worst overshoot %v",
+		l.ok.Load(), l.lost.Load(), l.notSent.Load(), l.timedOut.Load(), l.corrupted.Load(),
+		time.Duration(l.worstOvershoot.Load()))
+}
+
+// faultClient is a Client for a fault test, through a proxy when one is
+// given, and a check, at the end of the test, that closing it returned
+// goroutines, descriptors and heap to where they were.
+func faultClient(t *testing.T, addr string, opts Options) *Client {
+	t.Helper()
+	base := testkit.Snapshot()
+	opts.Addr = addr
+	if opts.Logger == nil {
+		opts.Logger = quiet
+	}
+	if opts.ReconnectBackoffMax == 0 {
+		opts.ReconnectBackoffMax = 50 * time.Millisecond
+	}
+	c, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.Close()
+		testkit.ExpectBaseline(t, base, testkit.Tolerance{Goroutines: 2, FDs: 2, HeapBytes: 16 << 20}, 5*time.Second)
+	})
+	return c
+}
+
+// recovered waits for the Client to answer again, and returns how long
+// that took.
+func recovered(t *testing.T, c *Client, within time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), within)
+		err := c.Ping(ctx)
+		cancel()
+		if err == nil {
+			return time.Since(start)
+		}
+		if time.Since(start) > within {
+			t.Fatalf("no recovery within %v: %v", within, err)
+		}
+		time.Sleep(time.Millisecond) // polling for the reconnect, bounded
+	}
+}
+
+// kill -9 of the server under 512 goroutines, then a restart on the same
+// port: calls fail only with the documented classes and within their
+// deadlines, and the same Client serves again within a second.
+func TestFaultKillAndRestartUnderLoad(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{})
+	c := faultClient(t, srv.Addr, Options{IOTimeout: time.Second})
+	l := startLoad(c, 512, 500*time.Millisecond)
+	l.waitOK(t, 2000, 10*time.Second)
+	srv.Kill()
+	downAt := time.Now()
+	testkit.Restart(t, srv)
+	took := recovered(t, c, 2*time.Second)
+	l.waitOK(t, 2000, 10*time.Second)
+	l.finish(t)
+	if l.lost.Load()+l.notSent.Load() == 0 {
+		t.Error("no call failed: the kill did not happen under load")
+	}
+	t.Logf("server down at %v; serving again %v after the restart", downAt.Format("15:04:05.000"), took)
+	if took > time.Second {
+		t.Errorf("recovery took %v, want under 1s", took)
+	}
+}
+
+// SIGSTOP with steady traffic: calls without a deadline of their own fail
+// with ErrConnLost once the oldest has waited the I/O timeout, and the
+// Client serves again after the server resumes.
+func TestFaultHungServerWithSteadyTraffic(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{})
+	const ioTimeout = 500 * time.Millisecond
+	c := faultClient(t, srv.Addr, Options{IOTimeout: ioTimeout})
+	ctx := context.Background()
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	resume := testkit.Pause(t, srv)
+	start := time.Now()
+	errs := make(chan error, 20)
+	for range 20 { // one request every 10 ms, none with a deadline
+		go func() { errs <- c.Set(ctx, "k", []byte("v")) }()
+		time.Sleep(10 * time.Millisecond) // steady traffic, not synchronisation
+	}
+	for range 20 {
+		if err := <-errs; !errors.Is(err, ErrConnLost) && !errors.Is(err, ErrNotSent) {
+			t.Fatalf("call on a hung server: %v", err)
+		}
+	}
+	if took := time.Since(start); took > ioTimeout*11/10+50*time.Millisecond {
+		t.Fatalf("the hung connection was declared lost after %v, want %v (+10%%)", took, ioTimeout)
+	}
+	resume()
+	t.Logf("serving again %v after the server resumed", recovered(t, c, 2*time.Second))
+}
+
+// A reply cut mid-way, by FIN or by RST: the calls in flight fail with
+// ErrConnLost, none gets a partial or foreign value, and the Client
+// reconnects.
+func TestFaultCutMidReply(t *testing.T) {
+	for _, reset := range []bool{false, true} {
+		t.Run(map[bool]string{false: "FIN", true: "RST"}[reset], func(t *testing.T) {
+			srv := testkit.NewServer(t, testkit.Config{})
+			proxy := testkit.NewProxy(t, srv.Addr)
+			c := faultClient(t, proxy.Addr(), Options{})
+			ctx := context.Background()
+			big := make([]byte, 100_000)
+			for i := range big {
+				big[i] = byte('a' + i%26)
+			}
+			if err := c.Set(ctx, "big", big); err != nil {
+				t.Fatal(err)
+			}
+			l := startLoad(c, 32, 2*time.Second)
+			l.waitOK(t, 500, 10*time.Second)
+			cut := proxy.Arm(testkit.Cut{Dir: testkit.ToClient, After: 50_000, Reset: reset, MaxConns: 1})
+			v, err := c.Get(ctx, "big")
+			<-cut.Fired()
+			if err == nil && string(v) != string(big) {
+				t.Fatalf("GET big returned a wrong value of %d bytes", len(v))
+			}
+			if err != nil && !errors.Is(err, ErrConnLost) {
+				t.Fatalf("GET cut mid-reply: %v, want ErrConnLost", err)
+			}
+			t.Logf("serving again after %v", recovered(t, c, 2*time.Second))
+			l.waitOK(t, 500, 10*time.Second)
+			l.finish(t)
+			if v, err := c.Get(ctx, "big"); err != nil || string(v) != string(big) {
+				t.Fatalf("GET big after the cut: %d bytes, %v", len(v), err)
+			}
+		})
+	}
+}
+
+// The corruption that once went unnoticed: a bulk length "$3" turned into
+// "$8" in front of a "+OK". The parser then swallows the +OK into the value,
+// the replies that follow no longer fit their commands, and the connection
+// must be dropped instead of handing out hundreds of thousands of wrong
+// replies.
+func TestFaultCorruptedLengthDigit(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{})
+	proxy := testkit.NewProxy(t, srv.Addr)
+	c := faultClient(t, proxy.Addr(), Options{})
+	ctx := context.Background()
+	if err := c.Set(ctx, "three", []byte("foo")); err != nil {
+		t.Fatal(err)
+	}
+	// GET's reply starts "$3": its byte 1 becomes '8', so the GET swallows
+	// the +OK of the SET behind it, and every later reply would go to the
+	// command after its own: the SET would take the next GET's value.
+	proxy.Arm(testkit.Corrupt{Dir: testkit.ToClient, At: 1, Func: testkit.ReplaceByte('8'), MaxConns: 1})
+	b := c.Batch()
+	get := b.Get("three")
+	var sets []*Future[bool]
+	var gets []*Future[[]byte]
+	for i := range 50 {
+		sets = append(sets, b.Set("k"+strconv.Itoa(i), []byte("v"+strconv.Itoa(i))))
+		gets = append(gets, b.Get("k"+strconv.Itoa(i)))
+	}
+	start := time.Now()
+	err := b.Exec(ctx)
+	if !errors.Is(err, ErrConnLost) {
+		t.Fatalf("batch over a desynchronised stream: %v (GET %q %v), want ErrConnLost", err, get.Val(), get.Err())
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Fatalf("the desync took %v to notice", took)
+	}
+	for i := range sets {
+		if sets[i].Err() == nil || gets[i].Err() == nil {
+			t.Fatalf("command %d reported a reply from an out-of-step stream: SET %v, GET %q %v",
+				i, sets[i].Err(), gets[i].Val(), gets[i].Err())
+		}
+	}
+	took := recovered(t, c, 2*time.Second)
+	if v, err := c.Get(ctx, "three"); err != nil || string(v) != "foo" {
+		t.Fatalf("after reconnecting: %q %v", v, err)
+	}
+	t.Logf("desync detected; serving again after %v", took)
+}
+
+// Random single-byte flips in the reply stream under load: RESP has no
+// checksum, so a flip inside a value can go unnoticed (the load counts
+// those), but no flip may make a value reach another caller.
+func TestFaultRandomByteFlips(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{})
+	proxy := testkit.NewProxy(t, srv.Addr)
+	c := faultClient(t, proxy.Addr(), Options{IOTimeout: 500 * time.Millisecond})
+	l := startLoad(c, 16, 2*time.Second)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 30 {
+		l.waitOK(t, 200, 10*time.Second)
+		f := proxy.Arm(testkit.Corrupt{Dir: testkit.ToClient, At: int64(rng.IntN(4096)), Func: testkit.FlipBits(1 << rng.IntN(8)), MaxConns: 1})
+		<-f.Fired()
+	}
+	l.waitOK(t, 200, 10*time.Second)
+	l.finish(t)
+	t.Logf("30 flips, %d reconnects", c.PipelineStats().Reconnects)
+}
+
+// CLIENT KILL of the shared connection under load.
+func TestFaultClientKill(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{})
+	c := faultClient(t, srv.Addr, Options{})
+	l := startLoad(c, 64, time.Second)
+	ctx := context.Background()
+	for range 5 {
+		l.waitOK(t, 500, 10*time.Second)
+		if _, err := srv.Do(ctx, "CLIENT", "KILL", "TYPE", "normal"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.waitOK(t, 500, 10*time.Second)
+	l.finish(t)
+	if r := c.PipelineStats().Reconnects; r < 5 {
+		t.Errorf("%d reconnects after 5 kills", r)
+	}
+}
+
+// OOM replies are errors of the commands that got them; the connection
+// stays healthy.
+func TestFaultOutOfMemory(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{Args: []string{"--maxmemory", "3mb", "--maxmemory-policy", "noeviction"}})
+	c := faultClient(t, srv.Addr, Options{})
+	ctx := context.Background()
+	value := make([]byte, 64<<10)
+	var oom int
+	for i := range 200 {
+		err := c.Set(ctx, "fill:"+strconv.Itoa(i), value)
+		var se *ServerError
+		if errors.As(err, &se) && se.Prefix == "OOM" {
+			oom++
+			continue
+		}
+		if err != nil {
+			t.Fatalf("SET %d: %v", i, err)
+		}
+	}
+	if oom == 0 {
+		t.Fatal("the server never ran out of memory")
+	}
+	if _, err := c.Get(ctx, "fill:0"); err != nil {
+		t.Fatalf("GET after OOM errors: %v", err)
+	}
+	if r := c.PipelineStats().Reconnects; r != 0 {
+		t.Fatalf("OOM replies caused %d reconnects", r)
+	}
+}
+
+// A reply over ReplyLimits fails its own command with a *ReplyLimitError
+// that names the limit; every other caller's request goes through, and the
+// connection is never dropped.
+func TestFaultReplyOverLimit(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{})
+	c := faultClient(t, srv.Addr, Options{ReplyLimits: ReplyLimits{MaxBulkLen: 1 << 20}})
+	ctx := context.Background()
+	if err := c.Set(ctx, "huge", make([]byte, 2<<20)); err != nil {
+		t.Fatal(err)
+	}
+	l := startLoad(c, 100, 2*time.Second)
+	for range 20 {
+		_, err := c.Get(ctx, "huge")
+		var le *ReplyLimitError
+		if !errors.As(err, &le) || !errors.Is(err, ErrReplyTooLarge) || le.What != "bulk length" ||
+			le.Size != 2<<20 || le.Limit != 1<<20 {
+			t.Fatalf("GET of a 2 MiB value with a 1 MiB limit: %v", err)
+		}
+		l.waitOK(t, 50, 10*time.Second)
+	}
+	l.finish(t)
+	if n := l.lost.Load() + l.notSent.Load(); n > 0 {
+		t.Errorf("%d other callers failed", n)
+	}
+	if r := c.PipelineStats().Reconnects; r != 0 {
+		t.Errorf("the oversize replies caused %d reconnects", r)
+	}
+}
+
+// INCR accounting through 20 faults: every increment reported done ran
+// once, one reported not sent never ran, and only those lost in flight are
+// unknown: ok <= final count <= ok + lost.
+func TestFaultIncrExactlyOnce(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{})
+	proxy := testkit.NewProxy(t, srv.Addr)
+	c := faultClient(t, proxy.Addr(), Options{IOTimeout: time.Second})
+	ctx := context.Background()
+	var ok, lost, notSent atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_, err := c.Incr(ctx, "counter")
+				switch {
+				case err == nil:
+					ok.Add(1)
+				case errors.Is(err, ErrConnLost):
+					lost.Add(1)
+				case errors.Is(err, ErrNotSent):
+					notSent.Add(1)
+					time.Sleep(time.Millisecond) // a retry pause, not synchronisation
+				default:
+					t.Errorf("INCR: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	for i := range 20 {
+		for start := ok.Load(); ok.Load() < start+200; {
+			time.Sleep(time.Millisecond) // polling progress, bounded by the test timeout
+		}
+		if i%2 == 0 {
+			proxy.ResetAll()
+		} else if _, err := srv.Do(ctx, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	v, err := srv.Do(ctx, "GET", "counter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	final, _ := strconv.ParseInt(string(v.Bytes()), 10, 64)
+	t.Logf("final %d: %d ok, %d lost in flight, %d not sent", final, ok.Load(), lost.Load(), notSent.Load())
+	if final < ok.Load() || final > ok.Load()+lost.Load() {
+		t.Fatalf("final count %d outside [%d, %d]", final, ok.Load(), ok.Load()+lost.Load())
+	}
+	if lost.Load() == 0 {
+		t.Fatal("no fault hit a request in flight")
+	}
+}
+
+// Close under load, with dedicated connections lent out: a BLPOP waiting
+// without a deadline and a Watch callback are interrupted with ErrClosed,
+// every Close call (there are two, concurrent) returns only when all is
+// done, the abandoned BLPOP pops nothing afterwards, and no goroutine or
+// descriptor is left (faultClient's check).
+func TestFaultCloseUnderLoadWithLentConnections(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{})
+	c := faultClient(t, srv.Addr, Options{IOTimeout: time.Second})
+	ctx := context.Background()
+	l := startLoad(c, 64, 2*time.Second)
+	l.waitOK(t, 500, 10*time.Second)
+
+	blocked := make(chan error, 4)
+	for i := range 4 {
+		go func() { _, err := c.BLPop(ctx, 0, "jobs:"+strconv.Itoa(i)); blocked <- err }()
+	}
+	watching := make(chan struct{})
+	watched := make(chan error, 1)
+	go func() {
+		watched <- c.Watch(ctx, func(w *Client) error {
+			close(watching)
+			_, err := w.BLPop(ctx, 0, "watch:q") // holds the lease until Close
+			return err
+		}, "watched")
+	}()
+	<-watching
+	waitServer(t, srv, "blocked_clients", "5")
+
+	start := time.Now()
+	var closers sync.WaitGroup
+	closedAt := make([]time.Time, 2)
+	for i := range 2 {
+		closers.Add(1)
+		go func() { defer closers.Done(); c.Close(); closedAt[i] = time.Now() }()
+	}
+	for range 4 {
+		if err := <-blocked; !errors.Is(err, ErrClosed) {
+			t.Errorf("BLPOP interrupted by Close: %v, want ErrClosed", err)
+		}
+	}
+	if err := <-watched; !errors.Is(err, ErrClosed) {
+		t.Errorf("Watch callback interrupted by Close: %v, want ErrClosed", err)
+	}
+	closers.Wait()
+	t.Logf("Close returned after %v and %v", closedAt[0].Sub(start), closedAt[1].Sub(start))
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Close took %v", d)
+	}
+	close(l.stop)
+	l.wg.Wait()
+	if err := c.Set(ctx, "k", []byte("v")); !errors.Is(err, ErrClosed) || !errors.Is(err, ErrNotSent) {
+		t.Errorf("after Close: %v", err)
+	}
+	waitServer(t, srv, "blocked_clients", "0")
+	for i := range 4 {
+		if _, err := srv.Do(ctx, "RPUSH", "jobs:"+strconv.Itoa(i), "precious"); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := srv.Do(ctx, "LLEN", "jobs:"+strconv.Itoa(i)); err != nil || v.Int() != 1 {
+			t.Errorf("an element pushed after Close was popped by an abandoned BLPOP: LLEN %v %v", v, err)
+		}
+	}
+}
+
+// waitServer polls INFO until field reads want, for up to 5 seconds.
+func waitServer(t *testing.T, srv *testkit.Server, field, want string) {
+	t.Helper()
+	for i := 0; ; i++ {
+		info, err := srv.Info(context.Background(), "clients")
+		if err == nil && info[field] == want {
+			return
+		}
+		if i > 2500 {
+			t.Fatalf("INFO %s is %q, want %q", field, info[field], want)
+		}
+		time.Sleep(2 * time.Millisecond) // polling server state, bounded
+	}
+}
+
+// A second Close, made while the first is still draining a request the
+// server holds, returns only when the first does.
+func TestConcurrentCloseWaitsForTheFirst(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{})
+	c := faultClient(t, srv.Addr, Options{IOTimeout: 300 * time.Millisecond})
+	ctx := context.Background()
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	resume := testkit.Pause(t, srv)
+	defer resume()
+	go c.Ping(ctx) // in flight, unanswered: the first Close drains it
+	waitFor(t, func() bool { return c.PipelineStats().Requests == 2 })
+	first := make(chan time.Time, 1)
+	go func() { c.Close(); first <- time.Now() }()
+	waitFor(t, func() bool { return c.Ping(ctx) != nil }) // the first Close has begun
+	c.Close()
+	second := time.Now()
+	if f := <-first; second.Before(f.Add(-50 * time.Millisecond)) {
+		t.Fatalf("the second Close returned %v before the first", f.Sub(second))
+	}
+}
+
+// A command on a dedicated connection (here, in a Watch callback) has the
+// I/O timeout too: a hung server does not hold it until its context ends.
+func TestDedicatedConnectionHasTheIOTimeout(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{})
+	const ioTimeout = 400 * time.Millisecond
+	c := faultClient(t, srv.Addr, Options{IOTimeout: ioTimeout})
+	ctx := context.Background()
+	err := c.Watch(ctx, func(w *Client) error {
+		resume := testkit.Pause(t, srv)
+		defer resume()
+		start := time.Now()
+		_, err := w.Get(ctx, "watched") // no deadline of its own
+		if took := time.Since(start); took > ioTimeout*11/10+50*time.Millisecond {
+			t.Errorf("GET on a hung dedicated connection took %v, want %v (+10%%)", took, ioTimeout)
+		}
+		return err
+	}, "watched")
+	if !errors.Is(err, ErrConnLost) {
+		t.Fatalf("Watch on a hung server: %v, want ErrConnLost", err)
+	}
+	// A blocking command may wait past the I/O timeout, by as long as its
+	// own timeout says.
+	if _, err := c.BLPop(ctx, ioTimeout*2, "empty"); !errors.Is(err, Nil) {
+		t.Fatalf("BLPOP timing out server-side after twice the I/O timeout: %v, want Nil", err)
+	}
+}
+
+// A blocking command cancelled on a Dedicated lease closes the lease's
+// connection, as on the shared Client: the server stops waiting, and an
+// element pushed afterwards stays in the list.
+func TestLeaseCancelledBlockingCommandPopsNothing(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{})
+	c := faultClient(t, srv.Addr, Options{})
+	ctx := context.Background()
+	d, err := c.Dedicated(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	bctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	_, err = d.BLPop(bctx, 0, "q")
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrNotSent) {
+		t.Fatalf("cancelled BLPOP on a lease: %v", err)
+	}
+	waitServer(t, srv, "blocked_clients", "0")
+	if _, err := c.RPush(ctx, "q", []byte("job")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.LLen(ctx, "q"); err != nil || n != 1 {
+		t.Fatalf("LLEN after the cancelled BLPOP: %d %v, want 1", n, err)
+	}
+	if _, err := d.Get(ctx, "q"); err == nil {
+		t.Fatal("the lease still works after its connection was closed")
+	}
+}
+
+// Waiting for a dedicated connection that never frees up ends with the
+// caller's context, and the error says the request was never sent.
+func TestWaitingForADedicatedConnectionIsNotSent(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{})
+	c := faultClient(t, srv.Addr, Options{MaxDedicatedConns: 1})
+	ctx := context.Background()
+	d, err := c.Dedicated(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	wctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	_, err = c.BLPop(wctx, 0, "q")
+	if !errors.Is(err, ErrNotSent) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("no dedicated connection free: %v, want DeadlineExceeded matching ErrNotSent", err)
+	}
+}
+
+// waitFor polls cond for up to 5 seconds.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+		time.Sleep(2 * time.Millisecond) // bounded poll of external state
+	}
+}
+
+// Under faults, logs, errors and OnCommand events carry neither stored
+// values nor passwords: an unsolicited reply holding a value, a corrupted
+// stream, killed connections and a wrong password are all reported
+// without them. Each log line names the server address once.
+func TestFaultLogsAndErrorsCarryNoSecrets(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{})
+	ctx := context.Background()
+	const password, value = "pa55-Secret-w0rd", "VALUE-s3cret-bytes"
+	if _, err := srv.Do(ctx, "ACL", "SETUSER", "app", "on", ">"+password, "~*", "+@all"); err != nil {
+		t.Fatal(err)
+	}
+	proxy := testkit.NewProxy(t, srv.Addr)
+	rec := &testkit.LogRecorder{}
+	var events []string
+	var mu sync.Mutex
+	c := faultClient(t, proxy.Addr(), Options{
+		Username: "app", Password: password, IOTimeout: 300 * time.Millisecond,
+		Logger: slog.New(rec),
+		OnCommand: func(_ context.Context, ev CommandEvent) {
+			mu.Lock()
+			events = append(events, fmt.Sprintf("%+v", ev))
+			mu.Unlock()
+		},
+	})
+	var errs []error
+	note := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	note(c.Set(ctx, "k", []byte(value)))
+	// An unsolicited reply carrying the value: a protocol error.
+	proxy.Inject([]byte("$" + strconv.Itoa(len(value)) + "\r\n" + value + "\r\n"))
+	recovered(t, c, 2*time.Second)
+	_, err := c.Get(ctx, "k")
+	note(err)
+	// A corrupted length in front of the value.
+	proxy.Arm(testkit.Corrupt{Dir: testkit.ToClient, At: 1, Func: testkit.ReplaceByte('9'), MaxConns: 1})
+	b := c.Batch()
+	b.Get("k")
+	b.Set("k2", []byte(value))
+	b.Get("k")
+	note(b.Exec(ctx))
+	recovered(t, c, 2*time.Second)
+	// Killed connections, and calls made while they are down.
+	proxy.ResetAll()
+	_, err = c.Get(ctx, "k")
+	note(err)
+	recovered(t, c, 2*time.Second)
+	// A wrong password.
+	_, err = New(Options{Addr: srv.Addr, Username: "app", Password: password + "-wrong", Logger: slog.New(rec)})
+	note(err)
+	if len(errs) < 3 {
+		t.Fatalf("the faults produced only %d errors: %v", len(errs), errs)
+	}
+	mu.Lock()
+	for _, ev := range events {
+		errs = append(errs, errors.New(ev))
+	}
+	mu.Unlock()
+	testkit.ExpectNoSecrets(t, [][]byte{[]byte(password), []byte(value)}, rec, errs...)
+	lines := rec.Lines()
+	if len(lines) == 0 {
+		t.Fatal("nothing was logged")
+	}
+	for _, line := range lines {
+		if n := strings.Count(line, "addr="); n > 1 {
+			t.Errorf("log line names the address %d times: %s", n, line)
+		}
+	}
+}
