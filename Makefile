@@ -1,7 +1,7 @@
 # The two commands a new machine needs; each installs what it is missing.
 #   make demo   run the main job: the demo against a local redis-server
 #   make test   run vet, the race-enabled tests and the fuzz seed corpora
-.PHONY: demo test fuzz bench bench-compression
+.PHONY: demo test fuzz bench soak bench-compression
 
 demo:
 	scripts/setup.sh redis
@@ -30,3 +30,10 @@ bench:
 bench-compression:
 	scripts/setup.sh redis
 	cd bench && go run -tags glide ./cmd/compbench -out results/compression.md
+
+# Ten minutes of mixed load through random faults, checking that goroutines,
+# heap and file descriptors stay flat (not part of CI): make soak SOAK=10m
+SOAK ?= 10m
+soak:
+	scripts/setup.sh redis
+	go test -run '^TestSoak$$' -count=1 -timeout 0 -v . -soak=$(SOAK)
