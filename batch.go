@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/ziplinekv/zipline/internal/resp"
 )
@@ -166,24 +165,37 @@ func (b *Batch) Exec(ctx context.Context) error {
 		fail(pending, err)
 		return err
 	}
-	var start time.Time
-	if b.c.s.opts.OnCommand != nil {
-		start = time.Now()
-	}
-	if err = b.c.carrier.send(ctx, r); err == nil {
-		err = b.settle(pending, r.replies)
+	replies, err := b.c.roundTrip(ctx, r)
+	if err == nil {
+		err = b.settle(pending, replies)
 	} else {
 		fail(pending, err)
 	}
 	r.release()
-	if b.c.s.opts.OnCommand != nil {
-		name := "BATCH"
-		if b.tx {
-			name = "TX"
-		}
-		b.c.s.opts.OnCommand(ctx, CommandEvent{Name: name, Commands: len(pending), Duration: time.Since(start), Err: err})
-	}
 	return err
+}
+
+// reply is one command's reply, and the error it stands for (an error
+// reply, or one over the limits).
+type reply struct {
+	v   resp.Value
+	err error
+}
+
+// roundTrip sends a batch's request, through the hooks if there are any,
+// and returns a reply per command on the wire.
+func (c *Client) roundTrip(ctx context.Context, r *request) ([]reply, error) {
+	if c.s.hooks.processBatch != nil {
+		return c.roundTripHooked(ctx, r)
+	}
+	if err := c.carrier.send(ctx, r); err != nil {
+		return nil, err
+	}
+	out := make([]reply, len(r.replies))
+	for i, v := range r.replies {
+		out[i] = reply{v, c.s.replyError(v)}
+	}
+	return out, nil
 }
 
 func fail(pending []queued, err error) {
@@ -193,12 +205,11 @@ func fail(pending []queued, err error) {
 }
 
 // settle distributes the replies, and returns Exec's error.
-func (b *Batch) settle(pending []queued, replies []resp.Value) error {
+func (b *Batch) settle(pending []queued, replies []reply) error {
 	if !b.tx {
 		var first error
 		for i, q := range pending {
-			err := b.deliver(q, replies[i])
-			if first == nil && err != nil && !errors.Is(err, Nil) {
+			if err := b.deliver(q, replies[i]); first == nil {
 				first = err
 			}
 		}
@@ -206,27 +217,27 @@ func (b *Batch) settle(pending []queued, replies []resp.Value) error {
 	}
 	// MULTI's +OK, one +QUEUED (or a queuing error) per command, EXEC's
 	// reply: the array of results, null if WATCH aborted, or EXECABORT.
-	if err := b.c.s.replyError(replies[0]); err != nil {
+	if err := replies[0].err; err != nil {
 		fail(pending, err)
 		return err
 	}
 	queuedReplies := replies[1 : len(replies)-1]
 	exec := replies[len(replies)-1]
-	if exec.IsNull() {
+	switch {
+	case exec.err != nil:
+		for i, q := range pending {
+			if err := queuedReplies[i].err; err != nil { // the command that made EXEC abort
+				q.f.settle(resp.Value{}, err)
+			} else {
+				q.f.settle(resp.Value{}, exec.err)
+			}
+		}
+		return exec.err
+	case exec.v.IsNull():
 		fail(pending, ErrTxFailed)
 		return ErrTxFailed
 	}
-	if execErr := b.c.s.replyError(exec); execErr != nil {
-		for i, q := range pending {
-			if err := b.c.s.replyError(queuedReplies[i]); err != nil { // the command that made EXEC abort
-				q.f.settle(resp.Value{}, err)
-			} else {
-				q.f.settle(resp.Value{}, execErr)
-			}
-		}
-		return execErr
-	}
-	results := exec.Elems()
+	results := exec.v.Elems()
 	if len(results) != len(pending) {
 		err := fmt.Errorf("zipline: EXEC returned %d results for %d commands", len(results), len(pending))
 		fail(pending, err)
@@ -235,14 +246,11 @@ func (b *Batch) settle(pending []queued, replies []resp.Value) error {
 	var first error
 	for i, q := range pending {
 		v := results[i]
-		var err error
-		if !q.accepts.Accepts(v.Type()) {
-			err = fmt.Errorf("zipline: EXEC result %d: a %s cannot answer the command", i+1, v.Type())
-			q.f.settle(resp.Value{}, err)
-		} else {
-			err = b.deliver(q, v)
+		rep := reply{v, b.c.s.replyError(v)}
+		if rep.err == nil && !q.accepts.Accepts(v.Type()) {
+			rep.err = fmt.Errorf("zipline: EXEC result %d: a %s cannot answer the command", i+1, v.Type())
 		}
-		if first == nil && err != nil && !errors.Is(err, Nil) {
+		if err := b.deliver(q, rep); first == nil {
 			first = err
 		}
 	}
@@ -251,12 +259,13 @@ func (b *Batch) settle(pending []queued, replies []resp.Value) error {
 
 // deliver settles one future with its reply: an error reply becomes its
 // error, stored values are expanded, then the reply is decoded. It returns
-// the error reply's error, for Exec's.
-func (b *Batch) deliver(q queued, v resp.Value) error {
-	if err := b.c.s.replyError(v); err != nil {
-		q.f.settle(resp.Value{}, err)
-		return err
+// the reply's error, for Exec's.
+func (b *Batch) deliver(q queued, rep reply) error {
+	if rep.err != nil {
+		q.f.settle(resp.Value{}, rep.err)
+		return rep.err
 	}
+	v := rep.v
 	if q.expand.shape != replyNone {
 		var err error
 		if v, err = q.expand.expand(v); err != nil {

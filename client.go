@@ -39,6 +39,7 @@ type shared struct {
 	codec    *valueCodec // as configured; a Raw Client has none of its own
 	calls    *pipe.CallPool
 	requests sync.Pool
+	hooks    hooks
 	closed   sync.Once
 	closeErr error
 }
@@ -66,6 +67,7 @@ func New(opts Options) (*Client, error) {
 		},
 	}
 	s.requests.New = func() any { return &request{s: s} }
+	s.hooks = buildHooks(opts, sendOne, sendBatch)
 	d, err := newDirect(s, opts.Addr)
 	if err != nil {
 		return nil, err
@@ -87,7 +89,7 @@ func newDirect(s *shared, addr string) (*direct, error) {
 func (s *shared) pipeOptions(addr string) pipe.Options {
 	o := s.opts
 	return pipe.Options{
-		Dial:                dialer(o, addr),
+		Dial:                s.dialer(addr),
 		Protocol:            o.Protocol,
 		Username:            o.Username,
 		Password:            o.Password,
@@ -128,19 +130,22 @@ func connectError(addr string, err error) error {
 	return fmt.Errorf("zipline: connect %s: %w", addr, err)
 }
 
-func dialer(o Options, addr string) func(ctx context.Context) (net.Conn, error) {
+// dialer opens connections to addr: TCP (or a unix socket), then TLS when
+// configured, through the dial hooks.
+func (s *shared) dialer(addr string) func(ctx context.Context) (net.Conn, error) {
+	o := s.opts
 	dial := o.Dialer
 	if dial == nil {
 		d := &net.Dialer{KeepAlive: 15 * time.Second}
 		dial = d.DialContext
 	}
-	return func(ctx context.Context) (net.Conn, error) {
-		c, err := dial(ctx, o.Network, addr)
+	base := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
 		if err != nil || o.TLSConfig == nil {
 			return c, err
 		}
 		cfg := o.TLSConfig
-		if cfg.ServerName == "" && strings.HasPrefix(o.Network, "tcp") {
+		if cfg.ServerName == "" && strings.HasPrefix(network, "tcp") {
 			cfg = cfg.Clone()
 			cfg.ServerName, _, _ = net.SplitHostPort(addr)
 		}
@@ -151,6 +156,8 @@ func dialer(o Options, addr string) func(ctx context.Context) (net.Conn, error) 
 		}
 		return tc, nil
 	}
+	hooked := s.hooks.dial(base)
+	return func(ctx context.Context) (net.Conn, error) { return hooked(ctx, o.Network, addr) }
 }
 
 // with returns a Client that shares c's settings and view but sends through
@@ -207,7 +214,7 @@ func run[T any](ctx context.Context, c *Client, cm command[T]) (T, error) {
 	if cm.blocking {
 		r.wait(cm.block)
 	}
-	v, err := c.send(ctx, r, cm.name)
+	v, err := c.send(ctx, r)
 	if err != nil {
 		return zero, err
 	}
@@ -219,25 +226,21 @@ func run[T any](ctx context.Context, c *Client, cm command[T]) (T, error) {
 	return cm.dec.decode(v)
 }
 
-// send runs a one-command request and returns its reply, turning error
-// replies into errors. It releases the request.
-func (c *Client) send(ctx context.Context, r *request, name string) (resp.Value, error) {
-	var start time.Time
-	if c.s.opts.OnCommand != nil {
-		start = time.Now()
-	}
-	err := c.carrier.send(ctx, r)
+// send runs a one-command request, through the hooks if there are any,
+// and returns its reply, turning error replies into errors. It releases
+// the request.
+func (c *Client) send(ctx context.Context, r *request) (resp.Value, error) {
 	var v resp.Value
-	if err == nil {
+	var err error
+	if c.s.hooks.process != nil {
+		v, err = c.processHooked(ctx, r)
+	} else if err = c.carrier.send(ctx, r); err == nil {
 		v = r.replies[0]
+	}
+	if err == nil {
 		err = c.s.replyError(v)
 	}
 	r.release()
-	if c.s.opts.OnCommand != nil {
-		// A copy, so that name (and the command it belongs to) does not
-		// escape to the heap on every call.
-		c.s.opts.OnCommand(ctx, CommandEvent{Name: strings.Clone(name), Commands: 1, Duration: time.Since(start), Err: err})
-	}
 	return v, err
 }
 

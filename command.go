@@ -62,11 +62,11 @@ const (
 	argFloat
 )
 
-func str(s string) arg     { return arg{kind: argString, s: s} }
-func keyArg(k string) arg  { return arg{kind: argKey, s: k} }
-func bin(b []byte) arg     { return arg{kind: argBytes, b: b} }
-func num(n int64) arg      { return arg{kind: argInt, n: n} }
-func flt(f float64) arg    { return arg{kind: argFloat, n: int64(math.Float64bits(f))} }
+func str(s string) arg    { return arg{kind: argString, s: s} }
+func keyArg(k string) arg { return arg{kind: argKey, s: k} }
+func bin(b []byte) arg    { return arg{kind: argBytes, b: b} }
+func num(n int64) arg     { return arg{kind: argInt, n: n} }
+func flt(f float64) arg   { return arg{kind: argFloat, n: int64(math.Float64bits(f))} }
 func keyArgs(ks []string) []arg {
 	out := make([]arg, len(ks))
 	for i, k := range ks {

@@ -139,7 +139,9 @@ func (c *Client) HKeys(ctx context.Context, key string) ([]string, error) {
 }
 
 // HKeys queues HKEYS; see Client.HKeys.
-func (b *Batch) HKeys(key string) *Future[[]string] { return enqueue(b, keyCmd(decStrings, "HKEYS", key)) }
+func (b *Batch) HKeys(key string) *Future[[]string] {
+	return enqueue(b, keyCmd(decStrings, "HKEYS", key))
+}
 
 // HVals returns the hash's values.
 func (c *Client) HVals(ctx context.Context, key string) ([][]byte, error) {

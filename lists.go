@@ -129,7 +129,9 @@ func (c *Client) LIndex(ctx context.Context, key string, index int64) ([]byte, e
 }
 
 // LIndex queues LINDEX; see Client.LIndex.
-func (b *Batch) LIndex(key string, index int64) *Future[[]byte] { return enqueue(b, lindexCmd(key, index)) }
+func (b *Batch) LIndex(key string, index int64) *Future[[]byte] {
+	return enqueue(b, lindexCmd(key, index))
+}
 
 // LSet replaces the element at index.
 func (c *Client) LSet(ctx context.Context, key string, index int64, val []byte) error {

@@ -27,6 +27,10 @@ type Options struct {
 	// Addr is "host:port", or a socket path when Network is "unix".
 	// Default DefaultAddr.
 	Addr string
+	// Addrs are the seed nodes of a Redis or Valkey Cluster, "host:port"
+	// each; any that answers gives the client the whole cluster. Set Addr
+	// or Addrs.
+	Addrs []string
 	// Network is "tcp" (default) or "unix".
 	Network string
 
@@ -105,6 +109,9 @@ type Options struct {
 	// Logger receives connection events: losses, reconnects, refusals.
 	// Nil means slog.Default().
 	Logger *slog.Logger
+	// Hooks wrap the Client's stages: dialing, processing a command, and
+	// processing a batch (see Hook). The first is outermost.
+	Hooks []Hook
 	// OnCommand, if set, is called after every command, batch and
 	// transaction completes, on the caller's goroutine, with its name,
 	// duration and error. Use it for metrics, tracing or slow-command logs.

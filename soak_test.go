@@ -43,7 +43,11 @@ func TestSoak(t *testing.T) {
 		{"flip", func() {
 			<-proxy.Arm(testkit.Corrupt{Dir: testkit.ToClient, At: int64(rng.IntN(1 << 16)), Func: testkit.FlipBits(1 << rng.IntN(8)), MaxConns: 1}).Fired()
 		}},
-		{"freeze", func() { proxy.Freeze(testkit.Both); time.Sleep(time.Duration(rng.IntN(1500)) * time.Millisecond); proxy.Thaw(testkit.Both) }},
+		{"freeze", func() {
+			proxy.Freeze(testkit.Both)
+			time.Sleep(time.Duration(rng.IntN(1500)) * time.Millisecond)
+			proxy.Thaw(testkit.Both)
+		}},
 		{"slow", func() {
 			proxy.SetLatency(testkit.Both, 20*time.Millisecond)
 			time.Sleep(time.Second)

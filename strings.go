@@ -190,7 +190,9 @@ func (c *Client) GetSet(ctx context.Context, key string, val []byte) ([]byte, er
 }
 
 // GetSet queues GETSET; see Client.GetSet.
-func (b *Batch) GetSet(key string, val []byte) *Future[[]byte] { return enqueue(b, getSetCmd(key, val)) }
+func (b *Batch) GetSet(key string, val []byte) *Future[[]byte] {
+	return enqueue(b, getSetCmd(key, val))
+}
 
 // MGet returns the values of keys, with nil for keys that do not exist.
 func (c *Client) MGet(ctx context.Context, keys ...string) ([][]byte, error) {

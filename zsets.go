@@ -38,7 +38,9 @@ func (c *Client) ZAdd(ctx context.Context, key string, members ...Z) (int64, err
 }
 
 // ZAdd queues ZADD; see Client.ZAdd.
-func (b *Batch) ZAdd(key string, members ...Z) *Future[int64] { return enqueue(b, zaddCmd(key, members)) }
+func (b *Batch) ZAdd(key string, members ...Z) *Future[int64] {
+	return enqueue(b, zaddCmd(key, members))
+}
 
 // ZRem removes members and returns how many were present.
 func (c *Client) ZRem(ctx context.Context, key string, members ...string) (int64, error) {

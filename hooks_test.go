@@ -1,0 +1,183 @@
+package zipline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ziplinekv/zipline/codec"
+	"github.com/ziplinekv/zipline/internal/testkit"
+)
+
+// recordingHook records what each stage saw, and lets a test plug in
+// behaviour.
+type recordingHook struct {
+	mu      sync.Mutex
+	dials   []string
+	seen    []string // "GET k", "BATCH MULTI SET EXEC"...
+	process func(ctx context.Context, cmd *Cmd, next ProcessFunc) error
+}
+
+func (h *recordingHook) DialHook(next DialFunc) DialFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		h.mu.Lock()
+		h.dials = append(h.dials, network+" "+addr)
+		h.mu.Unlock()
+		return next(ctx, network, addr)
+	}
+}
+
+func (h *recordingHook) ProcessHook(next ProcessFunc) ProcessFunc {
+	return func(ctx context.Context, cmd *Cmd) error {
+		h.mu.Lock()
+		words := []string{cmd.Name()}
+		for _, a := range cmd.Args() {
+			words = append(words, string(a))
+		}
+		h.seen = append(h.seen, strings.Join(words, " "))
+		f := h.process
+		h.mu.Unlock()
+		if f != nil {
+			return f(ctx, cmd, next)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *recordingHook) ProcessBatchHook(next ProcessBatchFunc) ProcessBatchFunc {
+	return func(ctx context.Context, cmds []*Cmd) error {
+		names := []string{"BATCH"}
+		for _, c := range cmds {
+			names = append(names, c.Name())
+		}
+		h.mu.Lock()
+		h.seen = append(h.seen, strings.Join(names, " "))
+		h.mu.Unlock()
+		return next(ctx, cmds)
+	}
+}
+
+func (h *recordingHook) last() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.seen[len(h.seen)-1]
+}
+
+// Hooks observe every stage, can change a result, and can short-circuit a
+// command so that it never reaches the server; OnCommand, itself a hook,
+// still reports everything.
+func TestHooks(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{})
+	outer, inner := &recordingHook{}, &recordingHook{}
+	var events []CommandEvent
+	var evMu sync.Mutex
+	c, err := New(Options{Addr: srv.Addr, Logger: quiet, Hooks: []Hook{outer, inner},
+		OnCommand: func(_ context.Context, ev CommandEvent) { evMu.Lock(); events = append(events, ev); evMu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+
+	// Observe: the dial, a command with its arguments, a transaction.
+	if len(outer.dials) != 1 || outer.dials[0] != "tcp "+srv.Addr || len(inner.dials) != 1 {
+		t.Fatalf("dials seen: %v / %v", outer.dials, inner.dials)
+	}
+	if err := c.Set(ctx, "k", []byte("v1")); err != nil {
+		t.Fatal(err)
+	}
+	if got := outer.last(); got != "SET k v1" || inner.last() != got {
+		t.Fatalf("hooks saw %q and %q", got, inner.last())
+	}
+	tx := c.Tx()
+	tx.Incr("n")
+	tx.Get("k")
+	if err := tx.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := outer.last(); got != "BATCH MULTI INCR GET EXEC" {
+		t.Fatalf("batch hook saw %q", got)
+	}
+
+	// Change: the inner hook rewrites a GET's reply.
+	inner.process = func(ctx context.Context, cmd *Cmd, next ProcessFunc) error {
+		err := next(ctx, cmd)
+		if v, _ := cmd.Reply(); cmd.Name() == "GET" && err == nil {
+			b, _ := v.AsBytes()
+			cmd.SetReply(StringReply(bytes.ToUpper(b)), nil)
+		}
+		return err
+	}
+	if v, err := c.Get(ctx, "k"); err != nil || string(v) != "V1" {
+		t.Fatalf("GET through a changing hook: %q %v", v, err)
+	}
+
+	// Short-circuit: the outer hook answers GETs of "local:" keys itself.
+	var served atomic.Int64
+	outer.process = func(ctx context.Context, cmd *Cmd, next ProcessFunc) error {
+		if cmd.Name() == "GET" && bytes.HasPrefix(cmd.Args()[0], []byte("local:")) {
+			served.Add(1)
+			cmd.SetReply(StringReply([]byte("from the hook")), nil)
+			return nil
+		}
+		return next(ctx, cmd)
+	}
+	before, _ := srv.Info(ctx, "commandstats")
+	if v, err := c.Get(ctx, "local:1"); err != nil || string(v) != "from the hook" || served.Load() != 1 {
+		t.Fatalf("short-circuited GET: %q %v", v, err)
+	}
+	if _, err := c.Get(ctx, "local:2"); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := srv.Info(ctx, "commandstats")
+	if before["cmdstat_get"] != after["cmdstat_get"] {
+		t.Fatalf("a short-circuited GET reached the server: %s -> %s", before["cmdstat_get"], after["cmdstat_get"])
+	}
+	// A short-circuit can fail a command too, with its own error.
+	errHook := errors.New("refused by hook")
+	outer.process = func(ctx context.Context, cmd *Cmd, next ProcessFunc) error { return errHook }
+	if err := c.Set(ctx, "k", []byte("x")); !errors.Is(err, errHook) {
+		t.Fatalf("hook error: %v", err)
+	}
+	outer.process = nil
+
+	evMu.Lock()
+	defer evMu.Unlock()
+	var names []string
+	for _, ev := range events {
+		names = append(names, ev.Name)
+	}
+	if got := strings.Join(names, " "); got != "SET TX GET GET GET SET" {
+		t.Fatalf("OnCommand saw %q", got)
+	}
+	if events[1].Commands != 2 || events[5].Err == nil {
+		t.Fatalf("events %+v", events)
+	}
+}
+
+// Hooks see commands as they go on the wire: values compressed; and the
+// caller still gets the value as written.
+func TestHooksSeeCompressedValues(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{})
+	h := &recordingHook{}
+	c, err := New(Options{Addr: srv.Addr, Logger: quiet, Hooks: []Hook{h}, Compression: Compression{Backend: codec.Zstd}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if err := c.Set(ctx, "doc", jsonDoc); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(h.last(), string(jsonDoc[:40])) {
+		t.Fatal("the hook saw the value uncompressed")
+	}
+	if v, err := c.Get(ctx, "doc"); err != nil || !bytes.Equal(v, jsonDoc) {
+		t.Fatalf("GET through a hook: %d bytes, %v", len(v), err)
+	}
+}
