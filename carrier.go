@@ -24,8 +24,8 @@ type carrier interface {
 	lease(ctx context.Context) (*lease, error)
 	// protocol reports the RESP version negotiated: 2 or 3.
 	protocol() int
-	// stats reports the carrier's pipelining counters.
-	stats() PipelineStats
+	// stats adds the carrier's connection counters to st.
+	stats(st *Stats)
 	// close stops the carrier: see Client.Close.
 	close() error
 }
@@ -49,9 +49,11 @@ func (d *direct) lease(ctx context.Context) (*lease, error) { return d.dedicated
 
 func (d *direct) protocol() int { return d.pipe.Protocol() }
 
-func (d *direct) stats() PipelineStats {
-	st := d.pipe.Stats()
-	return PipelineStats{Writes: st.Batches.Load(), Requests: st.Calls.Load(), Reconnects: st.Reconnect.Load()}
+func (d *direct) stats(st *Stats) {
+	st.addPipe(d.pipe)
+	open, lent := d.dedicated.stats()
+	st.DedicatedOpen += open
+	st.DedicatedInUse += lent
 }
 
 // close drains the shared connection while it interrupts the dedicated

@@ -199,7 +199,54 @@ type PipelineStats struct {
 }
 
 // PipelineStats returns the shared connection's counters.
-func (c *Client) PipelineStats() PipelineStats { return c.carrier.stats() }
+func (c *Client) PipelineStats() PipelineStats {
+	st := c.Stats()
+	return PipelineStats{Writes: st.Writes, Requests: st.Requests, Reconnects: st.Reconnects}
+}
+
+// Stats are a Client's counters (cumulative) and gauges (current), for
+// monitoring: each maps onto one Prometheus counter or gauge, and the
+// otel module exports them as OpenTelemetry metrics. On a Client from
+// Dedicated or Watch they describe its one connection.
+type Stats struct {
+	// Writes, Requests and Reconnects count the system calls that wrote
+	// requests, the requests written (a Batch counts once) and the
+	// reconnects, on the shared connection.
+	Writes, Requests, Reconnects uint64
+	// WriteSizes is the histogram of requests per write: bucket i counts
+	// writes of 2^i to 2^(i+1)-1 requests, the last one everything larger.
+	WriteSizes [pipe.WriteSizeBuckets]uint64
+	// InFlight requests were written and wait for their replies; Queued
+	// ones wait to be written; PendingBytes is the size of both, as counted
+	// against Options.MaxPendingBytes.
+	InFlight, Queued, PendingBytes int64
+	// DedicatedOpen connections serve blocking commands, Watch and
+	// Dedicated; DedicatedInUse of them are lent out now.
+	DedicatedOpen, DedicatedInUse int
+	// Compression counts what compression did.
+	Compression CompressionStats
+}
+
+func (st *Stats) addPipe(p *pipe.Pipe) {
+	ps := p.Stats()
+	st.Writes += ps.Batches.Load()
+	st.Requests += ps.Calls.Load()
+	st.Reconnects += ps.Reconnect.Load()
+	for i := range st.WriteSizes {
+		st.WriteSizes[i] += ps.WriteSizes[i].Load()
+	}
+	st.InFlight += p.InFlight()
+	st.Queued += int64(p.Queued())
+	st.PendingBytes += p.PendingBytes()
+}
+
+// Stats returns the Client's counters and gauges.
+func (c *Client) Stats() Stats {
+	var st Stats
+	c.carrier.stats(&st)
+	st.Compression = c.CompressionStats()
+	return st
+}
 
 // run sends one command and decodes its reply: the path of every typed
 // Client method.

@@ -192,10 +192,7 @@ func (l *lease) lease(context.Context) (*lease, error) {
 
 func (l *lease) protocol() int { return l.p.Protocol() }
 
-func (l *lease) stats() PipelineStats {
-	st := l.p.Stats()
-	return PipelineStats{Writes: st.Batches.Load(), Requests: st.Calls.Load()}
-}
+func (l *lease) stats(st *Stats) { st.addPipe(l.p) }
 
 // close gives the connection back to the pool, or closes it if its state
 // changed.

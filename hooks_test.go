@@ -181,3 +181,46 @@ func TestHooksSeeCompressedValues(t *testing.T) {
 		t.Fatalf("GET through a hook: %d bytes, %v", len(v), err)
 	}
 }
+
+// Stats report the connection's gauges and counters: requests in flight
+// while the server is paused, the batch-size histogram, the dedicated
+// connections lent out, and compression bytes.
+func TestStats(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{})
+	c, err := New(Options{Addr: srv.Addr, Logger: quiet, Compression: Compression{Backend: codec.LZ4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if err := c.Set(ctx, "doc", jsonDoc); err != nil {
+		t.Fatal(err)
+	}
+	resume := testkit.Pause(t, srv)
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Add(1)
+		go func() { defer wg.Done(); c.Ping(ctx) }()
+	}
+	waitFor(t, func() bool { st := c.Stats(); return st.InFlight+st.Queued == 10 })
+	st := c.Stats()
+	if st.PendingBytes == 0 {
+		t.Errorf("10 requests pending, PendingBytes %d", st.PendingBytes)
+	}
+	resume()
+	wg.Wait()
+	d, err := c.Dedicated(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st = c.Stats()
+	d.Close()
+	var writes uint64
+	for _, n := range st.WriteSizes {
+		writes += n
+	}
+	if st.InFlight != 0 || st.Queued != 0 || st.Requests != 11 || writes != st.Writes ||
+		st.DedicatedOpen != 1 || st.DedicatedInUse != 1 || st.Compression.Compressed != 1 || st.Compression.BytesIn != uint64(len(jsonDoc)) {
+		t.Fatalf("stats %+v", st)
+	}
+}

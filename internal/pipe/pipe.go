@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/bits"
 	"math/rand/v2"
 	"net"
 	"runtime"
@@ -156,7 +157,42 @@ type Stats struct {
 	Batches   atomic.Uint64 // writes to the connection
 	Calls     atomic.Uint64 // calls written
 	Reconnect atomic.Uint64 // successful reconnects
+	// WriteSizes is a histogram of calls per write: bucket i counts writes
+	// of 2^i to 2^(i+1)-1 calls, the last bucket everything larger.
+	WriteSizes [WriteSizeBuckets]atomic.Uint64
 }
+
+// WriteSizeBuckets is the number of buckets in Stats.WriteSizes: up to
+// 2^11 calls per write, and more.
+const WriteSizeBuckets = 12
+
+// wrote counts one write of n calls.
+func (s *Stats) wrote(n int) {
+	s.Batches.Add(1)
+	s.Calls.Add(uint64(n))
+	s.WriteSizes[min(bits.Len(uint(n))-1, WriteSizeBuckets-1)].Add(1)
+}
+
+// Queued reports how many calls wait to be written.
+func (p *Pipe) Queued() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.queue)
+}
+
+// InFlight reports how many calls were written and wait for replies.
+func (p *Pipe) InFlight() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.active == nil {
+		return 0
+	}
+	return p.active.fl.outstanding.Load()
+}
+
+// PendingBytes reports the bytes of calls queued or in flight, as counted
+// against Options.MaxPendingBytes (0 when there is no limit).
+func (p *Pipe) PendingBytes() int64 { return p.pending.used.Load() }
 
 // New dials and sets up the first connection, then starts the loops. A
 // failed first connection is returned as an error, so that a wrong address
@@ -342,8 +378,7 @@ func (p *Pipe) writeDirect(ac *conn, c *Call) {
 		if _, err := ac.conn.Write(c.Buf); err != nil {
 			ac.conn.Close() // the reader fails the call, and the rest in flight
 		}
-		p.stats.Batches.Add(1)
-		p.stats.Calls.Add(1)
+		p.stats.wrote(1)
 	} else {
 		p.unsent([]*Call{c}) // the connection died first
 	}

@@ -111,8 +111,7 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 				clear(batch)
 				return err
 			}
-			p.stats.Batches.Add(1)
-			p.stats.Calls.Add(uint64(len(chunk)))
+			p.stats.wrote(len(chunk))
 		}
 		clear(batch)
 		p.recycleQueueSlice(batch)
