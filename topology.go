@@ -1,0 +1,219 @@
+package zipline
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ziplinekv/zipline/internal/resp"
+)
+
+// A view is one node's account of the cluster: which shard serves which
+// slots. The router installs a view only when several nodes agree on it.
+type view struct {
+	shards []viewShard
+	hash   uint64 // of the normalised view: equal views have equal hashes
+}
+
+// viewShard is one shard: its slot ranges, its primary and its healthy
+// replicas.
+type viewShard struct {
+	ranges   [][2]int32
+	primary  string
+	replicas []string
+}
+
+// parseShards reads CLUSTER SHARDS (Redis and Valkey 7+). Nodes whose
+// health is not "online" are left out: a failed primary leaves its slots
+// without an owner, which is what they are until a replica takes over.
+func parseShards(v resp.Value, seed string) (*view, error) {
+	shards, err := Value{v}.AsSlice()
+	if err != nil {
+		return nil, err
+	}
+	out := &view{}
+	for _, sh := range shards {
+		fields, err := sh.AsMap()
+		if err != nil {
+			return nil, err
+		}
+		var s viewShard
+		slots, _ := fields["slots"].AsSlice()
+		for i := 0; i+1 < len(slots); i += 2 {
+			lo, err1 := slots[i].AsInt64()
+			hi, err2 := slots[i+1].AsInt64()
+			if err1 != nil || err2 != nil || lo < 0 || hi >= slotCount || lo > hi {
+				return nil, errors.New("zipline: CLUSTER SHARDS: bad slot range")
+			}
+			s.ranges = append(s.ranges, [2]int32{int32(lo), int32(hi)})
+		}
+		nodes, _ := fields["nodes"].AsSlice()
+		for _, n := range nodes {
+			nf, err := n.AsMap()
+			if err != nil {
+				return nil, err
+			}
+			if health, _ := nf["health"].AsString(); health != "online" {
+				continue
+			}
+			addr := nodeAddr(nf, seed)
+			if addr == "" {
+				continue
+			}
+			switch role, _ := nf["role"].AsString(); role {
+			case "master", "primary":
+				s.primary = addr
+			default:
+				s.replicas = append(s.replicas, addr)
+			}
+		}
+		if len(s.ranges) > 0 {
+			out.shards = append(out.shards, s)
+		}
+	}
+	out.normalise()
+	return out, nil
+}
+
+// nodeAddr is a node's address as CLUSTER SHARDS gives it: its endpoint
+// (or IP) and port. An unknown endpoint ("?" or empty) means the node we
+// asked, as the specification says.
+func nodeAddr(f map[string]Value, seed string) string {
+	host, _ := f["endpoint"].AsString()
+	if host == "" || host == "?" {
+		host, _ = f["ip"].AsString()
+	}
+	if host == "" || host == "?" {
+		host, _, _ = net.SplitHostPort(seed)
+	}
+	port, err := f["port"].AsInt64()
+	if err != nil || port <= 0 {
+		if port, err = f["tls-port"].AsInt64(); err != nil || port <= 0 {
+			return ""
+		}
+	}
+	return net.JoinHostPort(host, strconv.FormatInt(port, 10))
+}
+
+// parseSlots reads CLUSTER SLOTS, for servers older than 7: per range, the
+// primary then the replicas, each [ip, port, id...].
+func parseSlots(v resp.Value, seed string) (*view, error) {
+	ranges, err := Value{v}.AsSlice()
+	if err != nil {
+		return nil, err
+	}
+	byPrimary := map[string]*viewShard{}
+	var order []string
+	for _, r := range ranges {
+		e, _ := r.AsSlice()
+		if len(e) < 3 {
+			return nil, errors.New("zipline: CLUSTER SLOTS: short entry")
+		}
+		lo, err1 := e[0].AsInt64()
+		hi, err2 := e[1].AsInt64()
+		if err1 != nil || err2 != nil || lo < 0 || hi >= slotCount || lo > hi {
+			return nil, errors.New("zipline: CLUSTER SLOTS: bad slot range")
+		}
+		var addrs []string
+		for _, n := range e[2:] {
+			ne, _ := n.AsSlice()
+			if len(ne) < 2 {
+				continue
+			}
+			host, _ := ne[0].AsString()
+			if host == "" || host == "?" {
+				host, _, _ = net.SplitHostPort(seed)
+			}
+			port, _ := ne[1].AsInt64()
+			addrs = append(addrs, net.JoinHostPort(host, strconv.FormatInt(port, 10)))
+		}
+		if len(addrs) == 0 {
+			continue
+		}
+		s := byPrimary[addrs[0]]
+		if s == nil {
+			s = &viewShard{primary: addrs[0], replicas: addrs[1:]}
+			byPrimary[addrs[0]] = s
+			order = append(order, addrs[0])
+		}
+		s.ranges = append(s.ranges, [2]int32{int32(lo), int32(hi)})
+	}
+	out := &view{}
+	for _, p := range order {
+		out.shards = append(out.shards, *byPrimary[p])
+	}
+	out.normalise()
+	return out, nil
+}
+
+// normalise sorts the view and hashes it, so that two nodes' accounts of
+// the same cluster compare equal.
+func (v *view) normalise() {
+	for i := range v.shards {
+		s := &v.shards[i]
+		slices.SortFunc(s.ranges, func(a, b [2]int32) int { return cmp.Compare(a[0], b[0]) })
+		slices.Sort(s.replicas)
+	}
+	slices.SortFunc(v.shards, func(a, b viewShard) int { return cmp.Compare(a.ranges[0][0], b.ranges[0][0]) })
+	h := fnv.New64a()
+	for _, s := range v.shards {
+		fmt.Fprintf(h, "%v %s %s;", s.ranges, s.primary, strings.Join(s.replicas, ","))
+	}
+	v.hash = h.Sum64()
+}
+
+// covered counts the slots the view assigns to a primary.
+func (v *view) covered() int {
+	n := 0
+	for _, s := range v.shards {
+		if s.primary == "" {
+			continue
+		}
+		for _, r := range s.ranges {
+			n += int(r[1]-r[0]) + 1
+		}
+	}
+	return n
+}
+
+// elect picks the view most nodes gave. On a tie it keeps the current one
+// if it is among the best, so that a view mid-change does not flap; then
+// the one covering most slots.
+func elect(views []*view, current uint64) *view {
+	votes := map[uint64]int{}
+	byHash := map[uint64]*view{}
+	for _, v := range views {
+		votes[v.hash]++
+		byHash[v.hash] = v
+	}
+	var best *view
+	for h, v := range byHash {
+		switch {
+		case best == nil, votes[h] > votes[best.hash]:
+			best = v
+		case votes[h] < votes[best.hash]:
+		case h == current:
+			best = v
+		case best.hash != current && v.covered() > best.covered():
+			best = v
+		}
+	}
+	return best
+}
+
+// nodes lists every address in the view.
+func (v *view) nodes() []string {
+	var out []string
+	for _, s := range v.shards {
+		if s.primary != "" {
+			out = append(out, s.primary)
+		}
+		out = append(out, s.replicas...)
+	}
+	return out
+}
