@@ -34,9 +34,13 @@ func (s *Store) Count(ctx context.Context) (int64, error) {
 			rest := sk[len(s.stored):]
 			switch {
 			case s.buckets != nil && strings.HasPrefix(rest, string(bucketMarker)):
-				lens = append(lens, b.HLen(sk))
+				// A bucket, or an oversize value's key (#{...}): only
+				// buckets are counted, through their fields.
+				if _, ok := parseBase62(rest[1:]); ok {
+					lens = append(lens, b.HLen(sk))
+				}
 			case s.buckets != nil && s.isBucketable(rest):
-				// an oversize value: counted through its bucket
+				// an oversize value under its legacy name: counted through its bucket
 			default:
 				n++
 			}
@@ -173,6 +177,9 @@ func (s *Store) projectedSize(key string, plain []byte) float64 {
 			fill = float64(min(n, s.maxEntries))
 		}
 		return float64(len(l.field)+len(enc)+listpackEntry) + bucketFixed/fill
+	}
+	if l.bucket != "" {
+		return plainKeyCost(len(s.oversizeKey(l)), enc)
 	}
 	return plainKeyCost(len(l.plain), enc)
 }

@@ -5,26 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/ziplinekv/zipline"
 )
-
-// moveScript moves one key between layouts if, and only if, the old copy
-// still holds the bytes the mover read: ARGV is the guard (GET key, or
-// HGET key field, and the expected bytes) followed by groupScript's list of
-// commands. So a value deleted or rewritten meanwhile is never resurrected.
-const moveScript = `local cur
-if ARGV[1] == "get" then cur = redis.call('GET', ARGV[2]) else cur = redis.call('HGET', ARGV[2], ARGV[3]) end
-if cur ~= ARGV[4] then return 0 end
-local i = 5
-while i <= #ARGV do
-  local n = tonumber(ARGV[i])
-  redis.call(unpack(ARGV, i+1, i+n))
-  i = i + n + 1
-end
-return 1`
 
 // MoveResult counts what a move did.
 type MoveResult struct {
@@ -42,9 +26,11 @@ func (r *MoveResult) add(o MoveResult) {
 }
 
 // move copies keys from the layout being migrated from into the new one,
-// with their TTL, and deletes the old copies: two round trips for any
-// number of keys. Each key moves atomically, guarded against concurrent
-// writes (see moveScript).
+// with their expiry, and deletes the old copies: two round trips for any
+// number of keys. Each key moves atomically, in one call of the ops script
+// whose guards check that the old copy still holds the bytes read (its
+// field, and the value behind an oversize marker), so a value deleted or
+// rewritten meanwhile is never resurrected.
 func (s *Store) move(ctx context.Context, keys []string) (MoveResult, error) {
 	var res MoveResult
 	old := s.old
@@ -58,15 +44,23 @@ func (s *Store) move(ctx context.Context, keys []string) (MoveResult, error) {
 		if err != nil {
 			return res, err
 		}
-		ps[i] = moving{key: k, r: r}
+		p := moving{key: k, r: r}
 		if r.l.bucket == "" {
-			ps[i].ttl = b.PTTL(r.l.plain)
+			p.plain = s.queueExpiry(b, r.l.plain)
 		} else {
-			ps[i].ttl = b.PTTL(r.l.plain) // an oversize value's own TTL
+			p.over = s.queueExpiry(b, old.oversizeKey(r.l))
+			if name := old.legacyKey(r.l); name != "" {
+				p.legacy = s.queueExpiry(b, name)
+			}
 			if old.fieldTTL.hpexpire {
-				ps[i].httl = b.Do("HPTTL", r.l.bucket, "FIELDS", 1, r.l.field)
+				cmd := "HPTTL"
+				if s.fieldTTL.pexpiretime {
+					cmd = "HPEXPIRETIME"
+				}
+				p.field = b.Do(cmd, r.l.bucket, "FIELDS", 1, r.l.field)
 			}
 		}
+		ps[i] = p
 	}
 	if err := b.Exec(ctx); err != nil && !errors.Is(err, zipline.Nil) {
 		var se *zipline.ServerError
@@ -74,8 +68,9 @@ func (s *Store) move(ctx context.Context, keys []string) (MoveResult, error) {
 			return res, err
 		}
 	}
-	mb := s.c.Batch()
-	var moves []*zipline.Future[zipline.Value]
+	var lists []*opList
+	var buckets []string // the new bucket of each list, or ""
+	var writes []int     // the index of each list's write reply
 	for _, p := range ps {
 		raw, err := p.r.resolveHere()
 		if errors.Is(err, zipline.Nil) {
@@ -85,15 +80,15 @@ func (s *Store) move(ctx context.Context, keys []string) (MoveResult, error) {
 		if err != nil {
 			return res, fmt.Errorf("layout: reading %q from the old layout: %w", p.key, err)
 		}
-		guard := []any{"get", p.r.l.plain, "", raw}
-		if p.r.field != nil {
-			if fv, _ := valueBytes(p.r.field); !bytes.Equal(fv, oversizeMarker) {
-				guard = []any{"hget", p.r.l.bucket, p.r.l.field, raw}
+		o := &opList{}
+		if p.r.l.bucket == "" {
+			o.op("G", "g", o.key(p.r.l.plain), "", raw)
+		} else {
+			fv, _ := p.r.field.Result()
+			o.op("G", "h", o.key(p.r.l.bucket), p.r.l.field, fv)
+			if isMarker(fv) {
+				o.op("G", "g", o.key(old.behind(p.r.l, fv)), "", raw)
 			}
-		}
-		ttl, err := p.oldTTL()
-		if err != nil {
-			return res, err
 		}
 		plain, err := old.decode(raw)
 		if err != nil {
@@ -103,7 +98,8 @@ func (s *Store) move(ctx context.Context, keys []string) (MoveResult, error) {
 		if err != nil {
 			return res, err
 		}
-		cmds, err := s.writeCommands(l, s.encode(plain), ttl)
+		ttl, at := p.expiry(s.fieldTTL.pexpiretime)
+		e, err := s.expiryIn(l, ttl, at)
 		if errors.Is(err, ErrNoFieldTTL) {
 			res.Kept++
 			continue
@@ -111,63 +107,146 @@ func (s *Store) move(ctx context.Context, keys []string) (MoveResult, error) {
 		if err != nil {
 			return res, err
 		}
-		cmds = append(cmds, deleteCommands(p.r.l)...)
-		args := append([]any{"EVAL", moveScript, 0}, guard...)
-		for _, c := range cmds {
-			args = append(args, strconv.Itoa(len(c)))
-			args = append(args, c...)
-		}
-		moves = append(moves, mb.Do(args...))
+		writes = append(writes, s.addWrite(o, l, s.encode(plain), e, false))
+		old.addDelete(o, p.r.l)
+		lists = append(lists, o)
+		buckets = append(buckets, l.bucket)
 	}
-	if len(moves) == 0 {
-		return res, nil
-	}
-	if err := mb.Exec(ctx); err != nil {
+	results, err := s.runOpsBatch(ctx, lists)
+	if err != nil {
 		return res, err
 	}
-	for _, m := range moves {
-		if n, _ := m.Val().AsInt64(); n == 1 {
+	for i, r := range results {
+		switch {
+		case r.err == nil:
 			res.Moved++
-		} else {
+			if buckets[i] != "" {
+				if err := s.tieOlder(ctx, buckets[i], r.replies[writes[i]]); err != nil {
+					return res, err
+				}
+			}
+		case errors.Is(r.err, errChanged):
 			res.Changed++
+		default:
+			return res, r.err
 		}
 	}
 	return res, nil
 }
 
-// moving is one key's old copy, as read for a move.
-type moving struct {
-	key  string
-	r    *read
-	ttl  *zipline.Future[time.Duration] // PTTL of the old plain key
-	httl *zipline.Future[zipline.Value] // HPTTL of the old bucket field
+// queueExpiry queues the reading of a key's expiry: its absolute time
+// (PEXPIRETIME) where the server has it, its remaining time otherwise.
+func (s *Store) queueExpiry(b *zipline.Batch, name string) *zipline.Future[zipline.Value] {
+	if s.fieldTTL.pexpiretime {
+		return b.Do("PEXPIRETIME", name)
+	}
+	return b.Do("PTTL", name)
 }
 
-// oldTTL is the remaining TTL of the old copy, 0 for none.
-func (m *moving) oldTTL() (time.Duration, error) {
-	inBucket := false
-	if m.r.field != nil {
-		fv, _ := valueBytes(m.r.field)
-		inBucket = !bytes.Equal(fv, oversizeMarker)
-	}
-	if !inBucket {
-		d, err := m.ttl.Result()
-		if err != nil || d < 0 {
-			return 0, nil // no TTL, or gone meanwhile (the guard will see it)
+// moving is one key's old copy, as read for a move.
+type moving struct {
+	key   string
+	r     *read
+	plain *zipline.Future[zipline.Value] // expiry of the old plain key
+	over  *zipline.Future[zipline.Value] // expiry of the old oversize key
+	// legacy is the expiry of the old legacy oversize key.
+	legacy *zipline.Future[zipline.Value]
+	field  *zipline.Future[zipline.Value] // expiry of the old bucket field
+}
+
+// expiry returns the old copy's expiry: a remaining time, or with abs an
+// absolute time; both zero for none. A key gone meanwhile reads as no
+// expiry: the move's guard will see that it changed.
+func (m *moving) expiry(abs bool) (time.Duration, time.Time) {
+	var f *zipline.Future[zipline.Value]
+	switch marker := m.r.marker(); {
+	case m.r.l.bucket == "":
+		f = m.plain
+	case bytes.Equal(marker, oversizeMarker):
+		f = m.over
+	case marker != nil:
+		f = m.legacy
+	case m.field != nil:
+		codes, err := m.field.Val().AsSlice()
+		if err != nil || len(codes) != 1 {
+			return 0, time.Time{}
 		}
-		return d, nil
+		return expiryOf(codes[0], abs)
 	}
-	if m.httl == nil {
-		return 0, nil
+	if f == nil {
+		return 0, time.Time{}
 	}
-	codes, err := m.httl.Val().AsSlice()
-	if err != nil || len(codes) != 1 {
-		return 0, nil
+	return expiryOf(f.Val(), abs)
+}
+
+// expiryOf reads a PTTL or PEXPIRETIME reply (or one of their hash field
+// forms): negative values mean no expiry, or no key.
+func expiryOf(v zipline.Value, abs bool) (time.Duration, time.Time) {
+	ms, err := v.AsInt64()
+	switch {
+	case err != nil || ms < 0:
+		return 0, time.Time{}
+	case abs:
+		return 0, time.UnixMilli(ms)
 	}
-	if ms, _ := codes[0].AsInt64(); ms > 0 {
-		return time.Duration(ms) * time.Millisecond, nil
+	return time.Duration(ms) * time.Millisecond, time.Time{}
+}
+
+// opResult is the outcome of one list of a runOpsBatch.
+type opResult struct {
+	replies []zipline.Value
+	err     error // errChanged when a guard failed
+}
+
+// runOpsBatch runs several lists of operations in one round trip, each its
+// own call of the script, by digest. If the server lost its script cache
+// (a restart), it loads the script and runs those calls again: a call that
+// failed with NOSCRIPT ran nothing.
+func (s *Store) runOpsBatch(ctx context.Context, lists []*opList) ([]opResult, error) {
+	out := make([]opResult, len(lists))
+	pending := make([]int, len(lists))
+	for i := range pending {
+		pending[i] = i
 	}
-	return 0, nil
+	for attempt := 0; len(pending) > 0; attempt++ {
+		b := s.c.Batch()
+		fs := make([]*zipline.Future[zipline.Value], len(pending))
+		for n, i := range pending {
+			o := lists[i]
+			args := make([]any, 0, 3+len(o.keys)+len(o.args))
+			args = append(args, "EVALSHA", opsScript.SHA1(), len(o.keys))
+			for _, k := range o.keys {
+				args = append(args, k)
+			}
+			fs[n] = b.Do(append(args, o.args...)...)
+		}
+		if err := b.Exec(ctx); err != nil {
+			var se *zipline.ServerError
+			if !errors.As(err, &se) {
+				return nil, err
+			}
+		}
+		var again []int
+		for n, i := range pending {
+			v, err := fs[n].Result()
+			var se *zipline.ServerError
+			if errors.As(err, &se) && se.Prefix == "NOSCRIPT" && attempt == 0 {
+				again = append(again, i)
+				continue
+			}
+			if err == nil {
+				out[i].replies, err = opsReplies(v, lists[i].n)
+			}
+			out[i].err = err
+		}
+		if len(again) > 0 {
+			if err := opsScript.Load(ctx, s.c); err != nil {
+				return nil, err
+			}
+		}
+		pending = again
+	}
+	return out, nil
 }
 
 // MigrateOptions tune a background migration.

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -119,25 +121,83 @@ func TestMigrationCarriesTTL(t *testing.T) {
 	}
 }
 
-// model is the reference: a Go map applied the same operations.
-type model map[string][]byte
+// model is the reference: a Go map applied the same operations. A key with
+// a TTL has a window: it certainly exists before lo and is certainly gone
+// after hi (the server set its expiry somewhere within the call that gave
+// it); in between, whatever the server answers decides.
+type model map[string]entry
 
-// Random operations through a migrating namespace and on a plain Go map
-// observe the same results, while a migration runs concurrently. No value
-// is lost, and none comes back after a delete.
+type entry struct {
+	v      []byte
+	lo, hi time.Time // zero: no TTL
+}
+
+type presence int
+
+const (
+	absent presence = iota
+	present
+	maybe // expiring: either answer is right, and the answer settles it
+)
+
+// ttlSlack covers the millisecond rounding of server expiry times.
+const ttlSlack = 3 * time.Millisecond
+
+// at says whether k exists for an operation that ran between t0 and t1.
+func (m model) at(k string, t0, t1 time.Time) (entry, presence) {
+	e, ok := m[k]
+	switch {
+	case !ok:
+		return e, absent
+	case e.lo.IsZero() || t1.Before(e.lo):
+		return e, present
+	case t0.After(e.hi):
+		delete(m, k)
+		return e, absent
+	}
+	return e, maybe
+}
+
+// setTTL records v at k with a TTL of d, given by a call between t0 and t1.
+func (m model) setTTL(k string, v []byte, d time.Duration, t0, t1 time.Time) {
+	m[k] = entry{v: v, lo: t0.Add(d - ttlSlack), hi: t1.Add(d + ttlSlack)}
+}
+
+// Random operations through a migrating namespace and on a Go map observe
+// the same results, while a migration runs concurrently, on Redis 7.0 and
+// Valkey 9.1: values that fit a bucket and oversize ones, TTLs of an hour
+// and of a few milliseconds (which expire during the run), SetNX, Expire,
+// TTL and GetSet among the rest. No value is lost, none comes back after a
+// delete, an overwrite or an expiry, and at the end every oversize value's
+// key belongs to a marker and every marker has its key.
 func TestMigrationProperty(t *testing.T) {
-	for _, seed := range []uint64{1, 2, 3} {
-		t.Run("seed"+strconv.FormatUint(seed, 10), func(t *testing.T) { migrationProperty(t, seed) })
+	for _, kind := range []testkit.Kind{testkit.Redis, testkit.Valkey} {
+		for _, seed := range []uint64{1, 2, 3} {
+			t.Run(fmt.Sprintf("%s/seed%d", kind, seed), func(t *testing.T) { migrationProperty(t, kind, seed, 3000) })
+		}
 	}
 }
 
-func migrationProperty(t *testing.T, seed uint64) {
-	c, _ := newClient(t, testkit.Redis)
+func migrationProperty(t *testing.T, kind testkit.Kind, seed uint64, ops int) {
+	c, srv := newClient(t, kind)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(seed, 99))
-	const ids = 300
-	key := func() string { return "user:" + strconv.Itoa(rng.IntN(ids)) }
+	const ids, named = 300, 40
+	key := func() string {
+		if rng.IntN(7) == 0 { // not an integer id: a plain key in the new layout
+			return "user:a" + strconv.Itoa(rng.IntN(named))
+		}
+		return "user:" + strconv.Itoa(rng.IntN(ids))
+	}
+	bucketed := func(k string) bool { return !strings.HasPrefix(k, "user:a") }
+	fieldTTL := kind == testkit.Valkey // Redis 7.0 cannot expire hash fields
 	value := func() []byte {
+		switch rng.IntN(50) {
+		case 0:
+			return []byte("\x00{") // the stored bytes of the markers
+		case 1:
+			return []byte("\x00~")
+		}
 		switch rng.IntN(4) {
 		case 0:
 			return []byte(strconv.Itoa(rng.IntN(1e9)))
@@ -147,21 +207,43 @@ func migrationProperty(t *testing.T, seed uint64) {
 			return bytes.Repeat([]byte("abc"), 1+rng.IntN(60))
 		}
 	}
+	ttl := func() time.Duration {
+		if rng.IntN(2) == 0 {
+			return time.Duration(1+rng.IntN(20)) * time.Millisecond
+		}
+		return time.Hour
+	}
 	m := model{}
 	old := openStore(t, c, plainUsers)
-	for range ids / 2 {
+	for range ids {
 		k, v := key(), value()
+		t0 := time.Now()
+		if rng.IntN(3) == 0 {
+			d := ttl()
+			if err := old.SetEX(ctx, k, v, d); err != nil {
+				t.Fatal(err)
+			}
+			m.setTTL(k, v, d, t0, time.Now())
+			continue
+		}
 		if err := old.Set(ctx, k, v); err != nil {
 			t.Fatal(err)
 		}
-		m[k] = v
+		m[k] = entry{v: v}
 	}
 	s := openStore(t, c, bucketUsers)
 
-	// The migration runs in passes alongside the operations.
+	// The migration runs in passes alongside the operations. It stops
+	// before the client closes, also when the test fails.
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	var moved, changed atomic.Int64
+	var once sync.Once
+	halt := func() {
+		once.Do(func() { close(stop) })
+		wg.Wait()
+	}
+	t.Cleanup(halt)
+	var moved, changed, passes atomic.Int64
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -178,118 +260,241 @@ func migrationProperty(t *testing.T, seed uint64) {
 			}
 			moved.Add(int64(p.Moved))
 			changed.Add(int64(p.Changed))
+			passes.Add(1)
 		}
 	}()
 
-	check := func(op string, k string, got []byte, err error) {
+	// check compares a read of k, made between t0 and t1, with the model.
+	check := func(i int, op, k string, got []byte, err error, t0, t1 time.Time) {
 		t.Helper()
-		want, ok := m[k]
-		if !ok {
-			if !errors.Is(err, zipline.Nil) {
-				t.Fatalf("%s %s: got %q, %v; want Nil", op, k, got, err)
-			}
-			return
+		if err != nil && !errors.Is(err, zipline.Nil) {
+			t.Fatalf("op %d: %s %s: %v", i, op, k, err)
 		}
-		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("%s %s: got %d bytes, %v; want %d bytes", op, k, len(got), err, len(want))
+		e, st := m.at(k, t0, t1)
+		switch {
+		case st == maybe && err != nil:
+			delete(m, k) // it expired, for good
+		case st == absent && err == nil:
+			t.Fatalf("op %d: %s %s: got %d bytes, want Nil: a value came back", i, op, k, len(got))
+		case st != absent && err != nil:
+			if st == present {
+				t.Fatalf("op %d: %s %s: Nil, want %d bytes: a value was lost", i, op, k, len(e.v))
+			}
+		case st != absent && !bytes.Equal(got, e.v):
+			t.Fatalf("op %d: %s %s: got %d bytes, want %d", i, op, k, len(got), len(e.v))
 		}
 	}
-	for i := range 3000 {
-		switch op := rng.IntN(10); op {
+	counts := map[string]int{}
+	for i := range ops {
+		op := rng.IntN(14)
+		t0 := time.Now()
+		switch op {
 		case 0, 1:
+			counts["get"]++
 			k := key()
 			v, err := s.Get(ctx, k)
-			check("get", k, v, err)
+			check(i, "get", k, v, err, t0, time.Now())
 		case 2, 3:
+			counts["set"]++
 			k, v := key(), value()
 			if err := s.Set(ctx, k, v); err != nil {
 				t.Fatal(err)
 			}
-			m[k] = v
+			m[k] = entry{v: v}
 		case 4:
+			counts["del"]++
 			ks := []string{key(), key(), key()}
 			n, err := s.Del(ctx, ks...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := 0
+			t1 := time.Now()
+			lo, hi := 0, 0
 			seen := map[string]bool{}
 			for _, k := range ks {
-				if _, ok := m[k]; ok && !seen[k] {
-					want++
+				if seen[k] {
+					continue
 				}
 				seen[k] = true
+				switch _, st := m.at(k, t0, t1); st {
+				case present:
+					lo, hi = lo+1, hi+1
+				case maybe:
+					hi++
+				}
 				delete(m, k)
 			}
-			if int(n) != want {
-				t.Fatalf("op %d: Del %v = %d, want %d", i, ks, n, want)
+			if int(n) < lo || int(n) > hi {
+				t.Fatalf("op %d: Del %v = %d, want %d to %d", i, ks, n, lo, hi)
 			}
 		case 5:
+			counts["incr"]++
 			k := key()
 			n, err := s.Incr(ctx, k)
-			cur, ok := m[k]
-			want, perr := strconv.ParseInt(string(cur), 10, 64)
-			if ok && perr != nil {
-				if err == nil {
-					t.Fatalf("Incr of %q succeeded", cur)
-				}
-				continue
+			e, st := m.at(k, t0, time.Now())
+			cur, perr := strconv.ParseInt(string(e.v), 10, 64)
+			switch {
+			case st != absent && err == nil && perr == nil && n == cur+1:
+				e.v = []byte(strconv.FormatInt(n, 10)) // it keeps its TTL
+				m[k] = e
+			case st != present && err == nil && n == 1:
+				m[k] = entry{v: []byte("1")}
+			case st != absent && perr != nil && err != nil:
+				// not an integer: refused, unchanged
+			default:
+				t.Fatalf("op %d: Incr %s = %d, %v; model: %d bytes, presence %d", i, k, n, err, len(e.v), st)
 			}
-			want++
-			if err != nil || n != want {
-				t.Fatalf("op %d: Incr %s = %d, %v; want %d", i, k, n, err, want)
-			}
-			m[k] = []byte(strconv.FormatInt(want, 10))
 		case 6:
+			counts["mset"]++
 			pairs := []zipline.KeyValue{{Key: key(), Value: value()}, {Key: key(), Value: value()}}
 			if err := s.MSet(ctx, pairs...); err != nil {
 				t.Fatal(err)
 			}
 			for _, p := range pairs {
-				m[p.Key] = p.Value
+				m[p.Key] = entry{v: p.Value}
 			}
 		case 7:
+			counts["mget"]++
 			ks := []string{key(), key(), key(), key()}
 			vs, err := s.MGet(ctx, ks...)
 			if err != nil {
 				t.Fatal(err)
 			}
+			t1 := time.Now()
 			for j, k := range ks {
 				err := error(nil)
 				if vs[j] == nil {
 					err = zipline.Nil
 				}
-				check("mget", k, vs[j], err)
+				check(i, "mget", k, vs[j], err, t0, t1)
 			}
 		case 8:
+			counts["exists"]++
 			k := key()
 			n, err := s.Exists(ctx, k)
-			_, ok := m[k]
-			if err != nil || (n == 1) != ok {
-				t.Fatalf("op %d: Exists %s = %d, %v; model has it: %v", i, k, n, err, ok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch _, st := m.at(k, t0, time.Now()); {
+			case st == maybe && n == 0:
+				delete(m, k)
+			case st != maybe && (n == 1) != (st == present):
+				t.Fatalf("op %d: Exists %s = %d; model presence %d", i, k, n, st)
 			}
 		case 9:
+			counts["setnx"]++
 			k, v := key(), value()
 			ok, err := s.SetNX(ctx, k, v)
-			_, had := m[k]
-			if err != nil || ok == had {
-				t.Fatalf("op %d: SetNX %s = %v, %v; model had it: %v", i, k, ok, err, had)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if ok {
-				m[k] = v
+			switch _, st := m.at(k, t0, time.Now()); {
+			case ok && st != present:
+				m[k] = entry{v: v}
+			case !ok && st != absent:
+			default:
+				t.Fatalf("op %d: SetNX %s = %v; model presence %d", i, k, ok, st)
 			}
+		case 10:
+			counts["setex"]++
+			k, v, d := key(), value(), ttl()
+			err := s.SetEX(ctx, k, v, d)
+			switch {
+			case !fieldTTL && bucketed(k):
+				if !errors.Is(err, ErrNoFieldTTL) {
+					t.Fatalf("op %d: SetEX %s on Redis 7.0: %v, want ErrNoFieldTTL", i, k, err)
+				}
+			case err != nil:
+				t.Fatal(err)
+			default:
+				m.setTTL(k, v, d, t0, time.Now())
+			}
+		case 11:
+			counts["expire"]++
+			k, d := key(), ttl()
+			ok, err := s.Expire(ctx, k, d)
+			t1 := time.Now()
+			if errors.Is(err, ErrNoFieldTTL) && !fieldTTL && bucketed(k) {
+				break // unchanged; a key kept in the old layout for its TTL takes Expire there
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch e, st := m.at(k, t0, t1); {
+			case ok && st != absent:
+				m.setTTL(k, e.v, d, t0, t1)
+			case !ok && st != present:
+				delete(m, k)
+			default:
+				t.Fatalf("op %d: Expire %s = %v; model presence %d", i, k, ok, st)
+			}
+		case 12:
+			counts["ttl"]++
+			k := key()
+			d, err := s.TTL(ctx, k)
+			if err != nil && !errors.Is(err, zipline.Nil) {
+				t.Fatal(err)
+			}
+			switch e, st := m.at(k, t0, time.Now()); {
+			case st == maybe && err != nil:
+				delete(m, k)
+			case st == absent && err == nil, st == present && err != nil:
+				t.Fatalf("op %d: TTL %s = %v, %v; model presence %d", i, k, d, err, st)
+			case st == absent:
+			case e.lo.IsZero() && d != zipline.NoExpiry:
+				t.Fatalf("op %d: TTL %s = %v, want none", i, k, d)
+			case !e.lo.IsZero() && (d < 0 || d > e.hi.Sub(t0)):
+				t.Fatalf("op %d: TTL %s = %v, want at most %v", i, k, d, e.hi.Sub(t0))
+			}
+		case 13:
+			counts["getset"]++
+			k, v := key(), value()
+			got, err := s.GetSet(ctx, k, v)
+			check(i, "getset", k, got, err, t0, time.Now())
+			m[k] = entry{v: v}
 		}
 	}
-	close(stop)
-	wg.Wait()
-	// Finish the migration, then everything must match the model exactly.
-	if _, err := s.Migrate(ctx, MigrateOptions{}); err != nil {
-		t.Fatal(err)
+	halt()
+
+	// Let the short TTLs pass, finish the migration, and then everything
+	// must match the model exactly.
+	var last time.Time
+	for _, e := range m {
+		if !e.lo.IsZero() && e.hi.Before(time.Now().Add(time.Minute)) && e.hi.After(last) {
+			last = e.hi
+		}
 	}
+	if wait := time.Until(last); wait > 0 {
+		time.Sleep(wait) // waiting for TTLs of at most 20 ms to pass
+	}
+	now := time.Now()
+	for k, e := range m {
+		if !e.lo.IsZero() && e.hi.Before(now) {
+			delete(m, k)
+		}
+	}
+	for pass := 0; ; pass++ {
+		p, err := s.Migrate(ctx, MigrateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Moved+p.Changed == 0 {
+			break
+		}
+		if pass == 5 {
+			t.Fatalf("the migration still moves keys after %d passes: %+v", pass, p)
+		}
+	}
+	var all []string
 	for id := range ids {
-		k := "user:" + strconv.Itoa(id)
+		all = append(all, "user:"+strconv.Itoa(id))
+	}
+	for id := range named {
+		all = append(all, "user:a"+strconv.Itoa(id))
+	}
+	for _, k := range all {
 		v, err := s.Get(ctx, k)
-		check("final get", k, v, err)
+		check(-1, "final get", k, v, err, now, time.Now())
 	}
 	listed := map[string]bool{}
 	for k, err := range s.Scan(ctx) {
@@ -298,12 +503,163 @@ func migrationProperty(t *testing.T, seed uint64) {
 		}
 		listed[k] = true
 	}
+	for k := range m {
+		if !listed[k] {
+			t.Errorf("Scan does not list %s", k)
+		}
+	}
 	if len(listed) != len(m) {
 		t.Fatalf("Scan lists %d keys, the model has %d", len(listed), len(m))
 	}
-	t.Logf("moved %d keys in the background (%d retried after concurrent changes); %d keys at the end",
-		moved.Load(), changed.Load(), len(m))
-	if moved.Load() == 0 {
-		t.Log("the background migration moved nothing: the operations moved every key first")
+	// The stored state: nothing orphaned, nothing dangling, and in the old
+	// layout only keys kept there for their TTL (Redis 7.0 buckets).
+	a := account(t, srv, s)
+	if a.Orphans != 0 || a.Dangling != 0 || a.Markers != a.OversizeKeys {
+		t.Fatalf("new layout: %+v", a)
 	}
+	kept := 0
+	oldKeys, err := srv.Do(ctx, "KEYS", "user:*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range oldKeys.Elems() {
+		k := string(e.Bytes())
+		if me, ok := m[k]; !ok || me.lo.IsZero() || fieldTTL || !bucketed(k) {
+			t.Fatalf("%s is still in the old layout", k)
+		}
+		kept++
+	}
+	if n, _ := c.DBSize(ctx); n != int64(a.Buckets+a.OversizeKeys+a.PlainKeys+kept) {
+		keys, _ := srv.Do(ctx, "KEYS", "*")
+		t.Fatalf("%d keys on the server, accounted for %d: %v", n, a.Buckets+a.OversizeKeys+a.PlainKeys+kept, keys)
+	}
+	t.Logf("%d ops %v; %d migration passes moved %d keys (%d retried after concurrent changes); "+
+		"at the end %d keys, %d oversize values, %d orphans, %d kept in the old layout",
+		ops, counts, passes.Load(), moved.Load(), changed.Load(), len(m), a.Markers, a.Orphans, kept)
+}
+
+// A migration stopped at random points (its context cancelled, also in the
+// middle of a round trip) and resumed from the cursor it reported loses
+// nothing and resurrects nothing, with the application writing between the
+// runs, and leaves no orphaned oversize key.
+func TestMigrationInterruptedAndResumed(t *testing.T) {
+	for _, kind := range []testkit.Kind{testkit.Redis, testkit.Valkey} {
+		for _, seed := range []uint64{1, 2} {
+			t.Run(fmt.Sprintf("%s/seed%d", kind, seed), func(t *testing.T) { interruptedMigration(t, kind, seed) })
+		}
+	}
+}
+
+func interruptedMigration(t *testing.T, kind testkit.Kind, seed uint64) {
+	c, srv := newClient(t, kind)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	const ids = 1500
+	m := map[string][]byte{}
+	ttls := map[string]bool{}
+	old := openStore(t, c, plainUsers)
+	var pairs []zipline.KeyValue
+	for id := range ids {
+		k := "user:" + strconv.Itoa(id)
+		v := []byte(strconv.Itoa(id))
+		if id%5 == 0 {
+			v = append(randomBytes(100), k...) // oversize
+		}
+		if id%11 == 0 {
+			if err := old.SetEX(ctx, k, v, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			ttls[k] = true
+		} else {
+			pairs = append(pairs, zipline.KeyValue{Key: k, Value: v})
+		}
+		m[k] = v
+	}
+	if err := old.MSet(ctx, pairs...); err != nil {
+		t.Fatal(err)
+	}
+	s := openStore(t, c, bucketUsers)
+	cursor, runs, stopped := "0", 0, 0
+	for ; runs < 20; runs++ {
+		// The application writes between runs: overwrites (an oversize
+		// value with a small one and back) and deletes.
+		for range 20 {
+			k := "user:" + strconv.Itoa(rng.IntN(ids))
+			switch rng.IntN(3) {
+			case 0:
+				if _, err := s.Del(ctx, k); err != nil {
+					t.Fatal(err)
+				}
+				delete(m, k)
+			case 1:
+				v := []byte("small")
+				if err := s.Set(ctx, k, v); err != nil {
+					t.Fatal(err)
+				}
+				m[k] = v
+			default:
+				v := append(randomBytes(90), "new"...)
+				if err := s.Set(ctx, k, v); err != nil {
+					t.Fatal(err)
+				}
+				m[k] = v
+			}
+			delete(ttls, k)
+		}
+		rctx, cancel := context.WithCancel(ctx)
+		stop := time.AfterFunc(time.Duration(rng.IntN(20000))*time.Microsecond, cancel)
+		p, err := s.Migrate(rctx, MigrateOptions{Batch: 1 + rng.IntN(60), Cursor: cursor})
+		stop.Stop()
+		cancel()
+		if err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatal(err)
+		}
+		cursor = p.Cursor
+		if err == nil {
+			break
+		}
+		stopped++
+	}
+	// Finish: passes from the start until one moves nothing.
+	for pass := 0; ; pass++ {
+		p, err := s.Migrate(ctx, MigrateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Moved+p.Changed == 0 {
+			break
+		}
+		if pass == 5 {
+			t.Fatalf("still moving after %d passes: %+v", pass, p)
+		}
+	}
+	for id := range ids {
+		k := "user:" + strconv.Itoa(id)
+		v, err := s.Get(ctx, k)
+		want, ok := m[k]
+		switch {
+		case !ok && !errors.Is(err, zipline.Nil):
+			t.Fatalf("%s: %d bytes, %v: a deleted value came back", k, len(v), err)
+		case ok && (err != nil || !bytes.Equal(v, want)):
+			t.Fatalf("%s: %d bytes, %v; want %d bytes", k, len(v), err, len(want))
+		}
+	}
+	a := account(t, srv, s)
+	if a.Orphans != 0 || a.Dangling != 0 || a.Markers != a.OversizeKeys {
+		t.Fatalf("new layout: %+v", a)
+	}
+	oldKeys, err := srv.Do(ctx, "KEYS", "user:*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range oldKeys.Elems() {
+		if k := string(e.Bytes()); kind == testkit.Valkey || !ttls[k] {
+			t.Fatalf("%s is still in the old layout", k)
+		}
+	}
+	if kind == testkit.Redis && len(oldKeys.Elems()) != len(ttls) {
+		t.Fatalf("%d keys kept in the old layout for their TTL, want %d", len(oldKeys.Elems()), len(ttls))
+	}
+	t.Logf("%d runs, %d stopped part-way; %d keys, %d oversize values, %d orphans, %d kept in the old layout",
+		runs+1, stopped, len(m), a.Markers, a.Orphans, len(oldKeys.Elems()))
 }

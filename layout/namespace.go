@@ -37,7 +37,8 @@ type Namespace struct {
 	Overflow Overflow
 	// BucketTTL, on servers without per-field expiry (before Redis 7.4 and
 	// Valkey 9), lets a TTL request on a bucketed namespace expire the whole
-	// bucket this long after its first write, instead of failing.
+	// bucket this long after its first such request, instead of failing.
+	// The bucket's oversize values expire with it.
 	BucketTTL time.Duration
 	// MigrateFrom is the layout this namespace is migrating from. Reads try
 	// the new layout, then the old, in the same round trip; writes and
@@ -50,8 +51,10 @@ type Namespace struct {
 type Oversize int
 
 const (
-	// OversizeAsKey stores such a value as a plain key and leaves a 2-byte
-	// marker in its bucket, so the bucket keeps its compact encoding.
+	// OversizeAsKey stores such a value under a key of its own, in the
+	// bucket's hash slot, and leaves a 2-byte marker in its bucket, so the
+	// bucket keeps its compact encoding. The key is written, expired and
+	// removed together with the marker (see the package documentation).
 	OversizeAsKey Oversize = iota
 	// OversizeInBucket stores it in the bucket anyway, which converts the
 	// whole bucket to a hashtable for good. Only for servers whose

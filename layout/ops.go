@@ -10,34 +10,6 @@ import (
 	"github.com/ziplinekv/zipline"
 )
 
-// run sends cmds in one round trip: as a single command, a batch, or, when
-// atomic, a transaction-like group (see groupScript). It returns one reply
-// per command.
-func (s *Store) run(ctx context.Context, cmds []command, atomic bool) ([]zipline.Value, error) {
-	if len(cmds) == 1 {
-		v, err := s.c.Do(ctx, cmds[0]...)
-		return []zipline.Value{v}, err
-	}
-	if atomic {
-		v, err := s.c.Do(ctx, groupArgs(cmds)...)
-		if err != nil {
-			return nil, err
-		}
-		return v.AsSlice()
-	}
-	b := s.c.Batch()
-	fs := make([]*zipline.Future[zipline.Value], len(cmds))
-	for i, c := range cmds {
-		fs[i] = b.Do(c...)
-	}
-	err := b.Exec(ctx)
-	out := make([]zipline.Value, len(cmds))
-	for i, f := range fs {
-		out[i] = f.Val()
-	}
-	return out, err
-}
-
 // Get returns key's value, or zipline.Nil if it does not exist.
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	if s.old != nil {
@@ -51,7 +23,7 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 		}
 		v, from, err := r.resolve()
 		if errors.Is(err, errNeedPlain) {
-			v, err = s.c.Get(ctx, r.l.plain)
+			v, err = s.getBehind(ctx, r.l, v)
 		}
 		if err != nil {
 			return nil, err
@@ -65,8 +37,8 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	var v []byte
 	if l.bucket != "" {
 		v, err = s.c.HGet(ctx, l.bucket, l.field)
-		if err == nil && bytes.Equal(v, oversizeMarker) {
-			v, err = s.c.Get(ctx, l.plain)
+		if err == nil && isMarker(v) {
+			v, err = s.getBehind(ctx, l, v)
 		}
 	} else {
 		v, err = s.c.Get(ctx, l.plain)
@@ -77,6 +49,24 @@ func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
 	return s.decode(v)
 }
 
+// behind returns the name of the key that holds the value behind marker,
+// or "" if there can be none (a legacy marker with legacy names off).
+func (s *Store) behind(l location, marker []byte) string {
+	if bytes.Equal(marker, oversizeMarker) {
+		return s.oversizeKey(l)
+	}
+	return s.legacyKey(l)
+}
+
+// getBehind reads the oversize value that marker points to.
+func (s *Store) getBehind(ctx context.Context, l location, marker []byte) ([]byte, error) {
+	name := s.behind(l, marker)
+	if name == "" {
+		return nil, zipline.Nil
+	}
+	return s.c.Get(ctx, name)
+}
+
 // Set stores v at key, replacing any value and its TTL.
 func (s *Store) Set(ctx context.Context, key string, v []byte) error {
 	return s.set(ctx, key, v, 0)
@@ -84,7 +74,8 @@ func (s *Store) Set(ctx context.Context, key string, v []byte) error {
 
 // SetEX stores v at key with a time to live. On a bucketed namespace it
 // needs hash field expiry (Redis 7.4+, Valkey 9+) or Namespace.BucketTTL,
-// and fails with ErrNoFieldTTL otherwise.
+// and fails with ErrNoFieldTTL otherwise, oversize values included: their
+// key must expire with their bucket field.
 func (s *Store) SetEX(ctx context.Context, key string, v []byte, ttl time.Duration) error {
 	if ttl <= 0 {
 		return fmt.Errorf("layout: SetEX needs a positive TTL, not %v", ttl)
@@ -92,108 +83,155 @@ func (s *Store) SetEX(ctx context.Context, key string, v []byte, ttl time.Durati
 	return s.set(ctx, key, v, ttl)
 }
 
+// set writes a plain key with one command. A bucket field goes through the
+// script, which removes the oversize key of the value it replaces, if any:
+// an overwrite can never leave a value behind, and a small write pays one
+// script call rather than an extra command.
 func (s *Store) set(ctx context.Context, key string, v []byte, ttl time.Duration) error {
-	if s.old == nil && ttl == 0 {
-		l, err := s.locate(key)
-		if err != nil {
-			return err
-		}
-		enc := s.encode(v)
-		switch {
-		case l.bucket == "":
-			return s.c.Set(ctx, l.plain, enc)
-		case s.fits(enc):
-			_, err := s.c.HSet(ctx, l.bucket, zipline.FieldValue{Field: l.field, Value: enc})
-			return err
-		}
-	}
-	cmds, err := s.setCommands(key, v, ttl)
+	l, err := s.locate(key)
 	if err != nil {
 		return err
 	}
-	_, err = s.run(ctx, cmds, s.old != nil)
-	return err
+	enc := s.encode(v)
+	if s.old == nil && l.bucket == "" {
+		if ttl > 0 {
+			_, err := s.c.Do(ctx, "SET", l.plain, enc, "PX", max(ttl.Milliseconds(), 1))
+			return err
+		}
+		return s.c.Set(ctx, l.plain, enc)
+	}
+	if s.old == nil && ttl == 0 {
+		if w, ok := s.smallWrite(l.bucket, []field{{l, enc}}); ok {
+			return w.run(ctx, s.c)
+		}
+	}
+	var o opList
+	if err := s.addSet(&o, key, l, enc, ttl); err != nil {
+		return err
+	}
+	r, err := s.runOps(ctx, &o)
+	if err != nil || ttl <= 0 || l.bucket == "" {
+		return err
+	}
+	return s.tieOlder(ctx, l.bucket, r[0])
 }
 
-// setCommands returns the commands that store v at key, including, while
+// addSet appends the writing of enc at key (located at l), and, while
 // migrating, the deletion of the old layout's copy.
-func (s *Store) setCommands(key string, v []byte, ttl time.Duration) ([]command, error) {
-	l, err := s.locate(key)
+func (s *Store) addSet(o *opList, key string, l location, enc []byte, ttl time.Duration) error {
+	e, err := s.expiryIn(l, ttl, time.Time{})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	cmds, err := s.writeCommands(l, s.encode(v), ttl)
+	s.addWrite(o, l, enc, e, false)
+	return s.addDeleteOld(o, key)
+}
+
+// addDeleteOld appends, while migrating, the deletion of key's copy in the
+// old layout.
+func (s *Store) addDeleteOld(o *opList, key string) error {
+	if s.old == nil {
+		return nil
+	}
+	ol, err := s.old.locate(key)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if s.old != nil {
-		ol, err := s.old.locate(key)
-		if err != nil {
-			return nil, err
-		}
-		cmds = append(cmds, deleteCommands(ol)...)
-	}
-	return cmds, nil
+	s.old.addDelete(o, ol)
+	return nil
 }
 
 // locateMoved is locate for operations that act on the value in place
 // (increments, TTLs, conditional writes): while migrating, the key is first
 // moved to the new layout, atomically, so that they see its current value.
-func (s *Store) locateMoved(ctx context.Context, key string) (location, error) {
+// It returns the Store whose layout then holds the key: the old one for a
+// key that must stay there because the new layout cannot hold its TTL.
+func (s *Store) locateMoved(ctx context.Context, key string) (*Store, location, error) {
+	st := s
 	if s.old != nil {
-		if _, err := s.move(ctx, []string{key}); err != nil {
-			return location{}, err
+		// A move loses to a concurrent write of the key, which leaves it in
+		// the new layout, or to a concurrent move: try again, a few times.
+		for attempt := 0; ; attempt++ {
+			res, err := s.move(ctx, []string{key})
+			if err != nil {
+				return nil, location{}, err
+			}
+			if res.Kept == 1 {
+				st = s.old
+			}
+			if res.Changed == 0 {
+				break
+			}
+			if attempt == maxMoveAttempts {
+				return nil, location{}, fmt.Errorf("layout: %q kept changing while being moved", key)
+			}
 		}
 	}
-	return s.locate(key)
+	l, err := st.locate(key)
+	return st, l, err
 }
 
+// maxMoveAttempts bounds the retries of a move that lost to concurrent
+// changes of its key.
+const maxMoveAttempts = 8
+
 // SetNX stores v at key only if key does not exist, and reports whether it
-// did.
+// did. In a bucket, the check and the write (of the field, and of the
+// oversize key for a large value) are one script, so a value is stored if
+// and only if SetNX reports true.
 func (s *Store) SetNX(ctx context.Context, key string, v []byte) (bool, error) {
-	l, err := s.locateMoved(ctx, key)
+	st, l, err := s.locateMoved(ctx, key)
 	if err != nil {
 		return false, err
 	}
-	enc := s.encode(v)
-	switch {
-	case l.bucket == "":
+	enc := st.encode(v)
+	if l.bucket == "" {
 		return s.c.SetNX(ctx, l.plain, enc)
-	case s.fits(enc):
-		return s.c.HSetNX(ctx, l.bucket, l.field, enc)
 	}
-	// The value goes to its plain key first, then the marker claims the
-	// field; if the field was taken, the plain key is an unused leftover.
-	r, err := s.run(ctx, []command{{"SET", l.plain, enc, "NX"}, {"HSETNX", l.bucket, l.field, oversizeMarker}}, true)
+	var o opList
+	st.addWrite(&o, l, enc, expiry{}, true)
+	r, err := s.runOps(ctx, &o)
 	if err != nil {
 		return false, err
 	}
-	ok, err := r[1].AsBool()
-	if ok {
-		s.oversize.Add(1)
+	n, err := r[0].AsInt64()
+	if n == 1 && !st.fits(enc) {
+		st.oversize.Add(1)
 	}
-	return ok, err
+	return n == 1, err
 }
 
 // GetSet stores v at key and returns the previous value (zipline.Nil if
 // there was none), atomically.
 func (s *Store) GetSet(ctx context.Context, key string, v []byte) ([]byte, error) {
-	tx := s.c.Tx()
-	r, err := s.queueRead(tx, key, true)
+	l, err := s.locate(key)
 	if err != nil {
 		return nil, err
 	}
-	cmds, err := s.setCommands(key, v, 0)
+	var o opList
+	reads := []int{s.addRead(&o, l)}
+	stores := []*Store{s}
+	if s.old != nil {
+		ol, err := s.old.locate(key)
+		if err != nil {
+			return nil, err
+		}
+		reads = append(reads, s.old.addRead(&o, ol))
+		stores = append(stores, s.old)
+	}
+	if err := s.addSet(&o, key, l, s.encode(v), 0); err != nil {
+		return nil, err
+	}
+	r, err := s.runOps(ctx, &o)
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range cmds {
-		tx.Do(c...)
+	for n, i := range reads {
+		if old, err := r[i].AsBytes(); err == nil {
+			return stores[n].decode(old)
+		}
 	}
-	if err := tx.Exec(ctx); err != nil {
-		return nil, err
-	}
-	return r.value()
+	return nil, zipline.Nil
 }
 
 // MGet returns the values of keys, nil for missing ones, in one round trip
@@ -216,16 +254,22 @@ func (s *Store) MGet(ctx context.Context, keys ...string) ([][]byte, error) {
 		return nil, err
 	}
 	if len(follow) > 0 {
-		names := make([]string, len(follow))
-		for n, i := range follow {
-			names[n] = g.locs[i].plain
+		var names []string
+		var at []int
+		for _, i := range follow {
+			if name := s.behind(g.locs[i], g.markers[i]); name != "" {
+				names = append(names, name)
+				at = append(at, i)
+			}
 		}
-		vs, err := s.c.MGet(ctx, names...)
-		if err != nil {
-			return nil, err
-		}
-		for n, i := range follow {
-			out[i] = vs[n]
+		if len(names) > 0 {
+			vs, err := s.c.MGet(ctx, names...)
+			if err != nil {
+				return nil, err
+			}
+			for n, i := range at {
+				out[i] = vs[n]
+			}
 		}
 	}
 	return out, s.decodeAll(out)
@@ -245,95 +289,6 @@ func (s *Store) decodeAll(vs [][]byte) error {
 	return nil
 }
 
-// groupedRead is an MGet queued on a batch: HMGETs by bucket and one MGET.
-type groupedRead struct {
-	locs    []location
-	buckets []*zipline.Future[[][]byte] // one HMGET per bucket
-	slots   [][]int                     // the key indexes each HMGET answers
-	plain   *zipline.Future[[][]byte]   // MGET of the plain names
-	plainOf []int                       // the key indexes it answers
-}
-
-// queueGroupedRead queues the reads of keys. With full, the plain names of
-// bucketed keys are read too, so that oversize values need no second round
-// trip.
-func (s *Store) queueGroupedRead(b *zipline.Batch, keys []string, full bool) (*groupedRead, error) {
-	g := &groupedRead{locs: make([]location, len(keys))}
-	at := map[string]int{}
-	var fields [][]string
-	var plainNames []string
-	for i, k := range keys {
-		l, err := s.locate(k)
-		if err != nil {
-			return nil, err
-		}
-		g.locs[i] = l
-		if l.bucket == "" || full {
-			plainNames = append(plainNames, l.plain)
-			g.plainOf = append(g.plainOf, i)
-		}
-		if l.bucket == "" {
-			continue
-		}
-		n, ok := at[l.bucket]
-		if !ok {
-			n = len(fields)
-			at[l.bucket] = n
-			fields = append(fields, nil)
-			g.slots = append(g.slots, nil)
-		}
-		fields[n] = append(fields[n], l.field)
-		g.slots[n] = append(g.slots[n], i)
-	}
-	g.buckets = make([]*zipline.Future[[][]byte], len(fields))
-	for bucket, n := range at {
-		g.buckets[n] = b.HMGet(bucket, fields[n]...)
-	}
-	if len(plainNames) > 0 {
-		g.plain = b.MGet(plainNames...)
-	}
-	return g, nil
-}
-
-// resolve returns the stored values, nil for missing keys, and the indexes
-// of keys whose bucket holds the oversize marker but whose plain name was
-// not read.
-func (g *groupedRead) resolve() (out [][]byte, follow []int, err error) {
-	out = make([][]byte, len(g.locs))
-	plain := map[int][]byte{}
-	if g.plain != nil {
-		vs, err := g.plain.Result()
-		if err != nil {
-			return nil, nil, err
-		}
-		for n, i := range g.plainOf {
-			plain[i] = vs[n]
-			if g.locs[i].bucket == "" {
-				out[i] = vs[n]
-			}
-		}
-	}
-	for n, f := range g.buckets {
-		vs, err := f.Result()
-		if err != nil {
-			return nil, nil, err
-		}
-		for m, i := range g.slots[n] {
-			v := vs[m]
-			if bytes.Equal(v, oversizeMarker) {
-				if pv, ok := plain[i]; ok {
-					v = pv
-				} else {
-					follow = append(follow, i)
-					v = nil
-				}
-			}
-			out[i] = v
-		}
-	}
-	return out, follow, nil
-}
-
 // mgetMigrating reads each key from the new layout and the old.
 func (s *Store) mgetMigrating(ctx context.Context, keys []string) ([][]byte, error) {
 	b := s.c.Batch()
@@ -347,170 +302,187 @@ func (s *Store) mgetMigrating(ctx context.Context, keys []string) ([][]byte, err
 	return readValues(reads)
 }
 
-// MSet stores several values at once, atomically: an MSET of the keys
-// stored as plain keys and one HSET per bucket, in a transaction when that
-// is more than one command.
+// MSet stores several values at once, atomically. Keys stored as plain
+// keys take one MSET; each bucket takes one HSET of its fields (in the
+// script that also handles oversize values and the fields' old markers).
+// A key given twice takes its last value.
 func (s *Store) MSet(ctx context.Context, pairs ...zipline.KeyValue) error {
-	if s.old != nil {
-		var cmds []command
-		for _, p := range pairs {
-			c, err := s.setCommands(p.Key, p.Value, 0)
-			if err != nil {
-				return err
-			}
-			cmds = append(cmds, c...)
-		}
-		_, err := s.run(ctx, cmds, true)
+	o, plainOnly, small, err := s.msetOps(pairs)
+	switch {
+	case err != nil:
 		return err
+	case plainOnly != nil:
+		return s.c.MSet(ctx, plainOnly...)
+	case small != nil:
+		return small.run(ctx, s.c)
 	}
-	w, err := s.groupWrites(pairs)
-	if err != nil {
-		return err
-	}
-	if w.commands() == 1 && len(w.plain) > 0 {
-		return s.c.MSet(ctx, w.plain...)
-	}
-	if w.commands() == 1 {
-		_, err := s.c.HSet(ctx, w.bucketKeys[0], w.fields[0]...)
-		return err
-	}
-	tx := s.c.Tx()
-	w.queue(tx)
-	return tx.Exec(ctx)
+	_, err = s.runOps(ctx, o)
+	return err
 }
 
-// groupedWrite is an MSet: the plain keys' pairs and each bucket's fields.
-// Plain keys are written first, so that a reader never finds an oversize
-// marker before its value.
-type groupedWrite struct {
-	plain      []zipline.KeyValue
-	bucketKeys []string
-	fields     [][]zipline.FieldValue
-}
-
-func (s *Store) groupWrites(pairs []zipline.KeyValue) (*groupedWrite, error) {
-	w := &groupedWrite{}
-	at := map[string]int{}
-	addField := func(bucket string, f zipline.FieldValue) {
-		n, ok := at[bucket]
-		if !ok {
-			n = len(w.bucketKeys)
-			at[bucket] = n
-			w.bucketKeys = append(w.bucketKeys, bucket)
-			w.fields = append(w.fields, nil)
-		}
-		w.fields[n] = append(w.fields[n], f)
+// msetOps builds an MSet: for a namespace that is not migrating, the MSET
+// pairs if it has no buckets, or the setSmallLua call if all the keys are
+// in one bucket and fit it; otherwise the ops script's operations.
+func (s *Store) msetOps(pairs []zipline.KeyValue) (*opList, []zipline.KeyValue, *smallWrite, error) {
+	last := make(map[string]int, len(pairs))
+	for i, p := range pairs {
+		last[p.Key] = i
 	}
-	for _, p := range pairs {
+	var plain []any
+	var bucketKeys []string
+	fields := map[string][]field{}
+	for i, p := range pairs {
+		if last[p.Key] != i {
+			continue
+		}
 		l, err := s.locate(p.Key)
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		enc := s.encode(p.Value)
-		switch {
-		case l.bucket == "":
-			w.plain = append(w.plain, zipline.KeyValue{Key: l.plain, Value: enc})
-		case s.fits(enc):
-			addField(l.bucket, zipline.FieldValue{Field: l.field, Value: enc})
-		default:
-			s.oversize.Add(1)
-			w.plain = append(w.plain, zipline.KeyValue{Key: l.plain, Value: enc})
-			addField(l.bucket, zipline.FieldValue{Field: l.field, Value: oversizeMarker})
+		if l.bucket == "" {
+			plain = append(plain, l.plain, enc)
+			continue
+		}
+		if _, ok := fields[l.bucket]; !ok {
+			bucketKeys = append(bucketKeys, l.bucket)
+		}
+		fields[l.bucket] = append(fields[l.bucket], field{l, enc})
+	}
+	if s.old == nil && len(bucketKeys) == 0 {
+		kv := make([]zipline.KeyValue, 0, len(plain)/2)
+		for i := 0; i < len(plain); i += 2 {
+			kv = append(kv, zipline.KeyValue{Key: plain[i].(string), Value: plain[i+1].([]byte)})
+		}
+		return nil, kv, nil, nil
+	}
+	if s.old == nil && len(bucketKeys) == 1 && len(plain) == 0 {
+		if w, ok := s.smallWrite(bucketKeys[0], fields[bucketKeys[0]]); ok {
+			return nil, nil, &w, nil
 		}
 	}
-	return w, nil
-}
-
-func (w *groupedWrite) commands() int {
-	n := len(w.bucketKeys)
-	if len(w.plain) > 0 {
-		n++
+	o := &opList{}
+	for len(plain) > 0 {
+		n := min(len(plain)/2, maxPutFields)
+		args := []any{"M", n}
+		for i := 0; i < 2*n; i += 2 {
+			args = append(args, o.key(plain[i].(string)), plain[i+1])
+		}
+		o.op(args...)
+		plain = plain[2*n:]
 	}
-	return n
-}
-
-// queue queues the writes on b, returning their futures' errors.
-func (w *groupedWrite) queue(b *zipline.Batch) []func() error {
-	var errs []func() error
-	if len(w.plain) > 0 {
-		errs = append(errs, b.MSet(w.plain...).Err)
+	for _, b := range bucketKeys {
+		fs := fields[b]
+		for len(fs) > 0 {
+			n := min(len(fs), maxPutFields)
+			s.addPut(o, b, fs[:n], expiry{}, false)
+			fs = fs[n:]
+		}
 	}
-	for n, bucket := range w.bucketKeys {
-		errs = append(errs, b.HSet(bucket, w.fields[n]...).Err)
+	for i, p := range pairs {
+		if last[p.Key] == i {
+			if err := s.addDeleteOld(o, p.Key); err != nil {
+				return nil, nil, nil, err
+			}
+		}
 	}
-	return errs
+	return o, nil, nil, nil
 }
 
 // Del deletes keys and returns how many existed, atomically.
 func (s *Store) Del(ctx context.Context, keys ...string) (int64, error) {
-	var cmds []command
-	var first []int // index of each key's existence reply, new layout then old
-	for _, k := range keys {
-		l, err := s.locate(k)
+	if s.old == nil && s.buckets == nil {
+		names, err := s.plainNames(keys)
 		if err != nil {
 			return 0, err
 		}
-		first = append(first, len(cmds))
-		cmds = append(cmds, deleteCommands(l)...)
-		if s.old != nil {
-			ol, err := s.old.locate(k)
-			if err != nil {
-				return 0, err
-			}
-			first = append(first, len(cmds))
-			cmds = append(cmds, deleteCommands(ol)...)
-		}
+		return s.c.Unlink(ctx, names...)
 	}
-	replies, err := s.run(ctx, cmds, true)
+	o, firsts, err := s.delOps(keys)
 	if err != nil {
 		return 0, err
 	}
-	per := 1
-	if s.old != nil {
-		per = 2
+	r, err := s.runOps(ctx, o)
+	if err != nil {
+		return 0, err
 	}
+	return countExisting(r, firsts), nil
+}
+
+// plainNames returns the stored names of keys, for a namespace without
+// buckets.
+func (s *Store) plainNames(keys []string) ([]string, error) {
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		l, err := s.locate(k)
+		if err != nil {
+			return nil, err
+		}
+		names[i] = l.plain
+	}
+	return names, nil
+}
+
+// delOps builds the deletion of keys, in each layout; firsts lists, per
+// key, the replies that say whether it existed.
+func (s *Store) delOps(keys []string) (*opList, [][]int, error) {
+	o := &opList{}
+	firsts := make([][]int, len(keys))
+	for i, k := range keys {
+		for st := s; st != nil; st = st.old {
+			l, err := st.locate(k)
+			if err != nil {
+				return nil, nil, err
+			}
+			firsts[i] = append(firsts[i], st.addDelete(o, l))
+		}
+	}
+	return o, firsts, nil
+}
+
+// countExisting counts the keys whose deletion replies say they existed
+// in some layout. A key listed twice counts once, as with DEL.
+func countExisting(r []zipline.Value, firsts [][]int) int64 {
 	var n int64
-	for i := 0; i < len(first); i += per {
-		for j := i; j < i+per; j++ {
-			if c, _ := replies[first[j]].AsInt64(); c > 0 {
+	for _, fs := range firsts {
+		for _, i := range fs {
+			if c, _ := r[i].AsInt64(); c > 0 {
 				n++
 				break
 			}
 		}
 	}
-	return n, nil
+	return n
 }
 
 // Exists returns how many of keys exist.
 func (s *Store) Exists(ctx context.Context, keys ...string) (int64, error) {
 	b := s.c.Batch()
-	checks := make([][]*zipline.Future[zipline.Value], len(keys))
-	for i, k := range keys {
-		for st := s; st != nil; st = st.old {
-			l, err := st.locate(k)
-			if err != nil {
-				return 0, err
-			}
-			if l.bucket != "" {
-				checks[i] = append(checks[i], b.Do("HEXISTS", l.bucket, l.field))
-			} else {
-				checks[i] = append(checks[i], b.Do("EXISTS", l.plain))
-			}
-		}
+	checks, err := s.queueExists(b, keys, false)
+	if err != nil {
+		return 0, err
 	}
 	if err := b.Exec(ctx); err != nil {
 		return 0, err
 	}
-	var n int64
-	for _, fs := range checks {
-		for _, f := range fs {
-			if c, _ := f.Val().AsInt64(); c > 0 {
-				n++
-				break
+	var follow []*existsCheck
+	for _, cs := range checks {
+		for _, c := range cs {
+			if c.followLegacy() {
+				follow = append(follow, c)
 			}
 		}
 	}
-	return n, nil
+	if len(follow) > 0 {
+		fb := s.c.Batch()
+		for _, c := range follow {
+			c.legacy = fb.Do("EXISTS", c.s.legacyKey(c.l))
+		}
+		if err := fb.Exec(ctx); err != nil {
+			return 0, err
+		}
+	}
+	return countExists(checks)
 }
 
 // Incr adds 1 to the integer at key and returns the result.
@@ -520,7 +492,7 @@ func (s *Store) Incr(ctx context.Context, key string) (int64, error) { return s.
 // shorter than any codec's minimum size, so they are stored as they are and
 // the server can add to them; in a bucket they are listpack integers.
 func (s *Store) IncrBy(ctx context.Context, key string, n int64) (int64, error) {
-	l, err := s.locateMoved(ctx, key)
+	_, l, err := s.locateMoved(ctx, key)
 	if err != nil {
 		return 0, err
 	}
@@ -532,63 +504,78 @@ func (s *Store) IncrBy(ctx context.Context, key string, n int64) (int64, error) 
 
 // Expire sets key to expire after d and reports whether the key exists. On
 // a bucketed namespace it needs hash field expiry (Redis 7.4+, Valkey 9+),
-// and fails with ErrNoFieldTTL otherwise.
+// and fails with ErrNoFieldTTL otherwise. An oversize value's key gets the
+// same expiry as its field, in the same script.
 func (s *Store) Expire(ctx context.Context, key string, d time.Duration) (bool, error) {
-	l, err := s.locateMoved(ctx, key)
+	st, l, err := s.locateMoved(ctx, key)
 	if err != nil {
 		return false, err
 	}
 	if l.bucket == "" {
 		return s.c.Expire(ctx, l.plain, d)
 	}
-	if !s.fieldTTL.hpexpire {
+	if !st.fieldTTL.hpexpire {
 		return false, ErrNoFieldTTL
 	}
-	r, err := s.run(ctx, []command{
-		{"HPEXPIRE", l.bucket, d.Milliseconds(), "FIELDS", 1, l.field},
-		{"PEXPIRE", l.plain, d.Milliseconds()}, // the value behind an oversize marker, if any
-	}, true)
+	var o opList
+	o.op("X", o.key(l.bucket), o.key(st.oversizeKey(l)), o.key(st.legacyKey(l)), l.field, d.Milliseconds())
+	r, err := s.runOps(ctx, &o)
 	if err != nil {
 		return false, err
 	}
-	codes, _ := r[0].AsSlice()
-	if len(codes) != 1 {
-		return false, fmt.Errorf("layout: HPEXPIRE replied %v", r[0])
-	}
-	code, err := codes[0].AsInt64()
+	code, err := r[0].AsInt64()
 	return code == 1 || code == 2, err
 }
 
 // TTL returns key's remaining time to live, zipline.NoExpiry if it has
-// none, or zipline.Nil if it does not exist. On a bucketed namespace without
-// hash field expiry it reports the bucket's TTL (see Namespace.BucketTTL).
+// none, or zipline.Nil if it does not exist; any other error is the
+// server's or the connection's. On a bucketed namespace without hash field
+// expiry it reports the bucket's TTL (see Namespace.BucketTTL). An oversize
+// value reports its own key's TTL, which is its field's.
 func (s *Store) TTL(ctx context.Context, key string) (time.Duration, error) {
-	l, err := s.locateMoved(ctx, key)
+	st, l, err := s.locateMoved(ctx, key)
 	if err != nil {
 		return 0, err
 	}
+	return st.ttlAt(ctx, l)
+}
+
+// ttlAt is TTL in this Store's layout.
+func (s *Store) ttlAt(ctx context.Context, l location) (time.Duration, error) {
 	if l.bucket == "" {
 		return s.c.PTTL(ctx, l.plain)
 	}
-	if !s.fieldTTL.hpexpire {
-		if ok, err := s.c.HExists(ctx, l.bucket, l.field); err != nil || !ok {
-			return 0, errors.Join(err, zipline.Nil)
-		}
-		return s.c.PTTL(ctx, l.bucket)
-	}
 	b := s.c.Batch()
-	field := b.Do("HPTTL", l.bucket, "FIELDS", 1, l.field)
-	val := b.Do("HGET", l.bucket, l.field)
-	plain := b.PTTL(l.plain)
+	val := b.HGet(l.bucket, l.field)
+	over := b.PTTL(s.oversizeKey(l))
+	var field *zipline.Future[zipline.Value]
+	var bucket *zipline.Future[time.Duration]
+	if s.fieldTTL.hpexpire {
+		field = b.Do("HPTTL", l.bucket, "FIELDS", 1, l.field)
+	} else {
+		bucket = b.PTTL(l.bucket)
+	}
 	if err := b.Exec(ctx); err != nil {
 		return 0, err
 	}
-	if v, _ := val.Val().AsBytes(); bytes.Equal(v, oversizeMarker) {
-		return plain.Result()
+	v, err := val.Result()
+	switch {
+	case err != nil: // Nil for a missing key, or the batch's error
+		return 0, err
+	case bytes.Equal(v, oversizeMarker):
+		return over.Result()
+	case bytes.Equal(v, legacyMarker):
+		name := s.legacyKey(l)
+		if name == "" {
+			return 0, zipline.Nil
+		}
+		return s.c.PTTL(ctx, name)
+	case bucket != nil:
+		return bucket.Result()
 	}
-	codes, _ := field.Val().AsSlice()
-	if len(codes) != 1 {
-		return 0, fmt.Errorf("layout: HPTTL replied %v", field.Val())
+	codes, err := field.Val().AsSlice()
+	if err != nil || len(codes) != 1 {
+		return 0, fmt.Errorf("layout: HPTTL replied %v: %w", field.Val(), err)
 	}
 	switch ms, _ := codes[0].AsInt64(); ms {
 	case -2:

@@ -3,54 +3,9 @@ package layout
 import (
 	"bytes"
 	"errors"
-	"strconv"
-	"time"
 
 	"github.com/ziplinekv/zipline"
 )
-
-// A command is one Redis command, as Batch.Do takes it.
-type command []any
-
-// writeCommands returns the commands that store enc for l, with a TTL if
-// ttl > 0. For an oversize value the plain key is written before the marker,
-// so that a reader never finds the marker without the value behind it.
-func (s *Store) writeCommands(l location, enc []byte, ttl time.Duration) ([]command, error) {
-	if l.bucket == "" || !s.fits(enc) {
-		set := command{"SET", l.plain, enc}
-		if ttl > 0 {
-			set = append(set, "PX", ttl.Milliseconds())
-		}
-		if l.bucket == "" {
-			return []command{set}, nil
-		}
-		s.oversize.Add(1)
-		return []command{set, {"HSET", l.bucket, l.field, oversizeMarker}}, nil
-	}
-	if ttl <= 0 {
-		return []command{{"HSET", l.bucket, l.field, enc}}, nil
-	}
-	ms := ttl.Milliseconds()
-	switch {
-	case s.fieldTTL.hsetex:
-		return []command{{"HSETEX", l.bucket, "PX", ms, "FIELDS", 1, l.field, enc}}, nil
-	case s.fieldTTL.hpexpire:
-		return []command{{"HSET", l.bucket, l.field, enc}, {"HPEXPIRE", l.bucket, ms, "FIELDS", 1, l.field}}, nil
-	case s.ns.BucketTTL > 0:
-		return []command{{"HSET", l.bucket, l.field, enc}, {"PEXPIRE", l.bucket, s.ns.BucketTTL.Milliseconds(), "NX"}}, nil
-	}
-	return nil, ErrNoFieldTTL
-}
-
-// deleteCommands returns the commands that remove l's value. The first
-// one's reply tells whether the key existed: HDEL for a bucket field (an
-// oversize marker counts), UNLINK for a plain key.
-func deleteCommands(l location) []command {
-	if l.bucket == "" {
-		return []command{{"UNLINK", l.plain}}
-	}
-	return []command{{"HDEL", l.bucket, l.field}, {"UNLINK", l.plain}}
-}
 
 // read is a key's queued read: the futures of its commands, resolved after
 // the batch runs.
@@ -58,9 +13,11 @@ type read struct {
 	s      *Store
 	l      location
 	field  *zipline.Future[[]byte] // HGET of the bucket field
-	plain  *zipline.Future[[]byte] // GET of the plain key
+	plain  *zipline.Future[[]byte] // GET of the plain key, for a key stored as one
+	over   *zipline.Future[[]byte] // full reads: GET of the oversize key
+	legacy *zipline.Future[[]byte] // full reads: GET of the legacy oversize key, if legacy names are on
 	old    *read                   // the same key in the layout being migrated from
-	loaded bool                    // plain was queued with field
+	full   bool                    // oversize values were read with the field
 }
 
 // queueReads queues a full read (oversize values included) of each key.
@@ -90,23 +47,24 @@ func readValues(reads []*read) ([][]byte, error) {
 }
 
 // queueRead queues the commands that read key. With full, an oversize
-// value's plain key is read in the same round trip; otherwise only when the
-// bucket says so (see resolve).
+// value is read in the same round trip (both of its possible keys);
+// otherwise only when the bucket says so (see resolve).
 func (s *Store) queueRead(b *zipline.Batch, key string, full bool) (*read, error) {
 	l, err := s.locate(key)
 	if err != nil {
 		return nil, err
 	}
-	r := &read{s: s, l: l}
+	r := &read{s: s, l: l, full: full}
 	if l.bucket != "" {
 		r.field = b.HGet(l.bucket, l.field)
 		if full {
-			r.plain = b.Get(l.plain)
-			r.loaded = true
+			r.over = b.Get(s.oversizeKey(l))
+			if name := s.legacyKey(l); name != "" {
+				r.legacy = b.Get(name)
+			}
 		}
 	} else {
 		r.plain = b.Get(l.plain)
-		r.loaded = true
 	}
 	if s.old != nil {
 		if r.old, err = s.old.queueRead(b, key, true); err != nil {
@@ -116,12 +74,12 @@ func (s *Store) queueRead(b *zipline.Batch, key string, full bool) (*read, error
 	return r, nil
 }
 
-// errNeedPlain means a bucket holds the oversize marker and the plain key
-// was not read in the same round trip.
+// errNeedPlain means a bucket holds an oversize marker and its key was not
+// read in the same round trip: resolve returns the marker with it.
 var errNeedPlain = errors.New("layout: value stored as a plain key")
 
 // resolve returns the stored bytes and the Store whose layout held them,
-// Nil if the key is missing, or errNeedPlain.
+// Nil if the key is missing, or the marker and errNeedPlain.
 func (r *read) resolve() ([]byte, *Store, error) {
 	v, err := r.resolveHere()
 	if errors.Is(err, zipline.Nil) && r.old != nil {
@@ -132,16 +90,32 @@ func (r *read) resolve() ([]byte, *Store, error) {
 }
 
 func (r *read) resolveHere() ([]byte, error) {
-	if r.field != nil {
-		v, err := valueBytes(r.field)
-		if err != nil || !bytes.Equal(v, oversizeMarker) {
-			return v, err
-		}
-		if !r.loaded {
-			return nil, errNeedPlain
-		}
+	if r.field == nil {
+		return r.plain.Result()
 	}
-	return valueBytes(r.plain)
+	v, err := r.field.Result()
+	switch {
+	case err != nil || !isMarker(v):
+		return v, err
+	case !r.full:
+		return v, errNeedPlain
+	case bytes.Equal(v, oversizeMarker):
+		return r.over.Result()
+	case r.legacy != nil:
+		return r.legacy.Result()
+	}
+	return nil, zipline.Nil
+}
+
+// marker returns the oversize marker the field held, or nil.
+func (r *read) marker() []byte {
+	if r.field == nil {
+		return nil
+	}
+	if v, err := r.field.Result(); err == nil && isMarker(v) {
+		return v
+	}
+	return nil
 }
 
 // value resolves and decodes, with the codec of the layout that answered.
@@ -153,35 +127,204 @@ func (r *read) value() ([]byte, error) {
 	return from.decode(v)
 }
 
-func valueBytes(f *zipline.Future[[]byte]) ([]byte, error) { return f.Result() }
+// groupedRead is an MGet queued on a batch: HMGETs by bucket and one MGET.
+type groupedRead struct {
+	locs    []location
+	markers [][]byte                    // the oversize marker of each key whose field holds one
+	buckets []*zipline.Future[[][]byte] // one HMGET per bucket
+	slots   [][]int                     // the key indexes each HMGET answers
+	plain   *zipline.Future[[][]byte]   // MGET of the plain names
+	plainOf []plainName                 // what each of its names is
+	full    bool                        // oversize keys were read too
+}
 
-// groupScript runs a list of commands atomically: its arguments are, for
-// each command, the number of words and then the words. It returns each
-// command's reply. Migration writes use it so that writing the new layout
-// and deleting the old copy can never be split, in a Batch as anywhere.
-const groupScript = `local out, i = {}, 1
-while i <= #ARGV do
-  local n = tonumber(ARGV[i])
-  out[#out+1] = redis.call(unpack(ARGV, i+1, i+n))
-  i = i + n + 1
-end
-return out`
+// plainName is one name of a groupedRead's MGET: key index i's plain key,
+// or, in a full read, one of its oversize keys.
+type plainName struct {
+	i    int
+	kind byte // 'p' plain key, 'o' oversize key, 'l' legacy oversize key
+}
 
-// groupArgs builds EVAL's arguments for running cmds with groupScript. The
-// keys each command touches are declared, as a cluster would need.
-func groupArgs(cmds []command) []any {
-	var keys []any
-	n := 0
-	for _, c := range cmds {
-		keys = append(keys, c[1])
-		n += 1 + len(c)
+// queueGroupedRead queues the reads of keys. With full, the oversize keys
+// of bucketed keys are read too, so that oversize values need no second
+// round trip.
+func (s *Store) queueGroupedRead(b *zipline.Batch, keys []string, full bool) (*groupedRead, error) {
+	g := &groupedRead{locs: make([]location, len(keys)), markers: make([][]byte, len(keys)), full: full}
+	at := map[string]int{}
+	var fields [][]string
+	var plainNames []string
+	for i, k := range keys {
+		l, err := s.locate(k)
+		if err != nil {
+			return nil, err
+		}
+		g.locs[i] = l
+		if l.bucket == "" {
+			plainNames = append(plainNames, l.plain)
+			g.plainOf = append(g.plainOf, plainName{i, 'p'})
+			continue
+		}
+		if full {
+			plainNames = append(plainNames, s.oversizeKey(l))
+			g.plainOf = append(g.plainOf, plainName{i, 'o'})
+			if name := s.legacyKey(l); name != "" {
+				plainNames = append(plainNames, name)
+				g.plainOf = append(g.plainOf, plainName{i, 'l'})
+			}
+		}
+		n, ok := at[l.bucket]
+		if !ok {
+			n = len(fields)
+			at[l.bucket] = n
+			fields = append(fields, nil)
+			g.slots = append(g.slots, nil)
+		}
+		fields[n] = append(fields[n], l.field)
+		g.slots[n] = append(g.slots[n], i)
 	}
-	args := make([]any, 0, 3+len(keys)+n)
-	args = append(args, "EVAL", groupScript, len(keys))
-	args = append(args, keys...)
-	for _, c := range cmds {
-		args = append(args, strconv.Itoa(len(c)))
-		args = append(args, c...)
+	g.buckets = make([]*zipline.Future[[][]byte], len(fields))
+	for bucket, n := range at {
+		g.buckets[n] = b.HMGet(bucket, fields[n]...)
 	}
-	return args
+	if len(plainNames) > 0 {
+		g.plain = b.MGet(plainNames...)
+	}
+	return g, nil
+}
+
+// resolve returns the stored values, nil for missing keys, and the indexes
+// of keys whose bucket holds an oversize marker (in g.markers) whose key
+// was not read.
+func (g *groupedRead) resolve() (out [][]byte, follow []int, err error) {
+	out = make([][]byte, len(g.locs))
+	behind := map[plainName][]byte{}
+	if g.plain != nil {
+		vs, err := g.plain.Result()
+		if err != nil {
+			return nil, nil, err
+		}
+		for n, p := range g.plainOf {
+			if p.kind == 'p' {
+				out[p.i] = vs[n]
+			} else {
+				behind[p] = vs[n]
+			}
+		}
+	}
+	for n, f := range g.buckets {
+		vs, err := f.Result()
+		if err != nil {
+			return nil, nil, err
+		}
+		for m, i := range g.slots[n] {
+			v := vs[m]
+			if isMarker(v) {
+				g.markers[i] = v
+				kind := byte('o')
+				if bytes.Equal(v, legacyMarker) {
+					kind = 'l'
+				}
+				if pv, ok := behind[plainName{i, kind}]; ok {
+					v = pv
+				} else {
+					if !g.full {
+						follow = append(follow, i)
+					}
+					v = nil
+				}
+			}
+			out[i] = v
+		}
+	}
+	return out, follow, nil
+}
+
+// existsCheck is one key's queued existence check in one layout.
+type existsCheck struct {
+	s      *Store
+	l      location
+	f      *zipline.Future[zipline.Value] // HGET of the field, or EXISTS of the plain key
+	legacy *zipline.Future[zipline.Value] // EXISTS of the legacy oversize key, when needed
+}
+
+// queueExists queues the existence checks of keys, in each layout. A field
+// that holds a legacy marker exists only if its key does (an earlier
+// version let such keys expire alone): with full, that key's EXISTS is
+// queued too; otherwise the caller runs it when followLegacy says so.
+func (s *Store) queueExists(b *zipline.Batch, keys []string, full bool) ([][]*existsCheck, error) {
+	checks := make([][]*existsCheck, len(keys))
+	for i, k := range keys {
+		for st := s; st != nil; st = st.old {
+			l, err := st.locate(k)
+			if err != nil {
+				return nil, err
+			}
+			c := &existsCheck{s: st, l: l}
+			if l.bucket == "" {
+				c.f = b.Do("EXISTS", l.plain)
+			} else {
+				c.f = b.Do("HGET", l.bucket, l.field)
+				if name := st.legacyKey(l); full && name != "" {
+					c.legacy = b.Do("EXISTS", name)
+				}
+			}
+			checks[i] = append(checks[i], c)
+		}
+	}
+	return checks, nil
+}
+
+// followLegacy reports whether the check found a legacy marker whose key
+// it has not checked.
+func (c *existsCheck) followLegacy() bool {
+	if c.l.bucket == "" || c.legacy != nil || c.s.legacyKey(c.l) == "" {
+		return false
+	}
+	v, err := c.f.Val().AsBytes()
+	return err == nil && bytes.Equal(v, legacyMarker)
+}
+
+// exists resolves the check.
+func (c *existsCheck) exists() (bool, error) {
+	if err := c.f.Err(); err != nil && !errors.Is(err, zipline.Nil) {
+		return false, err
+	}
+	if c.l.bucket == "" {
+		n, err := c.f.Val().AsInt64()
+		return n > 0, err
+	}
+	v, err := c.f.Val().AsBytes()
+	if err != nil || c.f.Val().IsNil() {
+		return false, nil
+	}
+	if !bytes.Equal(v, legacyMarker) {
+		return true, nil
+	}
+	if c.legacy == nil {
+		return false, nil
+	}
+	n, err := c.legacy.Result()
+	if err != nil {
+		return false, err
+	}
+	m, err := n.AsInt64()
+	return m > 0, err
+}
+
+// countExists counts the keys that exist in some layout.
+func countExists(checks [][]*existsCheck) (int64, error) {
+	var n int64
+	for _, cs := range checks {
+		for _, c := range cs {
+			ok, err := c.exists()
+			if err != nil {
+				return 0, err
+			}
+			if ok {
+				n++
+				break
+			}
+		}
+	}
+	return n, nil
 }

@@ -77,142 +77,85 @@ func (q *Queued) MGet(keys ...string) *Result[[][]byte] {
 	return &Result[[][]byte]{get: func() ([][]byte, error) { return readValues(reads) }}
 }
 
-// Set queues a write; see Store.Set.
+// Set queues a write; see Store.Set. A bucket field is written by the ops
+// script, sent with its source (EVAL) so that it needs no cached script.
 func (q *Queued) Set(key string, v []byte) *Result[bool] {
-	if q.s.old == nil {
-		l, err := q.s.locate(key)
-		if err != nil {
-			return failed[bool](err)
-		}
-		enc := q.s.encode(v)
-		switch {
-		case l.bucket == "":
-			f := q.b.Set(l.plain, enc)
-			return &Result[bool]{get: f.Result}
-		case q.s.fits(enc):
-			f := q.b.HSet(l.bucket, zipline.FieldValue{Field: l.field, Value: enc})
-			return &Result[bool]{get: func() (bool, error) { return f.Err() == nil, f.Err() }}
-		}
-	}
-	cmds, err := q.s.setCommands(key, v, 0)
+	l, err := q.s.locate(key)
 	if err != nil {
 		return failed[bool](err)
 	}
-	return q.write(cmds)
-}
-
-// MSet queues writes; see Store.MSet. They are atomic inside a Tx.
-func (q *Queued) MSet(pairs ...zipline.KeyValue) *Result[bool] {
+	enc := q.s.encode(v)
+	if q.s.old == nil && l.bucket == "" {
+		f := q.b.Set(l.plain, enc)
+		return &Result[bool]{get: f.Result}
+	}
 	if q.s.old == nil {
-		w, err := q.s.groupWrites(pairs)
-		if err != nil {
-			return failed[bool](err)
+		if w, ok := q.s.smallWrite(l.bucket, []field{{l, enc}}); ok {
+			return q.done(w.queue(q.b))
 		}
-		errs := w.queue(q.b)
-		return &Result[bool]{get: func() (bool, error) {
-			for _, e := range errs {
-				if err := e(); err != nil {
-					return false, err
-				}
-			}
-			return true, nil
-		}}
 	}
-	var cmds []command
-	for _, p := range pairs {
-		c, err := q.s.setCommands(p.Key, p.Value, 0)
-		if err != nil {
-			return failed[bool](err)
-		}
-		cmds = append(cmds, c...)
+	var o opList
+	if err := q.s.addSet(&o, key, l, enc, 0); err != nil {
+		return failed[bool](err)
 	}
-	return q.write(cmds)
+	return q.write(&o)
 }
 
-// write queues cmds: one atomic group while migrating (the new value and
-// the old copy's deletion must not be split), plain commands otherwise.
-func (q *Queued) write(cmds []command) *Result[bool] {
-	var fs []*zipline.Future[zipline.Value]
-	if q.s.old != nil {
-		fs = append(fs, q.b.Do(groupArgs(cmds)...))
-	} else {
-		for _, c := range cmds {
-			fs = append(fs, q.b.Do(c...))
-		}
+// MSet queues writes; see Store.MSet. They are atomic: one script call, or
+// one MSET for a namespace without buckets.
+func (q *Queued) MSet(pairs ...zipline.KeyValue) *Result[bool] {
+	o, plainOnly, small, err := q.s.msetOps(pairs)
+	switch {
+	case err != nil:
+		return failed[bool](err)
+	case plainOnly != nil:
+		f := q.b.MSet(plainOnly...)
+		return &Result[bool]{get: func() (bool, error) { return f.Err() == nil, f.Err() }}
+	case small != nil:
+		return q.done(small.queue(q.b))
 	}
+	return q.write(o)
+}
+
+// write queues o as one script call.
+func (q *Queued) write(o *opList) *Result[bool] { return q.done(o.queue(q.b)) }
+
+// done is the Result of a queued write.
+func (q *Queued) done(f *zipline.Future[zipline.Value]) *Result[bool] {
 	return &Result[bool]{get: func() (bool, error) {
-		for _, f := range fs {
-			if err := f.Err(); err != nil {
-				return false, err
-			}
+		if err := f.Err(); err != nil {
+			return false, err
 		}
 		return true, nil
 	}}
 }
 
-// Del queues a deletion; see Store.Del.
+// Del queues a deletion; see Store.Del. It is atomic: one UNLINK for a
+// namespace without buckets, one script call otherwise.
 func (q *Queued) Del(keys ...string) *Result[int64] {
-	// For each key, the replies that say whether it existed: the first
-	// reply of each layout's deletion commands.
-	var exists []func() (bool, error)
-	for _, k := range keys {
-		var cmds []command
-		var first []int
-		for st := q.s; st != nil; st = st.old {
-			l, err := st.locate(k)
-			if err != nil {
-				return failed[int64](err)
-			}
-			first = append(first, len(cmds))
-			cmds = append(cmds, deleteCommands(l)...)
+	if q.s.old == nil && q.s.buckets == nil {
+		names, err := q.s.plainNames(keys)
+		if err != nil {
+			return failed[int64](err)
 		}
-		if q.s.old != nil {
-			group := q.b.Do(groupArgs(cmds)...)
-			exists = append(exists, func() (bool, error) {
-				v, err := group.Result()
-				if err != nil {
-					return false, err
-				}
-				replies, err := v.AsSlice()
-				if err != nil {
-					return false, err
-				}
-				for _, i := range first {
-					if c, _ := replies[i].AsInt64(); c > 0 {
-						return true, nil
-					}
-				}
-				return false, nil
-			})
-			continue
-		}
-		var head *zipline.Future[zipline.Value]
-		for i, c := range cmds {
-			f := q.b.Do(c...)
-			if i == 0 {
-				head = f
-			}
-		}
-		exists = append(exists, func() (bool, error) {
-			c, err := head.Val().AsInt64()
-			if head.Err() != nil {
-				return false, head.Err()
-			}
-			return c > 0, err
-		})
+		f := q.b.Unlink(names...)
+		return &Result[int64]{get: f.Result}
 	}
+	o, firsts, err := q.s.delOps(keys)
+	if err != nil {
+		return failed[int64](err)
+	}
+	f := o.queue(q.b)
 	return &Result[int64]{get: func() (int64, error) {
-		var n int64
-		for _, e := range exists {
-			ok, err := e()
-			if err != nil {
-				return 0, err
-			}
-			if ok {
-				n++
-			}
+		v, err := f.Result()
+		if err != nil {
+			return 0, err
 		}
-		return n, nil
+		r, err := opsReplies(v, o.n)
+		if err != nil {
+			return 0, err
+		}
+		return countExisting(r, firsts), nil
 	}}
 }
 
@@ -238,36 +181,9 @@ func (q *Queued) IncrBy(key string, n int64) *Result[int64] {
 
 // Exists queues an existence check; see Store.Exists.
 func (q *Queued) Exists(keys ...string) *Result[int64] {
-	var checks [][]*zipline.Future[zipline.Value]
-	for _, k := range keys {
-		var fs []*zipline.Future[zipline.Value]
-		for st := q.s; st != nil; st = st.old {
-			l, err := st.locate(k)
-			if err != nil {
-				return failed[int64](err)
-			}
-			if l.bucket != "" {
-				fs = append(fs, q.b.Do("HEXISTS", l.bucket, l.field))
-			} else {
-				fs = append(fs, q.b.Do("EXISTS", l.plain))
-			}
-		}
-		checks = append(checks, fs)
+	checks, err := q.s.queueExists(q.b, keys, true)
+	if err != nil {
+		return failed[int64](err)
 	}
-	return &Result[int64]{get: func() (int64, error) {
-		var n int64
-		for _, fs := range checks {
-			for _, f := range fs {
-				c, err := f.Val().AsInt64()
-				if err != nil && f.Err() != nil {
-					return 0, f.Err()
-				}
-				if c > 0 {
-					n++
-					break
-				}
-			}
-		}
-		return n, nil
-	}}
+	return &Result[int64]{get: func() (int64, error) { return countExists(checks) }}
 }

@@ -43,7 +43,7 @@ func (s *Store) scanPage(ctx context.Context, cursor string, count int64) (keys 
 		if s.buckets != nil && strings.HasPrefix(rest, string(bucketMarker)) {
 			bucket, ok := parseBase62(rest[1:])
 			if !ok {
-				continue
+				continue // an oversize value's key: listed through its bucket's marker
 			}
 			for fv, err := range s.c.HScan(ctx, sk, zipline.ScanOptions{Count: 512}) {
 				if err != nil {
@@ -61,8 +61,8 @@ func (s *Store) scanPage(ctx context.Context, cursor string, count int64) (keys 
 		}
 		if s.buckets != nil {
 			if _, f, ok := s.buckets.locate(tail); ok && len(f) <= s.maxValue {
-				// An oversize value: listed through its bucket's marker (or a
-				// leftover of one that was overwritten).
+				// An oversize value under its legacy name: listed through
+				// its bucket's marker.
 				continue
 			}
 		}

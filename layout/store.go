@@ -1,7 +1,6 @@
 package layout
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -22,10 +21,30 @@ const (
 	defaultMaxListpackValue   = 64
 )
 
-// oversizeMarker is what a bucket field holds when its value is stored as a
-// plain key instead (see OversizeAsKey). A value whose stored bytes equal it
-// is itself stored as a plain key, so the marker is never ambiguous.
-var oversizeMarker = []byte("\x00~")
+// An oversize value (see OversizeAsKey) is stored under a key of its own,
+// and its bucket field holds a 2-byte marker that says which key:
+//
+//   - oversizeMarker: the key named by oversizeKey, "<stored>#{<bucket>}<field>".
+//     Its hash tag is the whole bucket key, so it lives in the bucket's hash
+//     slot and one script can write or delete both atomically, on a cluster
+//     too. Its lifetime is tied to the marker's: it is written, replaced,
+//     expired and deleted in the same script as the marker.
+//   - legacyMarker: the key named like the application key would be as a
+//     plain key (location.plain), as versions before the tagged name wrote
+//     it. Such values still read, and every write or delete of their field
+//     removes that key too (see the legacy flag).
+//
+// A value whose stored bytes equal either marker is itself stored as an
+// oversize value, so a marker is never ambiguous.
+var (
+	oversizeMarker = []byte("\x00{")
+	legacyMarker   = []byte("\x00~")
+)
+
+// isMarker reports whether a field value is either oversize marker.
+func isMarker(v []byte) bool {
+	return len(v) == 2 && v[0] == 0 && (v[1] == oversizeMarker[1] || v[1] == legacyMarker[1])
+}
 
 // Store reads and writes the keys of one namespace. It is safe for
 // concurrent use. Its methods take application key names, which must start
@@ -44,13 +63,24 @@ type Store struct {
 
 	old *Store // the layout being migrated from, or nil
 
+	// legacy says whether values behind a legacyMarker can exist, so that
+	// scripts that replace or delete a field also declare and remove the
+	// legacy key. That key is in another hash slot than the bucket, so the
+	// cluster support must turn this off: no legacy data can exist there,
+	// as namespaces were standalone-only when it was written.
+	legacy bool
+
 	oversize atomic.Uint64
 }
 
-// fieldTTL is what the server offers for expiring hash fields.
+// fieldTTL is what the server offers for expiring keys and hash fields.
 type fieldTTL struct {
 	hsetex   bool // HSETEX (Redis 8, Valkey 9)
-	hpexpire bool // HPEXPIRE and HPTTL (Redis 7.4, Valkey 9)
+	hpexpire bool // HPEXPIRE, HPEXPIREAT, HPTTL, HPEXPIRETIME (Redis 7.4, Valkey 9)
+	// pexpiretime: PEXPIRETIME (Redis 7.0), so a migration can carry a
+	// key's absolute expiry instead of a remaining time that the move
+	// itself would lengthen.
+	pexpiretime bool
 }
 
 // Stats are a Store's counters.
@@ -85,7 +115,7 @@ func New(ctx context.Context, c *zipline.Client, ns Namespace) (*Store, error) {
 }
 
 func newStore(ctx context.Context, c *zipline.Client, ns Namespace) (*Store, error) {
-	s := &Store{c: c.Raw(), ns: ns, stored: ns.storedPrefix(), zip: ns.ZipAs != "", log: c.Logger()}
+	s := &Store{c: c.Raw(), ns: ns, stored: ns.storedPrefix(), zip: ns.ZipAs != "", log: c.Logger(), legacy: true}
 	var err error
 	if s.codec, err = ns.Codec.Codec(); err != nil {
 		return nil, fmt.Errorf("layout: Namespace.Codec: %w", err)
@@ -130,20 +160,41 @@ func (s *Store) listpackLimits(ctx context.Context) (entries, value int) {
 }
 
 func (s *Store) detectFieldTTL(ctx context.Context) fieldTTL {
-	v, err := s.c.Do(ctx, "COMMAND", "INFO", "HSETEX", "HPEXPIRE")
+	v, err := s.c.Do(ctx, "COMMAND", "INFO", "HSETEX", "HPEXPIRE", "PEXPIRETIME")
 	if err != nil {
 		return fieldTTL{}
 	}
 	info, _ := v.AsSlice()
 	known := func(i int) bool { return i < len(info) && !info[i].IsNil() }
-	return fieldTTL{hsetex: known(0), hpexpire: known(1)}
+	return fieldTTL{hsetex: known(0), hpexpire: known(1), pexpiretime: known(2)}
 }
 
 // location is where an application key's value lives.
 type location struct {
 	bucket string // bucket key, or "" when the key is stored as a plain key
 	field  string
-	plain  string // plain key: the key itself, or an oversize value's home
+	plain  string // plain key: the key itself, or, in a bucket, the legacy home of an oversize value
+}
+
+// oversizeKey names the key that holds l's value when its field holds
+// oversizeMarker: the stored prefix and the bucket marker, so that it is a
+// name of the namespace that no application key can take (see ZipAs), then
+// the bucket key as a hash tag, then the field. With a prefix that has no
+// braces, or a hash tag of its own, it hashes to the bucket's slot.
+func (s *Store) oversizeKey(l location) string {
+	return newString(len(s.stored)+len(l.bucket)+len(l.field)+3, func(b []byte) []byte {
+		b = append(append(append(b, s.stored...), bucketMarker, '{'), l.bucket...)
+		return append(append(b, '}'), l.field...)
+	})
+}
+
+// legacyKey is the name the legacy marker points to, or "" when legacy
+// names are off.
+func (s *Store) legacyKey(l location) string {
+	if !s.legacy {
+		return ""
+	}
+	return l.plain
 }
 
 func (s *Store) locate(key string) (location, error) {
@@ -204,7 +255,7 @@ func (s *Store) decode(b []byte) ([]byte, error) {
 // fits reports whether a stored value can go in a bucket without costing the
 // bucket its listpack encoding.
 func (s *Store) fits(enc []byte) bool {
-	if bytes.Equal(enc, oversizeMarker) {
+	if isMarker(enc) {
 		return false
 	}
 	return s.ns.Oversize == OversizeInBucket || len(enc) <= s.maxValue

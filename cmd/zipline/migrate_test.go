@@ -1,12 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ziplinekv/zipline"
 	"github.com/ziplinekv/zipline/internal/testkit"
@@ -81,4 +87,274 @@ func TestMigrateCommand(t *testing.T) {
 	if n, _ := c.DBSize(ctx); n != 20 {
 		t.Fatalf("%d keys after migrating 2000 into 100-field buckets, want 20", n)
 	}
+}
+
+// childEnv carries the arguments of a migrate run in a child process, as
+// fields separated by \x1f.
+const childEnv = "ZIPLINE_MIGRATE_CHILD"
+
+// TestMigrateChildProcess is the child of TestMigrateKilledAndResumed: it
+// runs the migrate command, to be killed part-way.
+func TestMigrateChildProcess(t *testing.T) {
+	args := os.Getenv(childEnv)
+	if args == "" {
+		t.Skip("runs as the child of TestMigrateKilledAndResumed")
+	}
+	if err := runMigrate(context.Background(), strings.Split(args, "\x1f")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// A migrate run killed with SIGKILL part-way, while the application writes,
+// and resumed with its -state file, loses nothing, resurrects nothing, and
+// leaves no orphaned oversize value. Bounded to a few seconds: the child
+// moves about 4000 keys a second and is killed after its first pages.
+func TestMigrateKilledAndResumed(t *testing.T) {
+	for _, kind := range []testkit.Kind{testkit.Redis, testkit.Valkey} {
+		t.Run(string(kind), func(t *testing.T) { killedAndResumed(t, kind) })
+	}
+}
+
+func killedAndResumed(t *testing.T, kind testkit.Kind) {
+	srv := testkit.NewServer(t, testkit.Config{Kind: kind})
+	ctx := context.Background()
+	c, err := zipline.New(zipline.Options{Addr: srv.Addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const ids = 3000
+	rng := rand.New(rand.NewPCG(uint64(len(kind)), 1))
+	oversize := func(tag string) []byte {
+		b := make([]byte, 120)
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		return append(b, tag...)
+	}
+	model := map[string][]byte{}
+	ttl := map[string]bool{}
+	b := c.Batch()
+	for id := range ids {
+		k := "user:" + strconv.Itoa(id)
+		v := []byte(strconv.Itoa(500000000 + id))
+		if id%4 == 0 {
+			v = oversize(k)
+		}
+		if id%13 == 0 {
+			b.Set(k, v, zipline.EX(time.Hour))
+			ttl[k] = true
+		} else {
+			b.Set(k, v)
+		}
+		model[k] = v
+	}
+	if err := b.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	to := "prefix=user:,zip=u:,buckets=dense:100,codec=zstd"
+	state := filepath.Join(t.TempDir(), "state")
+	args := []string{"-addr", srv.Addr, "-from", "prefix=user:", "-to", to, "-state", state, "-batch", "20"}
+	child := exec.Command(os.Args[0], "-test.run=^TestMigrateChildProcess$")
+	child.Env = append(os.Environ(), childEnv+"="+strings.Join(append(args, "-rate", "4000"), "\x1f"))
+	var out bytes.Buffer
+	child.Stdout, child.Stderr = &out, &out
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killed := false
+	defer func() {
+		if !killed {
+			child.Process.Kill()
+			child.Wait()
+		}
+	}()
+
+	// The application writes through the new layout while the child runs.
+	newNS, err := parseNamespace(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldNS, _ := parseNamespace("prefix=user:")
+	newNS.MigrateFrom = &oldNS
+	s, err := layout.New(ctx, c, newNS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func() {
+		k := "user:" + strconv.Itoa(rng.IntN(ids))
+		switch rng.IntN(3) {
+		case 0:
+			if _, err := s.Del(ctx, k); err != nil {
+				t.Fatal(err)
+			}
+			delete(model, k)
+		case 1:
+			v := []byte("small")
+			if err := s.Set(ctx, k, v); err != nil {
+				t.Fatal(err)
+			}
+			model[k] = v
+		default:
+			v := oversize("new")
+			if err := s.Set(ctx, k, v); err != nil {
+				t.Fatal(err)
+			}
+			model[k] = v
+		}
+		delete(ttl, k)
+	}
+	// Kill it once it has recorded a random number of cursors (of about
+	// 150 pages), part-way through the scan.
+	target := 10 + rng.IntN(90)
+	seen := map[string]bool{}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		write()
+		if b, err := os.ReadFile(state); err == nil {
+			if cur := strings.TrimSpace(string(b)); cur != "" && cur != "0" {
+				seen[cur] = true
+			}
+		}
+		if len(seen) >= target {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the child recorded %d cursors in 10s:\n%s", len(seen), out.String())
+		}
+		time.Sleep(time.Millisecond) // pacing the writes while the child works; the loop ends on its state file
+	}
+	if err := child.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	err = child.Wait()
+	killed = true
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != -1 {
+		t.Fatalf("the child was not killed part-way (%v):\n%s", err, out.String())
+	}
+	left, _ := s.Source().Count(ctx)
+	if left <= int64(len(ttl)) && kind == testkit.Redis || left == 0 {
+		t.Fatalf("only %d keys left in the old layout when the child was killed: not part-way", left)
+	}
+	for range 100 {
+		write()
+	}
+
+	// Resume from the state file, then run once more from the start for
+	// keys that changed during the moves.
+	resumed := captureStdout(t, func() error { return runMigrate(ctx, args) })
+	if b, _ := os.ReadFile(state); strings.TrimSpace(string(b)) != "0" {
+		t.Fatalf("state file holds %q after the resumed run", b)
+	}
+	again := captureStdout(t, func() error { return runMigrate(ctx, args[:6]) })
+
+	for id := range ids {
+		k := "user:" + strconv.Itoa(id)
+		v, err := s.Get(ctx, k)
+		want, ok := model[k]
+		switch {
+		case !ok && !errors.Is(err, zipline.Nil):
+			t.Fatalf("%s: %d bytes, %v: a deleted value came back", k, len(v), err)
+		case ok && (err != nil || !bytes.Equal(v, want)):
+			t.Fatalf("%s: %d bytes, %v; want %d bytes", k, len(v), err, len(want))
+		}
+	}
+	// Old layout: only keys whose TTL a Redis 7.0 bucket cannot hold.
+	keys, err := srv.Do(ctx, "KEYS", "user:*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range keys.Elems() {
+		if k := string(e.Bytes()); kind == testkit.Valkey || !ttl[k] {
+			t.Fatalf("%s left in the old layout", k)
+		}
+	}
+	// New layout: every oversize key belongs to a marker, and every marker
+	// has its key: "u:#{<bucket>}<field>" for the marker \x00{, or the key's
+	// zipped plain name for the legacy marker \x00~ of earlier versions.
+	keys, err = srv.Do(ctx, "KEYS", "u:*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	referenced := map[string]bool{}
+	var strs []string
+	markers, dangling := 0, 0
+	for _, e := range keys.Elems() {
+		name := string(e.Bytes())
+		typ, _ := srv.Do(ctx, "TYPE", name)
+		if string(typ.Bytes()) != "hash" {
+			strs = append(strs, name)
+			continue
+		}
+		all, err := srv.Do(ctx, "HGETALL", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kv := all.Elems()
+		for i := 0; i+1 < len(kv); i += 2 {
+			field := string(kv[i].Bytes())
+			var target string
+			switch string(kv[i+1].Bytes()) {
+			case "\x00{":
+				target = "u:#{" + name + "}" + field
+			case "\x00~":
+				bucket, f := base62(t, strings.TrimPrefix(name, "u:#")), must(strconv.Atoi(field))
+				target = "u:" + toBase62(bucket*100+f)
+			default:
+				continue
+			}
+			markers++
+			referenced[target] = true
+			if n, _ := srv.Do(ctx, "EXISTS", target); n.Int() != 1 {
+				dangling++
+			}
+		}
+	}
+	orphans := 0
+	for _, name := range strs {
+		if !referenced[name] {
+			orphans++
+		}
+	}
+	if orphans != 0 || dangling != 0 || len(strs) != markers {
+		t.Fatalf("%d oversize keys for %d markers: %d orphans, %d dangling", len(strs), markers, orphans, dangling)
+	}
+	t.Logf("killed after %d recorded cursors with %d keys left to move; resumed run: %s; second run: %s; %d keys, %d oversize values, 0 orphans",
+		len(seen), left, strings.TrimSpace(resumed), strings.TrimSpace(again), len(model), markers)
+}
+
+const digits62 = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+// base62 reads a bucket number as zipped names write it.
+func base62(t *testing.T, s string) int {
+	n := 0
+	for _, c := range s {
+		d := strings.IndexRune(digits62, c)
+		if d < 0 {
+			t.Fatalf("%q is not base62", s)
+		}
+		n = n*62 + d
+	}
+	return n
+}
+
+func toBase62(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 62 {
+		b = append([]byte{digits62[n%62]}, b...)
+	}
+	return string(b)
+}
+
+func must(n int, err error) int {
+	if err != nil {
+		panic(err)
+	}
+	return n
 }
