@@ -347,8 +347,8 @@ func TestTTL(t *testing.T) {
 		if ok, err := s.Expire(ctx, "k:2", 50*time.Millisecond); err != nil || !ok {
 			t.Fatalf("Expire: %v %v", ok, err)
 		}
-		if _, err := s.TTL(ctx, "k:404"); !errors.Is(err, zipline.Nil) {
-			t.Fatalf("TTL of a missing key: %v", err)
+		if d, err := s.TTL(ctx, "k:404"); err != nil || d != zipline.NoKey {
+			t.Fatalf("TTL of a missing key: %v, %v; want NoKey", d, err)
 		}
 		deadline := time.Now().Add(5 * time.Second)
 		for {

@@ -527,9 +527,9 @@ func (s *Store) Expire(ctx context.Context, key string, d time.Duration) (bool, 
 	return code == 1 || code == 2, err
 }
 
-// TTL returns key's remaining time to live, zipline.NoExpiry if it has
-// none, or zipline.Nil if it does not exist; any other error is the
-// server's or the connection's. On a bucketed namespace without hash field
+// TTL returns key's remaining time to live, as Client.TTL does:
+// zipline.NoExpiry if it has none, zipline.NoKey if it does not exist,
+// with a nil error; an error is the server's or the connection's. On a bucketed namespace without hash field
 // expiry it reports the bucket's TTL (see Namespace.BucketTTL). An oversize
 // value reports its own key's TTL, which is its field's.
 func (s *Store) TTL(ctx context.Context, key string) (time.Duration, error) {
@@ -560,14 +560,16 @@ func (s *Store) ttlAt(ctx context.Context, l location) (time.Duration, error) {
 	}
 	v, err := val.Result()
 	switch {
-	case err != nil: // Nil for a missing key, or the batch's error
+	case errors.Is(err, zipline.Nil):
+		return zipline.NoKey, nil
+	case err != nil:
 		return 0, err
 	case bytes.Equal(v, oversizeMarker):
 		return over.Result()
 	case bytes.Equal(v, legacyMarker):
 		name := s.legacyKey(l)
 		if name == "" {
-			return 0, zipline.Nil
+			return zipline.NoKey, nil
 		}
 		return s.c.PTTL(ctx, name)
 	case bucket != nil:
@@ -579,7 +581,7 @@ func (s *Store) ttlAt(ctx context.Context, l location) (time.Duration, error) {
 	}
 	switch ms, _ := codes[0].AsInt64(); ms {
 	case -2:
-		return 0, zipline.Nil
+		return zipline.NoKey, nil
 	case -1:
 		return zipline.NoExpiry, nil
 	default:

@@ -440,8 +440,8 @@ func TestTTLReportsConnectionErrors(t *testing.T) {
 			if d, err := s.TTL(ctx, "user:5"); err != nil || d != zipline.NoExpiry {
 				t.Fatalf("TTL after reconnecting = %v, %v", d, err)
 			}
-			if _, err := s.TTL(ctx, "user:6"); !errors.Is(err, zipline.Nil) {
-				t.Fatalf("TTL of a missing key: %v", err)
+			if d, err := s.TTL(ctx, "user:6"); err != nil || d != zipline.NoKey {
+				t.Fatalf("TTL of a missing key: %v, %v; want NoKey", d, err)
 			}
 		})
 	}
