@@ -191,11 +191,20 @@ func (c *Client) roundTrip(ctx context.Context, r *request) ([]reply, error) {
 	if err := c.carrier.send(ctx, r); err != nil {
 		return nil, err
 	}
-	out := make([]reply, len(r.replies))
-	for i, v := range r.replies {
-		out[i] = reply{v, c.s.replyError(v)}
+	return c.s.replies(r), nil
+}
+
+// replies returns a reply and error per command as the caller queued it.
+func (s *shared) replies(r *request) []reply {
+	replies, errs := r.merged()
+	out := make([]reply, len(replies))
+	for i, v := range replies {
+		out[i] = reply{v, s.replyError(v)}
+		if errs != nil && errs[i] != nil {
+			out[i].err = errs[i]
+		}
 	}
-	return out, nil
+	return out
 }
 
 func fail(pending []queued, err error) {

@@ -20,14 +20,23 @@ type carrier interface {
 	// in r.replies. An error means no replies: the request failed as a
 	// whole (error replies are replies, not errors).
 	send(ctx context.Context, r *request) error
-	// lease lends a connection for one caller's exclusive use.
-	lease(ctx context.Context) (*lease, error)
+	// lease lends a connection for one caller's exclusive use: the carrier
+	// of a Client from Dedicated or Watch.
+	lease(ctx context.Context) (carrier, error)
 	// protocol reports the RESP version negotiated: 2 or 3.
 	protocol() int
 	// stats adds the carrier's connection counters to st.
 	stats(st *Stats)
 	// close stops the carrier: see Client.Close.
 	close() error
+}
+
+// A leased carrier is one connection lent to one Client. Commands that
+// change the connection's state taint it, so it is closed rather than
+// lent again.
+type leased interface {
+	carrier
+	taint()
 }
 
 // direct carries requests to one server.
@@ -45,7 +54,7 @@ func (d *direct) send(ctx context.Context, r *request) error {
 	return r.sendOn(ctx, d.pipe)
 }
 
-func (d *direct) lease(ctx context.Context) (*lease, error) { return d.dedicated.lease(ctx) }
+func (d *direct) lease(ctx context.Context) (carrier, error) { return d.dedicated.lease(ctx) }
 
 func (d *direct) protocol() int { return d.pipe.Protocol() }
 

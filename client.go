@@ -40,6 +40,9 @@ type shared struct {
 	calls    *pipe.CallPool
 	requests sync.Pool
 	hooks    hooks
+	// routing is the server's command table on a cluster (where keys are,
+	// which commands read), nil on a single server.
+	routing  commandTable
 	closed   sync.Once
 	closeErr error
 }
@@ -68,27 +71,82 @@ func New(opts Options) (*Client, error) {
 	}
 	s.requests.New = func() any { return &request{s: s} }
 	s.hooks = buildHooks(opts, sendOne, sendBatch)
-	d, err := newDirect(s, opts.Addr)
+	k, err := s.connect()
 	if err != nil {
 		return nil, err
 	}
-	return &Client{s: s, carrier: d, codec: vc}, nil
+	return &Client{s: s, carrier: k, codec: vc}, nil
+}
+
+// connect reaches the first seed that answers and, unless Options.Cluster
+// says otherwise, asks it whether it is part of a cluster: then the Client
+// discovers the cluster from it; else it talks to that one server.
+func (s *shared) connect() (carrier, error) {
+	seeds := s.opts.Addrs
+	if len(seeds) == 0 {
+		seeds = []string{s.opts.Addr}
+	}
+	var errs []error
+	for _, addr := range seeds {
+		ctx, cancel := context.WithTimeout(context.Background(), s.opts.DialTimeout)
+		d, err := newDirect(s, addr, ctx)
+		if err != nil {
+			cancel()
+			errs = append(errs, err)
+			continue
+		}
+		mode := s.opts.Cluster
+		if mode == ClusterAuto {
+			mode = ClusterOff
+			if info, err := run(ctx, &Client{s: s, carrier: d}, infoCmd([]string{"cluster"})); err == nil && info["cluster_enabled"] == "1" {
+				mode = ClusterOn
+			}
+		}
+		if mode == ClusterOff {
+			cancel()
+			return d, nil
+		}
+		// A cluster's connections are set up differently (see
+		// pipeOptions): start again with those.
+		d.close()
+		s.routing = commandTable{}
+		c, err := newCluster(ctx, s, addr, seeds)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	return nil, errors.Join(errs...)
 }
 
 // newDirect connects to one server.
-func newDirect(s *shared, addr string) (*direct, error) {
+func newDirect(s *shared, addr string, ctx context.Context) (*direct, error) {
 	po := s.pipeOptions(addr)
-	p, err := pipe.New(context.Background(), po)
+	p, err := pipe.New(ctx, po)
 	if err != nil {
 		return nil, connectError(addr, err)
 	}
 	return &direct{pipe: p, dedicated: newDedicatedPool(s, po, addr)}, nil
 }
 
-// pipeOptions are the settings of every connection to addr.
+// pipeOptions are the settings of every connection to addr. On a cluster,
+// connections fail fast while down (the router waits for the next topology
+// instead of a reconnect), and send READONLY when reads may go to replicas.
 func (s *shared) pipeOptions(addr string) pipe.Options {
 	o := s.opts
+	var onConnect func(*pipe.Setup) error
+	if s.routing != nil {
+		o.WaitForReconnect = false
+		if o.ReadFrom != ReadPrimary {
+			onConnect = func(su *pipe.Setup) error {
+				_, err := su.Do("READONLY") // an error reply (a primary's) is harmless
+				return err
+			}
+		}
+	}
 	return pipe.Options{
+		OnConnect:           onConnect,
 		Dial:                s.dialer(addr),
 		Protocol:            o.Protocol,
 		Username:            o.Username,
@@ -176,7 +234,7 @@ func (c *Client) with(k carrier) *Client {
 // On a Client from Dedicated, Close instead returns the connection to the
 // pool. Raw views share their Client's connection: closing one closes it.
 func (c *Client) Close() error {
-	if l, ok := c.carrier.(*lease); ok {
+	if l, ok := c.carrier.(leased); ok {
 		return l.close()
 	}
 	c.s.closed.Do(func() { c.s.closeErr = c.carrier.close() })
@@ -282,7 +340,11 @@ func (c *Client) send(ctx context.Context, r *request) (resp.Value, error) {
 	if c.s.hooks.process != nil {
 		v, err = c.processHooked(ctx, r)
 	} else if err = c.carrier.send(ctx, r); err == nil {
-		v = r.replies[0]
+		replies, errs := r.merged()
+		v = replies[0]
+		if errs != nil {
+			err = errs[0]
+		}
 	}
 	if err == nil {
 		err = c.s.replyError(v)
@@ -344,11 +406,11 @@ func (c *Client) doCommand(buf []arg, args []any) (command[Value], error) {
 	case classForbidden:
 		return cm, &CommandError{Command: name, Reason: forbiddenReason}
 	case classConnState:
-		l, ok := c.carrier.(*lease)
+		l, ok := c.carrier.(leased)
 		if !ok {
 			return cm, &CommandError{Command: name, Reason: connStateReason}
 		}
-		l.dirty.Store(true)
+		l.taint()
 	case classBlocking:
 		cm.blocking, cm.block = true, blockTimeout(name, cargs)
 		if cm.block == 0 {

@@ -186,9 +186,11 @@ func (l *lease) send(ctx context.Context, r *request) error {
 	return err
 }
 
-func (l *lease) lease(context.Context) (*lease, error) {
+func (l *lease) lease(context.Context) (carrier, error) {
 	return nil, errors.New("zipline: Dedicated called on a dedicated Client")
 }
+
+func (l *lease) taint() { l.dirty.Store(true) }
 
 func (l *lease) protocol() int { return l.p.Protocol() }
 
@@ -238,11 +240,24 @@ func (c *Client) Watch(ctx context.Context, fn func(cl *Client) error, keys ...s
 		return errors.New("zipline: Watch needs at least one key")
 	}
 	cl := c
-	if _, leased := c.carrier.(*lease); !leased {
+	if _, ok := c.carrier.(leased); !ok {
+		var k carrier
 		var err error
-		if cl, err = c.Dedicated(ctx); err != nil {
+		if sl, ok := c.carrier.(interface {
+			leaseFor(context.Context, int32) (*lease, error)
+		}); ok { // a cluster: the node that owns the keys' slot
+			slot := argsSlot(keyArgs(keys))
+			if slot == crossSlot {
+				return &CrossSlotError{Command: "WATCH", Slots: keySlots(keyArgs(keys))}
+			}
+			k, err = sl.leaseFor(ctx, slot)
+		} else {
+			k, err = c.carrier.lease(ctx)
+		}
+		if err != nil {
 			return err
 		}
+		cl = c.with(k)
 		defer cl.Close()
 	}
 	if _, err := run(ctx, cl, cmd(decOK, "WATCH", keyArgs(keys)...)); err != nil {
@@ -254,8 +269,8 @@ func (c *Client) Watch(ctx context.Context, fn func(cl *Client) error, keys ...s
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
 	if _, uerr := run(uctx, cl, cmd(decOK, "UNWATCH")); uerr != nil {
-		if l, ok := cl.carrier.(*lease); ok {
-			l.dirty.Store(true)
+		if l, ok := cl.carrier.(leased); ok {
+			l.taint()
 		}
 	}
 	return err

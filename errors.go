@@ -2,6 +2,7 @@ package zipline
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/ziplinekv/zipline/internal/pipe"
@@ -78,3 +79,7 @@ func isServerError(err error, prefix string) bool {
 	var se *ServerError
 	return errors.As(err, &se) && se.Prefix == prefix
 }
+
+// notSentErr marks err (a context's, say) as matching ErrNotSent too: the
+// request it ended never left the client.
+func notSentErr(err error) error { return fmt.Errorf("%w (%w)", err, ErrNotSent) }

@@ -192,8 +192,11 @@ func sendOne(ctx context.Context, cmd *Cmd) error {
 	if err := cmd.c.carrier.send(ctx, cmd.r); err != nil {
 		return err
 	}
-	v := cmd.r.replies[0]
-	cmd.reply, cmd.err = Value{v}, cmd.c.s.replyError(v)
+	replies, errs := cmd.r.merged()
+	if errs != nil && errs[0] != nil {
+		return errs[0]
+	}
+	cmd.reply, cmd.err = Value{replies[0]}, cmd.c.s.replyError(replies[0])
 	return nil
 }
 
@@ -207,11 +210,12 @@ func (c *Client) roundTripHooked(ctx context.Context, r *request) ([]reply, erro
 	if err := c.s.hooks.processBatch(ctx, cmds); err != nil {
 		return nil, err
 	}
-	out := make([]reply, len(cmds))
+	// The hooks may have set any reply: take them all from the Cmds.
+	r.replies, r.errs = make([]resp.Value, len(cmds)), make([]error, len(cmds))
 	for i, cmd := range cmds {
-		out[i] = reply{cmd.reply.v, cmd.err}
+		r.replies[i], r.errs[i] = cmd.reply.v, cmd.err
 	}
-	return out, nil
+	return c.s.replies(r), nil
 }
 
 // sendBatch is the innermost batch stage.
@@ -225,6 +229,9 @@ func sendBatch(ctx context.Context, cmds []*Cmd) error {
 	}
 	for i, v := range r.replies {
 		cmds[i].reply, cmds[i].err = Value{v}, c.s.replyError(v)
+		if r.errs != nil && r.errs[i] != nil {
+			cmds[i].err = r.errs[i]
+		}
 	}
 	return nil
 }

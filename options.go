@@ -31,6 +31,13 @@ type Options struct {
 	// each; any that answers gives the client the whole cluster. Set Addr
 	// or Addrs.
 	Addrs []string
+	// Cluster says whether the servers are a cluster. The default,
+	// ClusterAuto, asks the first seed that answers (INFO cluster), so a
+	// single address of a cluster node works too.
+	Cluster ClusterMode
+	// ReadFrom says where a cluster's read-only commands go. Default
+	// ReadPrimary: every command to the slot's primary.
+	ReadFrom ReadFrom
 	// Network is "tcp" (default) or "unix".
 	Network string
 
@@ -117,6 +124,19 @@ type Options struct {
 	// duration and error. Use it for metrics, tracing or slow-command logs.
 	OnCommand func(ctx context.Context, ev CommandEvent)
 }
+
+// ClusterMode says whether a Client treats its servers as a cluster.
+type ClusterMode uint8
+
+const (
+	// ClusterAuto asks the server (INFO cluster).
+	ClusterAuto ClusterMode = iota
+	// ClusterOn treats the servers as a cluster, routing by slot.
+	ClusterOn
+	// ClusterOff talks to the one server at Addr (or the first of Addrs
+	// that answers), even if it is a cluster node.
+	ClusterOff
+)
 
 // ReplyLimits bound the replies the parser accepts.
 type ReplyLimits struct {

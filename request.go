@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/ziplinekv/zipline/internal/pipe"
@@ -23,13 +25,24 @@ type request struct {
 	// blocking: a command may wait server-side (BLPOP...), so the request
 	// needs a connection of its own.
 	blocking bool
-	// replies, after a successful send: one per command, in order.
+	// replies, after a successful send: one per command, in order; errs,
+	// when some commands failed and others did not (a cluster's nodes fail
+	// one by one), the error of each, nil for those that have a reply.
 	replies []resp.Value
+	errs    []error
+	// node, when set, pins every command to one node of a cluster (SCAN
+	// walks each primary).
+	node string
+	// splits, on a cluster, are the commands add cut into one per slot
+	// (MGET, DEL...): their replies are merged back into one (see merge).
+	splits []split
 }
 
 // cmdInfo is what the seam knows of one command.
 type cmdInfo struct {
-	start, end int // its bytes in call.Buf
+	start, end int   // its bytes in call.Buf
+	slot       int32 // on a cluster: its keys' hash slot, noSlot or crossSlot
+	readOnly   bool  // on a cluster: a replica may serve it
 }
 
 func (s *shared) newRequest() *request {
@@ -47,7 +60,7 @@ func (r *request) release() {
 	}
 	r.cmds = r.cmds[:0]
 	r.tx, r.blocking = false, false
-	r.replies = nil
+	r.replies, r.errs, r.node, r.splits = nil, nil, "", nil
 	r.s.requests.Put(r)
 }
 
@@ -55,13 +68,37 @@ func (r *request) release() {
 // values among them compressed when the Client's view compresses their
 // family (valueCommands). expect is the set of reply types that can answer
 // it. It returns how to expand the stored values in its reply.
+//
+// On a cluster it also records the slot of the command's keys. A command
+// whose keys span several slots is refused with a *CrossSlotError, unless
+// it can be split (MGET, MSET, DEL, UNLINK, EXISTS, TOUCH): then it is
+// encoded as one command per slot, whose replies merge back into one.
 func (c *Client) add(r *request, name string, args []arg, expect resp.TypeSet) (valueReply, error) {
 	values, vr, err := c.lookupValues(name, args)
 	if err != nil {
 		return vr, err
 	}
+	ci := cmdInfo{slot: noSlot}
+	if t := c.s.routing; t != nil {
+		if !hasKeys(args) {
+			t.markKeys(name, args)
+		}
+		ci.slot, ci.readOnly = argsSlot(args), t[name].readOnly
+		if ci.slot == crossSlot {
+			if merge := splitMerges[name]; merge != mergeNone {
+				return vr, c.addSplit(r, name, args, expect, values, merge)
+			}
+			return vr, &CrossSlotError{Command: strings.Clone(name), Slots: keySlots(args)}
+		}
+	}
+	c.encode(r, name, args, expect, values, ci)
+	return vr, nil
+}
+
+// encode appends one command to r.
+func (c *Client) encode(r *request, name string, args []arg, expect resp.TypeSet, values argSpan, ci cmdInfo) {
 	call := r.call
-	start := len(call.Buf)
+	ci.start = len(call.Buf)
 	call.Buf = resp.AppendArrayLen(call.Buf, 1+len(args))
 	call.Buf = resp.AppendBulkString(call.Buf, name)
 	for i := range args {
@@ -71,10 +108,61 @@ func (c *Client) add(r *request, name string, args []arg, expect resp.TypeSet) (
 		}
 		call.Buf = appendArg(call.Buf, &args[i])
 	}
+	ci.end = len(call.Buf)
 	call.N++
 	call.Expect = append(call.Expect, expect)
-	r.cmds = append(r.cmds, cmdInfo{start: start, end: len(call.Buf)})
-	return vr, nil
+	r.cmds = append(r.cmds, ci)
+}
+
+func hasKeys(args []arg) bool {
+	for i := range args {
+		if args[i].kind == argKey {
+			return true
+		}
+	}
+	return false
+}
+
+// argsSlot returns the slot of the key arguments: noSlot without keys,
+// crossSlot when they differ.
+func argsSlot(args []arg) int32 {
+	slot := noSlot
+	for i := range args {
+		if args[i].kind != argKey {
+			continue
+		}
+		switch s := keySlot(args[i].s); {
+		case slot == noSlot:
+			slot = s
+		case s != slot:
+			return crossSlot
+		}
+	}
+	return slot
+}
+
+// keySlots lists the distinct slots of the key arguments, for errors.
+func keySlots(args []arg) []int32 {
+	var out []int32
+	for i := range args {
+		if args[i].kind == argKey {
+			if s := keySlot(args[i].s); !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// slots lists the slots of the request's commands, for errors.
+func (r *request) slots() []int32 {
+	var out []int32
+	for _, ci := range r.cmds {
+		if ci.slot >= 0 && !slices.Contains(out, ci.slot) {
+			out = append(out, ci.slot)
+		}
+	}
+	return out
 }
 
 // valueBytes returns a stored value's bytes, whatever its argument kind.

@@ -30,10 +30,27 @@ func (o ScanOptions) appendTo(args []arg, withType bool) []arg {
 	return args
 }
 
-// scan walks a SCAN-family cursor to the end, yielding each page's items.
-// As SCAN guarantees, an item present for the whole iteration is returned
-// at least once; it may be returned more than once.
+// scan walks a SCAN-family cursor to the end, yielding each page's items,
+// until yield returns false. As SCAN guarantees, an item present for the
+// whole iteration is returned at least once; it may be returned more than
+// once. On a cluster, SCAN walks every primary in turn (SSCAN and the
+// others concern one key, which lives in one slot).
 func (c *Client) scan(ctx context.Context, name, key string, opts ScanOptions, yield func([]Value) bool) error {
+	targets := []*Client{c}
+	if key == "" {
+		targets = c.shards()
+	}
+	for _, t := range targets {
+		more, err := t.scanCursor(ctx, name, key, opts, yield)
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// scanCursor walks one server's cursor; more is false once yield said stop.
+func (c *Client) scanCursor(ctx context.Context, name, key string, opts ScanOptions, yield func([]Value) bool) (more bool, err error) {
 	cursor := "0"
 	for {
 		var buf [9]arg
@@ -45,13 +62,13 @@ func (c *Client) scan(ctx context.Context, name, key string, opts ScanOptions, y
 		args = opts.appendTo(args, name == "SCAN")
 		page, err := run(ctx, c, cmd(decScan, name, args...))
 		if err != nil {
-			return err
+			return false, err
 		}
 		if !yield(wrapValues(page.items)) {
-			return nil
+			return false, nil
 		}
 		if cursor = page.cursor; cursor == "0" {
-			return nil
+			return true, nil
 		}
 	}
 }

@@ -53,10 +53,14 @@ func (s *Script) Queue(b *Batch, keys []string, args ...any) *Future[Value] {
 }
 
 // Load caches the script on the server (SCRIPT LOAD), so that the first
-// Run needs no fallback.
+// Run needs no fallback; on a cluster, on every primary.
 func (s *Script) Load(ctx context.Context, c *Client) error {
-	_, err := run(ctx, c, cmd(decString, "SCRIPT", str("LOAD"), str(s.src)))
-	return err
+	for _, sh := range c.shards() {
+		if _, err := run(ctx, sh, cmd(decString, "SCRIPT", str("LOAD"), str(s.src))); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (s *Script) command(name, body string, keys []string, args []any) (command[Value], error) {

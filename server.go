@@ -61,27 +61,47 @@ func (c *Client) Echo(ctx context.Context, msg string) (string, error) {
 // Echo queues ECHO; see Client.Echo.
 func (b *Batch) Echo(msg string) *Future[string] { return enqueue(b, echoCmd(msg)) }
 
-// DBSize returns the number of keys in the selected database.
+// DBSize returns the number of keys in the selected database; on a
+// cluster, in every shard.
 func (c *Client) DBSize(ctx context.Context) (int64, error) {
-	return run(ctx, c, cmd(decInt, "DBSIZE"))
+	var total int64
+	for _, sh := range c.shards() {
+		n, err := run(ctx, sh, cmd(decInt, "DBSIZE"))
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
 }
 
 // DBSize queues DBSIZE; see Client.DBSize.
 func (b *Batch) DBSize() *Future[int64] { return enqueue(b, cmd(decInt, "DBSIZE")) }
 
-// FlushDB deletes every key of the selected database.
+// FlushDB deletes every key of the selected database; on a cluster, of
+// every shard.
 func (c *Client) FlushDB(ctx context.Context) error {
-	_, err := run(ctx, c, cmd(decOK, "FLUSHDB"))
-	return err
+	return c.onEveryShard(ctx, cmd(decOK, "FLUSHDB"))
+}
+
+// onEveryShard runs a command on every shard (the one server, on a
+// single server).
+func (c *Client) onEveryShard(ctx context.Context, cm command[bool]) error {
+	for _, sh := range c.shards() {
+		if _, err := run(ctx, sh, cm); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // FlushDB queues FLUSHDB; see Client.FlushDB.
 func (b *Batch) FlushDB() *Future[bool] { return enqueue(b, cmd(decOK, "FLUSHDB")) }
 
-// FlushAll deletes every key of every database.
+// FlushAll deletes every key of every database; on a cluster, of every
+// shard.
 func (c *Client) FlushAll(ctx context.Context) error {
-	_, err := run(ctx, c, cmd(decOK, "FLUSHALL"))
-	return err
+	return c.onEveryShard(ctx, cmd(decOK, "FLUSHALL"))
 }
 
 // FlushAll queues FLUSHALL; see Client.FlushAll.

@@ -12,8 +12,8 @@ import (
 func TestKeySlot(t *testing.T) {
 	// Values from the Redis Cluster specification and CLUSTER KEYSLOT.
 	for key, want := range map[string]int32{
-		"123456789": 0x31C3 & (slotCount - 1), // the CRC16/XMODEM check value 0x31C3
-		"foo":       12182,
+		"123456789":            0x31C3 & (slotCount - 1), // the CRC16/XMODEM check value 0x31C3
+		"foo":                  12182,
 		"{user1000}.following": keySlot("user1000"),
 		"foo{}{bar}":           keySlot("foo{}{bar}"), // empty first tag: the whole key
 		"foo{{bar}}zap":        keySlot("{bar"),

@@ -1,0 +1,1016 @@
+package zipline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ziplinekv/zipline/internal/resp"
+)
+
+// cluster carries requests to a Redis or Valkey Cluster. Each command goes
+// to the node that owns its keys' hash slot, read from a route table that
+// the topology refresher fills from the nodes' own accounts (CLUSTER
+// SHARDS) and that a MOVED reply patches at once. Every node is reached as
+// a single server is: one shared pipelined connection, and dedicated
+// connections for blocking commands. A request whose commands live on
+// several nodes is split into one pipeline per node, sent in parallel, and
+// its replies put back in order.
+//
+// Redirects and retries happen here, per command: MOVED and ASK follow the
+// server; TRYAGAIN, CLUSTERDOWN, LOADING and MASTERDOWN wait and retry
+// within the caller's deadline (the command did not run); a command that
+// never left the client (ErrNotSent) waits for a new topology and goes
+// again; one lost with its connection is never retried.
+type cluster struct {
+	s     *shared
+	seeds []string
+
+	// routes[slot] serves the slot; nil while nobody does.
+	routes [slotCount]atomic.Pointer[route]
+	// hash of the view installed, zero before the first.
+	installed atomic.Uint64
+
+	mu       sync.Mutex
+	nodes    map[string]*node // every node some route uses, and the seeds
+	changed  chan struct{}    // closed (and replaced) when routes change
+	commands commandTable
+
+	refresh chan struct{} // capacity 1: a request for a refresh
+	life    context.Context
+	stop    context.CancelFunc
+	wg      sync.WaitGroup
+	rr      atomic.Uint32 // round robin over replicas
+}
+
+// route is who serves one slot: its primary, and its replicas for reads.
+type route struct {
+	primary  *node
+	replicas []*node
+}
+
+// node is one server of the cluster.
+type node struct {
+	addr string
+	*direct
+	queried time.Time // last topology query; owned by the refresher
+	rtt     atomic.Int64
+}
+
+var _ carrier = (*cluster)(nil)
+
+// Cluster timing. Topology is refreshed on demand (MOVED, a lost primary,
+// CLUSTERDOWN) and every DefaultClusterRefreshInterval; whatever the error
+// rate, no node is asked for the topology more than once per
+// minQueryInterval.
+const (
+	DefaultClusterRefreshInterval = 15 * time.Second
+	minQueryInterval              = time.Second
+	// Retrying a command the cluster could not serve yet: backoff doubling
+	// from retryBackoffMin to retryBackoffMax, maxRedirects at most.
+	retryBackoffMin = 5 * time.Millisecond
+	retryBackoffMax = 200 * time.Millisecond
+	maxRedirects    = 64
+)
+
+// newCluster discovers the cluster from the seed that answered, and
+// knows the other seeds for later.
+func newCluster(ctx context.Context, s *shared, addr string, seeds []string) (*cluster, error) {
+	c := &cluster{s: s, seeds: seeds, nodes: map[string]*node{},
+		changed: make(chan struct{}), refresh: make(chan struct{}, 1)}
+	c.life, c.stop = context.WithCancel(context.Background())
+	seed, err := c.node(ctx, addr)
+	if err != nil {
+		c.close()
+		return nil, err
+	}
+	s.routing = loadCommandTable(ctx, seed)
+	if err := c.refreshNow(ctx); err != nil {
+		c.close()
+		return nil, err
+	}
+	c.wg.Add(1)
+	go c.refresher()
+	return c, nil
+}
+
+// node returns the connection to addr, dialling it if it is new.
+func (c *cluster) node(ctx context.Context, addr string) (*node, error) {
+	c.mu.Lock()
+	n := c.nodes[addr]
+	c.mu.Unlock()
+	if n != nil {
+		return n, nil
+	}
+	d, err := newDirect(c.s, addr, ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if other := c.nodes[addr]; other != nil { // dialled twice: keep one
+		go d.close()
+		return other, nil
+	}
+	if c.life.Err() != nil {
+		go d.close()
+		return nil, fmt.Errorf("%w (%w)", ErrClosed, ErrNotSent)
+	}
+	n = &node{addr: addr, direct: d}
+	c.nodes[addr] = n
+	return n, nil
+}
+
+// askRefresh asks the refresher for a new view, without waiting.
+func (c *cluster) askRefresh() {
+	select {
+	case c.refresh <- struct{}{}:
+	default:
+	}
+}
+
+// refresher is the one goroutine that reads topology: on request, and
+// periodically. Between two queries of the same node it lets at least
+// minQueryInterval pass, so a storm of errors costs each node at most one
+// topology query per second.
+func (c *cluster) refresher() {
+	defer c.wg.Done()
+	t := time.NewTicker(DefaultClusterRefreshInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.life.Done():
+			return
+		case <-c.refresh:
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(c.life, c.s.opts.DialTimeout)
+		if err := c.refreshNow(ctx); err != nil && c.life.Err() == nil {
+			c.s.opts.Logger.Debug("zipline: cluster topology refresh failed", "err", err)
+		}
+		cancel()
+	}
+}
+
+// refreshNow asks up to three nodes for their view of the cluster and
+// installs the one most of them give. Nodes asked less than
+// minQueryInterval ago are skipped (or waited for, when every node was).
+func (c *cluster) refreshNow(ctx context.Context) error {
+	asked := c.pickQueried(ctx, 3)
+	if len(asked) == 0 {
+		return errors.New("zipline: no cluster node to ask for the topology")
+	}
+	views := make([]*view, len(asked))
+	errs := make([]error, len(asked))
+	var wg sync.WaitGroup
+	for i, n := range asked {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			views[i], errs[i] = c.queryView(ctx, n)
+		}()
+	}
+	wg.Wait()
+	var got []*view
+	for _, v := range views {
+		if v != nil {
+			got = append(got, v)
+		}
+	}
+	if len(got) == 0 {
+		return fmt.Errorf("zipline: cluster topology: %w", errors.Join(errs...))
+	}
+	best := elect(got, c.installed.Load())
+	if best.hash == c.installed.Load() {
+		return nil
+	}
+	return c.install(ctx, best)
+}
+
+// pickQueried chooses up to n nodes to ask for the topology: primaries
+// first, then replicas, then seeds, none asked within minQueryInterval.
+// When every candidate was, it waits (bounded by ctx) for the first to be
+// allowed again.
+func (c *cluster) pickQueried(ctx context.Context, n int) []*node {
+	for {
+		c.mu.Lock()
+		var cands []*node
+		seen := map[*node]bool{}
+		add := func(nd *node) {
+			if nd != nil && !seen[nd] {
+				seen[nd] = true
+				cands = append(cands, nd)
+			}
+		}
+		for _, r := range c.routeSet() {
+			add(r.primary)
+		}
+		for _, r := range c.routeSet() {
+			for _, rep := range r.replicas {
+				add(rep)
+			}
+		}
+		for _, s := range c.seeds {
+			add(c.nodes[s])
+		}
+		for _, nd := range c.nodes {
+			add(nd)
+		}
+		now := time.Now()
+		var out []*node
+		wait := time.Duration(-1)
+		for _, nd := range cands {
+			if since := now.Sub(nd.queried); nd.queried.IsZero() || since >= minQueryInterval {
+				nd.queried = now
+				out = append(out, nd)
+				if len(out) == n {
+					break
+				}
+			} else if w := minQueryInterval - since; wait < 0 || w < wait {
+				wait = w
+			}
+		}
+		c.mu.Unlock()
+		if len(out) > 0 || wait < 0 {
+			return out
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// routeSet returns the distinct routes installed. Callers hold c.mu.
+func (c *cluster) routeSet() []*route {
+	var out []*route
+	var last *route
+	for i := range c.routes {
+		if r := c.routes[i].Load(); r != nil && r != last {
+			out = append(out, r)
+			last = r
+		}
+	}
+	return out
+}
+
+// queryView asks one node for its view: CLUSTER SHARDS, or CLUSTER SLOTS on
+// servers older than 7.
+func (c *cluster) queryView(ctx context.Context, n *node) (*view, error) {
+	v, err := c.nodeDo(ctx, n, "CLUSTER", "SHARDS")
+	if err == nil {
+		return parseShards(v, n.addr)
+	}
+	var se *ServerError
+	if !errors.As(err, &se) {
+		return nil, err
+	}
+	if v, err = c.nodeDo(ctx, n, "CLUSTER", "SLOTS"); err != nil {
+		return nil, err
+	}
+	return parseSlots(v, n.addr)
+}
+
+// nodeDo runs one command on one node's shared connection.
+func (c *cluster) nodeDo(ctx context.Context, n *node, args ...string) (resp.Value, error) {
+	r := c.s.newRequest()
+	r.call.Buf = resp.AppendArrayLen(r.call.Buf, len(args))
+	for _, a := range args {
+		r.call.Buf = resp.AppendBulkString(r.call.Buf, a)
+	}
+	r.call.N = 1
+	defer r.release()
+	if err := r.sendOn(ctx, n.pipe); err != nil {
+		return resp.Value{}, err
+	}
+	v := r.replies[0]
+	return v, c.s.replyError(v)
+}
+
+// install makes v the route table: it connects to the nodes v names (a
+// primary that cannot be reached still gets its route: requests for it fail
+// as not sent and wait for the next view), then swaps the routes slot by
+// slot, and closes the connections of nodes that left.
+func (c *cluster) install(ctx context.Context, v *view) error {
+	byAddr := map[string]*node{}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	addrs := v.nodes()
+	if c.s.opts.ReadFrom == ReadPrimary {
+		addrs = addrs[:0]
+		for _, s := range v.shards {
+			if s.primary != "" {
+				addrs = append(addrs, s.primary)
+			}
+		}
+	}
+	for _, a := range addrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if n, err := c.node(ctx, a); err == nil {
+				mu.Lock()
+				byAddr[a] = n
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if v.covered() > 0 && len(byAddr) == 0 {
+		return errors.New("zipline: no cluster node could be reached")
+	}
+	c.mu.Lock()
+	for _, s := range v.shards {
+		r := &route{primary: byAddr[s.primary]}
+		for _, a := range s.replicas {
+			if n := byAddr[a]; n != nil {
+				r.replicas = append(r.replicas, n)
+			}
+		}
+		if r.primary == nil && len(r.replicas) == 0 {
+			r = nil
+		}
+		for _, rg := range s.ranges {
+			for slot := rg[0]; slot <= rg[1]; slot++ {
+				c.routes[slot].Store(r)
+			}
+		}
+	}
+	c.installed.Store(v.hash)
+	used := map[*node]bool{}
+	for _, r := range c.routeSet() {
+		used[r.primary] = true
+		for _, rep := range r.replicas {
+			used[rep] = true
+		}
+	}
+	var gone []*node
+	for a, n := range c.nodes {
+		if !used[n] && !c.isSeed(a) {
+			delete(c.nodes, a)
+			gone = append(gone, n)
+		}
+	}
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.mu.Unlock()
+	for _, n := range gone {
+		c.wg.Add(1)
+		go func() { defer c.wg.Done(); n.close() }()
+	}
+	return nil
+}
+
+func (c *cluster) isSeed(addr string) bool {
+	for _, s := range c.seeds {
+		if s == addr {
+			return true
+		}
+	}
+	return false
+}
+
+// moved patches one slot after a MOVED reply and asks for a full refresh:
+// the slot's new owner serves it from now on, even before the refresh.
+func (c *cluster) moved(ctx context.Context, slot int32, addr string) {
+	n, err := c.node(ctx, addr)
+	if err != nil {
+		c.askRefresh()
+		return
+	}
+	c.mu.Lock()
+	if cur := c.routes[slot].Load(); cur == nil || cur.primary != n {
+		c.routes[slot].Store(&route{primary: n})
+		close(c.changed)
+		c.changed = make(chan struct{})
+	}
+	c.mu.Unlock()
+	c.askRefresh()
+}
+
+// changes returns a channel closed at the next change of the routes.
+func (c *cluster) changes() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed
+}
+
+// target picks the node for a command: the slot's primary, or, for a read
+// with Options.ReadFrom asking for it, a replica. Keyless commands go to
+// any primary. nil means nobody serves the slot now.
+func (c *cluster) target(ci cmdInfo) *node {
+	slot := ci.slot
+	if slot < 0 {
+		slot = int32(c.rr.Add(1) % slotCount)
+	}
+	r := c.routes[slot].Load()
+	if r == nil {
+		return nil
+	}
+	if !ci.readOnly || len(r.replicas) == 0 {
+		return r.primary
+	}
+	switch c.s.opts.ReadFrom {
+	case ReadPreferReplica, ReadReplicaRoundRobin:
+		if n := r.replicas[int(c.rr.Add(1))%len(r.replicas)]; n.pipe != nil && !n.pipe.Closed() {
+			return n
+		}
+	case ReadLowestLatency:
+		best := r.primary
+		for _, n := range r.replicas {
+			if best == nil || n.rtt.Load() < best.rtt.Load() {
+				best = n
+			}
+		}
+		return best
+	}
+	return r.primary
+}
+
+func (c *cluster) send(ctx context.Context, r *request) error {
+	if r.tx {
+		return c.sendTx(ctx, r)
+	}
+	return c.sendEach(ctx, r)
+}
+
+// flight is one request's way through the cluster: a reply or an error per
+// command, and what each still needs.
+type flight struct {
+	c       *cluster
+	r       *request
+	replies []resp.Value
+	errs    []error
+	done    []bool
+	ask     []string // an ASK target, per command
+}
+
+// sendEach sends every command of r to its slot's owner, one pipeline per
+// node, following redirects and retrying what the cluster could not serve
+// yet, until every command has its reply or a final error.
+func (c *cluster) sendEach(ctx context.Context, r *request) error {
+	n := len(r.cmds)
+	f := &flight{c: c, r: r, replies: make([]resp.Value, n), errs: make([]error, n), done: make([]bool, n), ask: make([]string, n)}
+	backoff := retryBackoffMin
+	for round := 0; ; round++ {
+		groups := map[*node][]int{}
+		waitTopology := false
+		for i := range n {
+			if f.done[i] {
+				continue
+			}
+			var nd *node
+			if f.ask[i] != "" {
+				var err error
+				if nd, err = c.node(ctx, f.ask[i]); err != nil {
+					f.ask[i] = ""
+					waitTopology = true
+					continue
+				}
+			} else if r.node != "" {
+				nd, _ = c.node(ctx, r.node)
+			} else {
+				nd = c.target(r.cmds[i])
+			}
+			if nd == nil {
+				waitTopology = true
+				continue
+			}
+			groups[nd] = append(groups[nd], i)
+		}
+		retry := f.sendGroups(ctx, groups)
+		if retry == 0 && !waitTopology {
+			break
+		}
+		if round == maxRedirects {
+			f.failRest(errors.New("zipline: too many cluster redirects and retries"))
+			break
+		}
+		if waitTopology {
+			c.askRefresh()
+		}
+		if err := c.wait(ctx, backoff, waitTopology); err != nil {
+			f.failRest(notSentErr(err))
+			break
+		}
+		backoff = min(2*backoff, retryBackoffMax)
+	}
+	return f.finish()
+}
+
+// sendGroups sends each node its pipeline, in parallel, and sorts the
+// replies: final, redirected or to retry. It returns how many commands
+// need another round.
+func (f *flight) sendGroups(ctx context.Context, groups map[*node][]int) (retry int) {
+	if len(groups) == 1 {
+		for nd, idx := range groups {
+			return f.sendGroup(ctx, nd, idx)
+		}
+	}
+	var wg sync.WaitGroup
+	var total atomic.Int64
+	for nd, idx := range groups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			total.Add(int64(f.sendGroup(ctx, nd, idx)))
+		}()
+	}
+	wg.Wait()
+	return int(total.Load())
+}
+
+// sendGroup sends the commands idx of the request to one node, each
+// preceded by ASKING when an ASK redirect sent it there.
+func (f *flight) sendGroup(ctx context.Context, nd *node, idx []int) (retry int) {
+	r, c := f.r, f.c
+	sub := c.s.newRequest()
+	defer sub.release()
+	call := sub.call
+	call.Patience = r.call.Patience
+	sub.blocking = r.blocking
+	for _, i := range idx {
+		if f.ask[i] != "" {
+			call.Buf = append(call.Buf, askingCommand...)
+			call.Expect = append(call.Expect, tsStatus)
+			call.N++
+		}
+		ci := r.cmds[i]
+		call.Buf = append(call.Buf, r.call.Buf[ci.start:ci.end]...)
+		call.Expect = append(call.Expect, r.call.Expect[i])
+		call.N++
+	}
+	err := nd.send(ctx, sub)
+	if err != nil {
+		for _, i := range idx {
+			switch {
+			case errors.Is(err, ErrNotSent) && ctx.Err() == nil:
+				retry++ // never reached the server: safe to send again
+				c.askRefresh()
+			default:
+				f.errs[i], f.done[i] = err, true
+			}
+		}
+		return retry
+	}
+	k := 0
+	for _, i := range idx {
+		if f.ask[i] != "" {
+			k++ // ASKING's +OK
+			f.ask[i] = ""
+		}
+		v := sub.replies[k]
+		k++
+		if f.redirected(ctx, i, v) {
+			retry++
+			continue
+		}
+		f.replies[i], f.done[i] = v, true
+	}
+	return retry
+}
+
+var askingCommand = resp.AppendBulkString(resp.AppendArrayLen(nil, 1), "ASKING")
+
+// redirected handles a reply that says the command did not run here: MOVED
+// and ASK point elsewhere; TRYAGAIN, CLUSTERDOWN, LOADING and MASTERDOWN
+// mean later. It reports whether the command goes again.
+func (f *flight) redirected(ctx context.Context, i int, v resp.Value) bool {
+	if !v.IsError() {
+		return false
+	}
+	msg := unsafeString(v.Bytes())
+	prefix, rest, _ := strings.Cut(msg, " ")
+	switch prefix {
+	case "MOVED", "ASK":
+		slotText, addr, ok := strings.Cut(rest, " ")
+		slot, err := strconv.Atoi(slotText)
+		if !ok || err != nil || slot < 0 || slot >= slotCount {
+			return false
+		}
+		addr = f.c.redirectAddr(addr)
+		if prefix == "MOVED" {
+			f.c.moved(ctx, int32(slot), addr)
+		} else {
+			f.ask[i] = addr
+		}
+		return true
+	case "TRYAGAIN", "LOADING":
+		return true
+	case "CLUSTERDOWN", "MASTERDOWN":
+		f.c.askRefresh()
+		return true
+	}
+	return false
+}
+
+// redirectAddr completes a redirect's address: a server that does not know
+// its own host name sends ":port".
+func (c *cluster) redirectAddr(addr string) string {
+	if strings.HasPrefix(addr, ":") && len(c.seeds) > 0 {
+		host, _, _ := strings.Cut(c.seeds[0], ":")
+		return host + addr
+	}
+	return addr
+}
+
+func (f *flight) failRest(err error) {
+	for i := range f.done {
+		if !f.done[i] {
+			f.errs[i], f.done[i] = err, true
+		}
+	}
+}
+
+// finish leaves the replies in the request. If every command failed the
+// same way, the request failed as a whole.
+func (f *flight) finish() error {
+	var first error
+	all := true
+	for _, err := range f.errs {
+		if err == nil {
+			all = false
+		} else if first == nil {
+			first = err
+		}
+	}
+	if all && first != nil {
+		return first
+	}
+	f.r.replies = f.replies
+	if first != nil {
+		f.r.errs = f.errs
+	}
+	return nil
+}
+
+// wait waits before a retry: backoff, or, when a new topology is needed,
+// until the routes change (at most minQueryInterval). ctx bounds it.
+func (c *cluster) wait(ctx context.Context, backoff time.Duration, topology bool) error {
+	d := backoff/2 + rand.N(backoff/2+1)
+	var changed <-chan struct{}
+	if topology {
+		d, changed = minQueryInterval, c.changes()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.life.Done():
+		return ErrClosed
+	case <-changed:
+	case <-t.C:
+	}
+	return nil
+}
+
+// sendTx runs a MULTI/EXEC transaction on the owner of its one slot, as a
+// unit: when the slot has moved (MOVED while queuing, or EXECABORT after
+// one), or is moving (ASK, TRYAGAIN), the whole transaction goes again.
+// Nothing of a transaction aborted that way ran.
+func (c *cluster) sendTx(ctx context.Context, r *request) error {
+	slot := noSlot
+	for _, ci := range r.cmds {
+		switch {
+		case ci.slot == noSlot:
+		case slot == noSlot:
+			slot = ci.slot
+		case ci.slot != slot:
+			return &CrossSlotError{Command: "MULTI", Slots: r.slots()}
+		}
+	}
+	backoff := retryBackoffMin
+	for round := 0; ; round++ {
+		nd := c.target(cmdInfo{slot: slot})
+		again := nd == nil
+		if nd != nil {
+			sub := c.s.newRequest()
+			sub.call.Buf = append(sub.call.Buf, r.call.Buf...)
+			sub.call.Expect = append(sub.call.Expect, r.call.Expect...)
+			sub.call.N = r.call.N
+			err := nd.send(ctx, sub)
+			switch {
+			case err == nil:
+				moved := false
+				for _, v := range sub.replies {
+					if v.IsError() {
+						prefix, _, _ := strings.Cut(unsafeString(v.Bytes()), " ")
+						switch prefix {
+						case "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "LOADING":
+							moved = true
+							if f := (&flight{c: c, ask: make([]string, 1)}); prefix == "MOVED" {
+								f.redirected(ctx, 0, v)
+							}
+						}
+					}
+				}
+				if !moved {
+					r.replies = sub.replies
+					r.call, sub.call = sub.call, r.call // the replies live in the call
+					sub.release()
+					return nil
+				}
+				again = true
+			case errors.Is(err, ErrNotSent) && ctx.Err() == nil:
+				again = true
+				c.askRefresh()
+			default:
+				sub.release()
+				return err
+			}
+			sub.release()
+		}
+		if !again || round == maxRedirects {
+			return errors.New("zipline: too many cluster redirects and retries for a transaction")
+		}
+		if err := c.wait(ctx, backoff, nd == nil); err != nil {
+			return notSentErr(err)
+		}
+		backoff = min(2*backoff, retryBackoffMax)
+	}
+}
+
+// lease lends a dedicated connection for Dedicated. Which node it goes to
+// depends on the first command with a key sent on it (see lazyLease).
+func (c *cluster) lease(ctx context.Context) (carrier, error) {
+	return &lazyLease{c: c}, nil
+}
+
+// lazyLease is a Dedicated Client's carrier on a cluster: it borrows a
+// connection from the node that owns the slot of the first command with a
+// key, and keeps it. Later commands for other nodes' slots get the
+// server's MOVED error, which it does not follow: a dedicated connection
+// is one connection.
+type lazyLease struct {
+	c  *cluster
+	mu sync.Mutex
+	l  *lease
+}
+
+func (z *lazyLease) bound(ctx context.Context, r *request) (*lease, error) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if z.l != nil {
+		return z.l, nil
+	}
+	slot := noSlot
+	for _, ci := range r.cmds {
+		if ci.slot >= 0 {
+			slot = ci.slot
+			break
+		}
+	}
+	l, err := z.c.leaseFor(ctx, slot)
+	if err != nil {
+		return nil, err
+	}
+	z.l = l
+	return l, nil
+}
+
+func (z *lazyLease) send(ctx context.Context, r *request) error {
+	l, err := z.bound(ctx, r)
+	if err != nil {
+		return err
+	}
+	return l.send(ctx, r)
+}
+
+func (z *lazyLease) lease(context.Context) (carrier, error) {
+	return nil, errors.New("zipline: Dedicated called on a dedicated Client")
+}
+
+func (z *lazyLease) protocol() int { return z.c.protocol() }
+
+func (z *lazyLease) stats(st *Stats) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if z.l != nil {
+		z.l.stats(st)
+	}
+}
+
+func (z *lazyLease) close() error {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if z.l == nil {
+		return nil
+	}
+	return z.l.close()
+}
+
+func (z *lazyLease) taint() {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if z.l != nil {
+		z.l.taint()
+	}
+}
+
+func (c *cluster) leaseFor(ctx context.Context, slot int32) (*lease, error) {
+	backoff := retryBackoffMin
+	for {
+		if nd := c.target(cmdInfo{slot: slot}); nd != nil {
+			l, err := nd.dedicated.lease(ctx)
+			if err == nil || !errors.Is(err, ErrNotSent) || ctx.Err() != nil {
+				return l, err
+			}
+		}
+		c.askRefresh()
+		if err := c.wait(ctx, backoff, true); err != nil {
+			return nil, notSentErr(err)
+		}
+		backoff = min(2*backoff, retryBackoffMax)
+	}
+}
+
+func (c *cluster) protocol() int {
+	for _, n := range c.primaries() {
+		return n.pipe.Protocol()
+	}
+	return 0
+}
+
+// primaries returns the nodes that serve slots now, in slot order.
+func (c *cluster) primaries() []*node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []*node
+	seen := map[*node]bool{}
+	for _, r := range c.routeSet() {
+		if r.primary != nil && !seen[r.primary] {
+			seen[r.primary] = true
+			out = append(out, r.primary)
+		}
+	}
+	return out
+}
+
+func (c *cluster) stats(st *Stats) {
+	c.mu.Lock()
+	nodes := make([]*node, 0, len(c.nodes))
+	for _, n := range c.nodes {
+		nodes = append(nodes, n)
+	}
+	c.mu.Unlock()
+	for _, n := range nodes {
+		n.stats(st)
+	}
+}
+
+// close stops the refresher and closes every node.
+func (c *cluster) close() error {
+	c.stop()
+	c.mu.Lock()
+	nodes := c.nodes
+	c.nodes = map[string]*node{}
+	c.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		wg.Add(1)
+		go func() { defer wg.Done(); n.close() }()
+	}
+	wg.Wait()
+	c.wg.Wait()
+	return nil
+}
+
+// CrossSlotError is a command (or transaction) whose keys hash to
+// different slots of a cluster, which the server would refuse. Commands
+// that can be split by slot (MGET, MSET, DEL, UNLINK, EXISTS, TOUCH) are
+// split instead; others need all their keys in one slot, for instance
+// with a hash tag: "{user:7}:name" and "{user:7}:email". It matches
+// ErrNotSent: nothing was sent.
+type CrossSlotError struct {
+	Command string
+	Slots   []int32
+}
+
+func (e *CrossSlotError) Error() string {
+	return fmt.Sprintf("zipline: %s: keys in different cluster slots %v: use a hash tag to put them in one", e.Command, e.Slots)
+}
+
+// Is makes a CrossSlotError match ErrNotSent.
+func (e *CrossSlotError) Is(target error) bool { return target == ErrNotSent }
+
+// ReadFrom says where a cluster's read-only commands go.
+type ReadFrom uint8
+
+const (
+	// ReadPrimary sends every command to the slot's primary (the default):
+	// reads see every acknowledged write.
+	ReadPrimary ReadFrom = iota
+	// ReadPreferReplica sends reads to the slot's replicas in turn, and to
+	// the primary when none is healthy. Replicas lag: a read may miss a
+	// recent write.
+	ReadPreferReplica
+	// ReadReplicaRoundRobin is ReadPreferReplica by another name, for
+	// those who think of it that way.
+	ReadReplicaRoundRobin
+	// ReadLowestLatency sends reads to whichever of the slot's nodes,
+	// primary included, answered health checks fastest.
+	ReadLowestLatency
+)
+
+// commandTable is what the server says of its commands (COMMAND): where
+// their keys are, and whether they only read. It lets Do route any command
+// on a cluster, and send reads to replicas.
+type commandTable map[string]commandInfo
+
+type commandInfo struct {
+	firstKey, lastKey, step int
+	readOnly                bool
+	movable                 bool
+}
+
+// loadCommandTable asks a node for COMMAND; if that fails the table is
+// empty, and Do routes by its first argument.
+func loadCommandTable(ctx context.Context, n *node) commandTable {
+	r := n.direct
+	req := r.pipe.NewCall()
+	req.Buf = resp.AppendBulkString(resp.AppendArrayLen(req.Buf, 1), "COMMAND")
+	req.N = 1
+	if err := r.pipe.Do(ctx, req); err != nil || !req.Reply(0).IsError() && len(req.Reply(0).Elems()) == 0 {
+		if err == nil {
+			req.Release()
+		}
+		return commandTable{}
+	}
+	defer req.Release()
+	t := commandTable{}
+	for _, e := range req.Reply(0).Elems() {
+		f := e.Elems()
+		if len(f) < 6 {
+			continue
+		}
+		info := commandInfo{firstKey: int(f[3].Int()), lastKey: int(f[4].Int()), step: int(f[5].Int())}
+		for _, flag := range f[2].Elems() {
+			switch string(flag.Bytes()) {
+			case "readonly":
+				info.readOnly = true
+			case "movablekeys":
+				info.movable = true
+			}
+		}
+		var buf [32]byte
+		t[string(upper(buf[:0], string(f[0].Bytes())))] = info
+	}
+	return t
+}
+
+// markKeys marks, among a command's arguments (name excluded), those the
+// server takes for keys, when the command came without key marks (Do).
+func (t commandTable) markKeys(name string, args []arg) {
+	info, ok := t[name]
+	switch {
+	case name == "EVAL", name == "EVALSHA", name == "EVAL_RO", name == "EVALSHA_RO", name == "FCALL", name == "FCALL_RO":
+		if len(args) > 1 {
+			if n, err := strconv.Atoi(args[1].text()); err == nil {
+				for i := 2; i < 2+n && i < len(args); i++ {
+					args[i].kind = argKey
+				}
+			}
+		}
+		return
+	case !ok || info.firstKey <= 0:
+		if !ok && len(args) > 0 { // unknown to the server's table: guess the first argument
+			args[0].kind = argKey
+		}
+		return
+	}
+	last := info.lastKey
+	if last < 0 {
+		last = len(args) + 1 + last // -1: the last argument
+	}
+	step := max(info.step, 1)
+	for i := info.firstKey; i <= last && i-1 < len(args); i += step {
+		if args[i-1].kind == argString || args[i-1].kind == argBytes {
+			args[i-1].kind, args[i-1].s = argKey, args[i-1].text()
+		}
+	}
+}
+
+// shards returns, on a cluster, a view of c pinned to each primary, for
+// commands that concern every shard (FLUSHALL, DBSIZE, SCAN, SCRIPT LOAD);
+// on a single server, c itself.
+func (c *Client) shards() []*Client {
+	cl, ok := c.carrier.(*cluster)
+	if !ok {
+		return []*Client{c}
+	}
+	var out []*Client
+	for _, n := range cl.primaries() {
+		out = append(out, c.with(n.direct))
+	}
+	return out
+}

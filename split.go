@@ -1,0 +1,160 @@
+package zipline
+
+import (
+	"github.com/ziplinekv/zipline/internal/resp"
+)
+
+// On a cluster, a command whose keys hash to different slots cannot run as
+// one: the server refuses it (CROSSSLOT). Those that act on each key on its
+// own are cut into one command per slot, sent wherever each slot lives, and
+// their replies merged back into the reply the whole command would have
+// had, keys in the caller's order.
+
+// mergeKind says how the parts of a split command merge.
+type mergeKind uint8
+
+const (
+	mergeNone  mergeKind = iota
+	mergeArray           // MGET: the parts' arrays, put back in the keys' order
+	mergeSum             // DEL, UNLINK, EXISTS, TOUCH: the parts' counts added up
+	mergeOK              // MSET: OK when every part is
+)
+
+// splitMerges lists the commands that can be split by slot.
+var splitMerges = map[string]mergeKind{
+	"MGET": mergeArray, "MSET": mergeOK,
+	"DEL": mergeSum, "UNLINK": mergeSum, "EXISTS": mergeSum, "TOUCH": mergeSum,
+}
+
+// split records one command encoded as several.
+type split struct {
+	first, n int // its parts: r.cmds[first : first+n]
+	merge    mergeKind
+	// order, for mergeArray: where each key of the parts, in part order,
+	// stood in the caller's command.
+	order []int
+}
+
+// addSplit encodes a command as one command per slot. A unit is a key and
+// the arguments after it up to the next key (MSET's value), so units keep
+// together; parts keep the caller's order within each slot.
+func (c *Client) addSplit(r *request, name string, args []arg, expect resp.TypeSet, values argSpan, merge mergeKind) error {
+	if r.tx {
+		return &CrossSlotError{Command: name, Slots: keySlots(args)}
+	}
+	type unit struct {
+		key        int // its index among the command's keys
+		start, end int // its arguments
+	}
+	var slots []int32
+	bySlot := map[int32][]unit{}
+	key := -1
+	for i := 0; i < len(args); {
+		end := i + 1
+		for end < len(args) && args[end].kind != argKey {
+			end++
+		}
+		key++
+		s := keySlot(args[i].s)
+		if _, ok := bySlot[s]; !ok {
+			slots = append(slots, s)
+		}
+		bySlot[s] = append(bySlot[s], unit{key, i, end})
+		i = end
+	}
+	sp := split{first: len(r.cmds), n: len(slots), merge: merge}
+	for _, s := range slots {
+		var part []arg
+		var partValues argSpan
+		for _, u := range bySlot[s] {
+			if merge == mergeArray {
+				sp.order = append(sp.order, u.key)
+			}
+			for j := u.start; j < u.end; j++ {
+				if values.has(j) {
+					partValues = every(1, 2) // MSET: every value follows its key
+				}
+				part = append(part, args[j])
+			}
+		}
+		c.encode(r, name, part, expect, partValues, cmdInfo{slot: s})
+	}
+	r.splits = append(r.splits, sp)
+	return nil
+}
+
+// merged returns one reply and error per command as the caller queued it:
+// the parts of split commands merged back into one.
+func (r *request) merged() ([]resp.Value, []error) {
+	if len(r.splits) == 0 {
+		return r.replies, r.errs
+	}
+	replies := make([]resp.Value, 0, len(r.replies))
+	var errs []error
+	if r.errs != nil {
+		errs = make([]error, 0, len(r.replies))
+	}
+	next := 0
+	for _, sp := range r.splits {
+		for ; next < sp.first; next++ {
+			replies = append(replies, r.replies[next])
+			if errs != nil {
+				errs = append(errs, r.errs[next])
+			}
+		}
+		v, err := sp.mergeParts(r.replies[sp.first:sp.first+sp.n], partErrs(r.errs, sp))
+		replies = append(replies, v)
+		if errs != nil {
+			errs = append(errs, err)
+		}
+		next = sp.first + sp.n
+	}
+	for ; next < len(r.replies); next++ {
+		replies = append(replies, r.replies[next])
+		if errs != nil {
+			errs = append(errs, r.errs[next])
+		}
+	}
+	return replies, errs
+}
+
+func partErrs(errs []error, sp split) []error {
+	if errs == nil {
+		return nil
+	}
+	return errs[sp.first : sp.first+sp.n]
+}
+
+// mergeParts merges the replies of one split command's parts. An error, of
+// the connection or the server, in any part is the whole command's.
+func (sp split) mergeParts(parts []resp.Value, errs []error) (resp.Value, error) {
+	for i, v := range parts {
+		if errs != nil && errs[i] != nil {
+			return resp.Value{}, errs[i]
+		}
+		if v.IsError() || v.Type() == resp.Oversize {
+			return v, nil
+		}
+	}
+	switch sp.merge {
+	case mergeArray:
+		out := make([]resp.Value, len(sp.order))
+		k := 0
+		for _, v := range parts {
+			for _, e := range v.Elems() {
+				if k < len(sp.order) {
+					out[sp.order[k]] = e
+				}
+				k++
+			}
+		}
+		return resp.ArrayValue(out), nil
+	case mergeSum:
+		var n int64
+		for _, v := range parts {
+			n += v.Int()
+		}
+		return resp.IntValue(n), nil
+	}
+	return parts[0], nil
+}
