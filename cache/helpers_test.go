@@ -1,0 +1,132 @@
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/internal/testkit"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// quiet discards the clients' connection events.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// newServer starts a redis-server for the test.
+func newServer(t *testing.T) *testkit.Server {
+	t.Helper()
+	return testkit.NewServer(t, testkit.Config{})
+}
+
+// newClient connects to addr, closing the client when the test ends.
+func newClient(t testing.TB, addr string, opts ...func(*zipline.Options)) *zipline.Client {
+	t.Helper()
+	o := zipline.Options{Addr: addr, Logger: quiet}
+	for _, f := range opts {
+		f(&o)
+	}
+	c, err := zipline.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// testCtx is a context that ends well before the test binary's timeout, so
+// that a hang fails the test that caused it.
+func testCtx(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// waitFor polls cond every millisecond until it holds, failing the test
+// after limit.
+func waitFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", limit, what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// exists reports whether key exists on the server.
+func exists(t testing.TB, s *testkit.Server, key string) bool {
+	t.Helper()
+	v, err := s.Do(context.Background(), "EXISTS", key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v.Int() == 1
+}
+
+// fakeClock is a clock the test moves by hand.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{t: time.Unix(1_800_000_000, 0)} }
+
+func (f *fakeClock) Now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.t
+}
+
+func (f *fakeClock) Set(t time.Time) {
+	f.mu.Lock()
+	f.t = t
+	f.mu.Unlock()
+}
+
+func (f *fakeClock) Add(d time.Duration) { f.Set(f.Now().Add(d)) }
+
+// user is the value type of most tests.
+type user struct {
+	ID   int    `json:"id"`
+	Name string `json:"name"`
+}
+
+// loader counts its calls and returns user{ID: id, Name: name-<call>}.
+type loader struct {
+	mu    sync.Mutex
+	calls int
+	// ctxErrs are the loader's context's errors when it was called.
+	ctxErrs []error
+}
+
+func (l *loader) load(id int) func(context.Context) (user, error) {
+	return func(ctx context.Context) (user, error) {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.calls++
+		l.ctxErrs = append(l.ctxErrs, ctx.Err())
+		return user{ID: id, Name: fmt.Sprintf("name-%d", l.calls)}, nil
+	}
+}
+
+func (l *loader) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.calls
+}
+
+// failing returns a loader that always fails with err.
+func failing(err error) func(context.Context) (user, error) {
+	return func(context.Context) (user, error) { return user{}, err }
+}
+
+var errDB = errors.New("db down")
