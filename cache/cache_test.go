@@ -102,6 +102,27 @@ func TestStampedeInProcess(t *testing.T) {
 	}
 }
 
+// TestFillRereads: a flight reads the key again before loading, so a
+// process that missed just before another stored the value (and released
+// the lock) does not load it a second time.
+func TestFillRereads(t *testing.T) {
+	s := newServer(t)
+	for _, lockTTL := range []time.Duration{0, -1} {
+		users := New[user](newClient(t, s.Addr), Options{LockTTL: lockTTL})
+		ctx := testCtx(t, 10*time.Second)
+		if err := users.Set(ctx, "user:20", user{ID: 20, Name: "stored meanwhile"}); err != nil {
+			t.Fatal(err)
+		}
+		e, err := users.fill(ctx, "user:20", failing(errDB))
+		if err != nil || users.Stats().Loads != 0 {
+			t.Fatalf("LockTTL %v: fill = %v after %d loads; want the stored value", lockTTL, err, users.Stats().Loads)
+		}
+		if u, err := users.decode(e); err != nil || u.Name != "stored meanwhile" {
+			t.Fatalf("LockTTL %v: fill returned %+v, %v", lockTTL, u, err)
+		}
+	}
+}
+
 func TestNotFoundCached(t *testing.T) {
 	s := newServer(t)
 	users := New[user](newClient(t, s.Addr), Options{TTL: 10 * time.Minute, NotFoundTTL: 30 * time.Second})
