@@ -14,6 +14,7 @@ import (
 
 	"github.com/ziplinekv/zipline"
 	"github.com/ziplinekv/zipline/codec"
+	"github.com/ziplinekv/zipline/internal/testkit"
 )
 
 func TestFetchMissThenHit(t *testing.T) {
@@ -184,15 +185,19 @@ func TestLoaderErrorNotCached(t *testing.T) {
 	if !errors.Is(err, errDB) {
 		t.Fatalf("Fetch error = %v; want the loader's", err)
 	}
-	if exists(t, s, "user:2") || exists(t, s, "user:2"+lockSuffix) {
+	checkNotCached(t, ctx, s, users, "user:2")
+}
+
+// checkNotCached checks that a failed load left nothing behind: no value, no
+// lock, and the next Fetch loads again.
+func checkNotCached(t *testing.T, ctx context.Context, s *testkit.Server, users *Cache[user], key string) {
+	t.Helper()
+	if exists(t, s, key) || exists(t, s, key+lockSuffix) {
 		t.Fatal("a failed load left the key or its lock behind")
 	}
-	var l loader
-	if u, err := users.Fetch(ctx, "user:2", l.load(2)); err != nil || u.ID != 2 || l.count() != 1 {
-		t.Fatalf("Fetch after a failed load = %+v, %v (loads %d); want a new load", u, err, l.count())
-	}
+	mustLoad(t, ctx, users, key)
 	if st := users.Stats(); st.Loads != 2 || st.LoadErrors != 1 {
-		t.Fatalf("stats = %+v", st)
+		t.Fatalf("stats = %+v; want the failed load and a new one", st)
 	}
 }
 
@@ -219,16 +224,7 @@ func TestLoaderPanic(t *testing.T) {
 			t.Fatalf("Fetch error = %v; want a *PanicError with the value and the loader's stack", err)
 		}
 	}
-	if exists(t, s, "user:3"+lockSuffix) {
-		t.Fatal("the panic left the lock behind")
-	}
-	var l loader
-	if u, err := users.Fetch(ctx, "user:3", l.load(3)); err != nil || u.ID != 3 {
-		t.Fatalf("Fetch after the panic = %+v, %v", u, err)
-	}
-	if st := users.Stats(); st.Loads != 2 || st.LoadErrors != 1 {
-		t.Fatalf("stats = %+v", st)
-	}
+	checkNotCached(t, ctx, s, users, "user:3")
 }
 
 // TestEarlyRefresh: with the clock near a hot key's expiry, readers under
@@ -352,9 +348,7 @@ func TestWaiterCanceled(t *testing.T) {
 	s := newServer(t)
 	users := New[user](newClient(t, s.Addr), Options{LockTTL: 10 * time.Second})
 	ctx := testCtx(t, 10*time.Second)
-	if _, err := s.Do(ctx, "SET", "user:4"+lockSuffix, "another-process", "PX", 10_000); err != nil {
-		t.Fatal(err)
-	}
+	holdLock(t, s, "user:4", "another-process", 10*time.Second)
 	var l loader
 	short, cancel := context.WithCancel(ctx)
 	shortErr := make(chan error, 1)
@@ -394,9 +388,7 @@ func TestWaiterCanceled(t *testing.T) {
 	}
 
 	// A lone waiter whose deadline passes gets the deadline's error.
-	if _, err := s.Do(ctx, "SET", "user:5"+lockSuffix, "another-process", "PX", 10_000); err != nil {
-		t.Fatal(err)
-	}
+	holdLock(t, s, "user:5", "another-process", 10*time.Second)
 	dctx, dcancel := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer dcancel()
 	if _, err := users.Fetch(dctx, "user:5", l.load(5)); !errors.Is(err, context.DeadlineExceeded) {
@@ -436,10 +428,7 @@ func TestHolderCanceled(t *testing.T) {
 		t.Fatalf("the loader's context ended with %v", err)
 	}
 	waitFor(t, 2*time.Second, "the lock's release", func() bool { return !exists(t, s, "user:6"+lockSuffix) })
-	var l loader
-	if u, err := b.Fetch(ctx, "user:6", l.load(6)); err != nil || u.ID != 6 {
-		t.Fatalf("Fetch in the other process = %+v, %v", u, err)
-	}
+	mustLoad(t, ctx, b, "user:6")
 	if st := b.Stats(); st.LockWaits != 0 || st.Loads != 1 {
 		t.Fatalf("other process stats = %+v; want a load without waiting", st)
 	}
@@ -451,14 +440,9 @@ func TestLockWithoutExpiry(t *testing.T) {
 	s := newServer(t)
 	users := New[user](newClient(t, s.Addr), Options{LockTTL: 200 * time.Millisecond})
 	ctx := testCtx(t, 10*time.Second)
-	if _, err := s.Do(ctx, "SET", "user:8"+lockSuffix, "stuck"); err != nil {
-		t.Fatal(err)
-	}
-	var l loader
+	holdLock(t, s, "user:8", "stuck", 0)
 	start := time.Now()
-	if u, err := users.Fetch(ctx, "user:8", l.load(8)); err != nil || u.ID != 8 {
-		t.Fatalf("Fetch = %+v, %v", u, err)
-	}
+	mustLoad(t, ctx, users, "user:8")
 	if d := time.Since(start); d < 200*time.Millisecond || d > 3*time.Second {
 		t.Fatalf("Fetch took %v; want LockTTL (200ms) and a little", d)
 	}
@@ -480,9 +464,7 @@ func TestUnlockOnlyOwner(t *testing.T) {
 	if again := users.lockNow(ctx, "k"); again != nil {
 		t.Fatal("took a held lock")
 	}
-	if _, err := s.Do(ctx, "SET", "k"+lockSuffix, "next-holder", "PX", 10_000); err != nil {
-		t.Fatal(err)
-	}
+	holdLock(t, s, "k", "next-holder", 10*time.Second)
 	users.unlock(ctx, l)
 	v, err := s.Do(ctx, "GET", "k"+lockSuffix)
 	if err != nil || string(v.Bytes()) != "next-holder" {
@@ -624,11 +606,7 @@ func TestServerDown(t *testing.T) {
 	users := New[user](newClient(t, s.Addr), Options{})
 	ctx := testCtx(t, 10*time.Second)
 	s.Kill()
-	var l loader
-	u, err := users.Fetch(ctx, "user:12", l.load(12))
-	if err != nil || u.ID != 12 {
-		t.Fatalf("Fetch with the server down = %+v, %v", u, err)
-	}
+	mustLoad(t, ctx, users, "user:12")
 	if st := users.Stats(); st.Loads != 1 || st.StoreErrors < 2 {
 		t.Fatalf("stats = %+v; want a load and the failed read, lock and store counted", st)
 	}

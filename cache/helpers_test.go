@@ -72,6 +72,19 @@ func exists(t testing.TB, s *testkit.Server, key string) bool {
 	return v.Int() == 1
 }
 
+// holdLock takes key's lock as another process would, with token, for ttl
+// (0: forever).
+func holdLock(t testing.TB, s *testkit.Server, key, token string, ttl time.Duration) {
+	t.Helper()
+	args := []any{"SET", key + lockSuffix, token}
+	if ttl > 0 {
+		args = append(args, "PX", ttl.Milliseconds())
+	}
+	if _, err := s.Do(context.Background(), args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // fakeClock is a clock the test moves by hand.
 type fakeClock struct {
 	mu sync.Mutex
@@ -122,6 +135,18 @@ func (l *loader) count() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.calls
+}
+
+// mustLoad fetches key, which must miss and be loaded once, and returns
+// the loaded value.
+func mustLoad(t testing.TB, ctx context.Context, c *Cache[user], key string) user {
+	t.Helper()
+	var l loader
+	u, err := c.Fetch(ctx, key, l.load(1))
+	if err != nil || l.count() != 1 || u.Name != "name-1" {
+		t.Fatalf("Fetch(%q) = %+v, %v after %d loads; want one load", key, u, err, l.count())
+	}
+	return u
 }
 
 // failing returns a loader that always fails with err.
