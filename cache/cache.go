@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"math"
@@ -63,10 +64,14 @@ type Options struct {
 // Cache is a cache-aside view of a Store for values of type T. It is safe
 // for concurrent use; create one per kind of value and keep it.
 type Cache[T any] struct {
-	store Store
-	// locks is the Client, without compression, so that a lock's token is
-	// stored as the unlock script compares it.
-	locks       *zipline.Client
+	store  Store
+	client *zipline.Client
+	// locks is client without compression, so that a lock's token is stored
+	// as the unlock script compares it.
+	locks *zipline.Client
+	// direct is set when the values are on client, so that a lock and a
+	// value travel in one round trip.
+	direct      bool
 	codec       Codec
 	ttl         time.Duration
 	notFoundTTL time.Duration
@@ -90,6 +95,7 @@ func New[T any](c *zipline.Client, opts Options) *Cache[T] {
 	}
 	ca := &Cache[T]{
 		store:       opts.Store,
+		client:      c,
 		locks:       c.Raw(),
 		codec:       opts.Codec,
 		ttl:         orDefault(opts.TTL, DefaultTTL),
@@ -102,6 +108,7 @@ func New[T any](c *zipline.Client, opts Options) *Cache[T] {
 	if ca.store == nil {
 		ca.store = c
 	}
+	ca.direct = ca.store == Store(c)
 	if ca.codec == nil {
 		ca.codec = JSON{}
 	}
@@ -201,6 +208,11 @@ func (c *Cache[T]) decode(e entry) (T, error) {
 // store error counts as a miss (and in Stats.StoreErrors).
 func (c *Cache[T]) lookup(ctx context.Context, key string) (entry, bool) {
 	b, err := c.store.Get(ctx, key)
+	return c.fresh(ctx, b, err)
+}
+
+// fresh is lookup's second half: it takes the outcome of a read.
+func (c *Cache[T]) fresh(ctx context.Context, b []byte, err error) (entry, bool) {
 	if err != nil {
 		if !errors.Is(err, zipline.Nil) && ctx.Err() == nil {
 			c.stats.storeErrors.Add(1)
@@ -218,27 +230,33 @@ func (c *Cache[T]) lookup(ctx context.Context, key string) (entry, bool) {
 // that holds it), reads the key once more, and loads only if it is still
 // missing.
 func (c *Cache[T]) fill(ctx context.Context, key string, load func(context.Context) (T, error)) (entry, error) {
+	var l *lock
 	if c.lockTTL > 0 {
-		l, e, found, err := c.acquire(ctx, key)
+		var (
+			e     entry
+			found bool
+			err   error
+		)
+		l, e, found, err = c.acquire(ctx, key) // reads the key after taking the lock
 		if err != nil || found {
 			return e, err
 		}
-		if l != nil {
-			defer c.unlock(ctx, l)
+	}
+	if l == nil {
+		// Another flight (here, or elsewhere when there is no lock) may have
+		// stored the key since this one's caller missed.
+		if e, ok := c.lookup(ctx, key); ok {
+			return e, nil
 		}
 	}
-	// Another flight (here, or in a process that held the lock) may have
-	// stored the key since this one's caller missed.
-	if e, ok := c.lookup(ctx, key); ok {
-		return e, nil
-	}
-	return c.load(ctx, key, load)
+	return c.load(ctx, key, load, l)
 }
 
-// load runs the loader, and stores what it returned: the value, or a "not
-// found". It returns the loader's error, if any, so that a "not found" goes
-// back to the callers as the loader worded it.
-func (c *Cache[T]) load(ctx context.Context, key string, load func(context.Context) (T, error)) (entry, error) {
+// load runs the loader, stores what it returned (the value, or a "not
+// found"), and releases l if it is not nil. It returns the loader's error,
+// if any, so that a "not found" goes back to the callers as the loader
+// worded it.
+func (c *Cache[T]) load(ctx context.Context, key string, load func(context.Context) (T, error), l *lock) (entry, error) {
 	c.stats.loads.Add(1)
 	start := c.now()
 	payload, err := c.call(ctx, load)
@@ -248,21 +266,45 @@ func (c *Cache[T]) load(ctx context.Context, key string, load func(context.Conte
 	switch {
 	case errors.Is(err, ErrNotFound) && !errors.As(err, &panicked):
 		if c.notFoundTTL < 0 {
+			c.save(ctx, "", entry{}, 0, l)
 			return entry{}, err
 		}
 		e.notFound, e.payload, ttl = true, nil, c.notFoundTTL
 	case err != nil:
 		c.stats.loadErrors.Add(1)
+		c.save(ctx, "", entry{}, 0, l)
 		return entry{}, err
 	}
 	e.expiry = c.now().Add(ttl)
-	// The callers may all be gone by now; the load is still worth keeping.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unlockTimeout)
-	defer cancel()
-	if err := c.put(sctx, key, e, ttl); err != nil {
-		c.stats.storeErrors.Add(1)
-	}
+	c.save(ctx, key, e, ttl, l)
 	return e, err
+}
+
+// save stores e at key for the store to drop after ttl, unless key is "",
+// and then releases l if it is not nil: in one round trip when the values
+// are on the Client. It runs on a context detached from ctx, as the
+// callers may all be gone by now: the load is still worth keeping, and a
+// lock left behind would make other processes wait out its TTL.
+func (c *Cache[T]) save(ctx context.Context, key string, e entry, ttl time.Duration, l *lock) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unlockTimeout)
+	defer cancel()
+	if c.direct && key != "" && l != nil {
+		b := c.client.Batch()
+		b.Set(key, e.encode(), zipline.PX(ttl))
+		unlockScript.Queue(b.Raw(), []string{l.key}, l.token)
+		if err := b.Exec(ctx); err != nil {
+			c.stats.storeErrors.Add(1) // the lock expires by itself
+		}
+		return
+	}
+	if key != "" {
+		if err := c.put(ctx, key, e, ttl); err != nil {
+			c.stats.storeErrors.Add(1)
+		}
+	}
+	if l != nil {
+		c.unlock(ctx, l)
+	}
 }
 
 // call runs the loader and encodes its value, turning a panic in either
@@ -314,18 +356,26 @@ func (c *Cache[T]) refreshEarly(ctx context.Context, key string, e entry, load f
 // refresh reloads key unless another process is refreshing it (it holds the
 // lock) or has refreshed it already (the stored expiry moved on).
 func (c *Cache[T]) refresh(ctx context.Context, key string, seen time.Time, load func(context.Context) (T, error)) {
+	var l *lock
 	if c.lockTTL > 0 {
-		l := c.lockNow(ctx, key)
-		if l == nil {
+		a, err := c.try(ctx, key, rand.Text())
+		if err != nil {
+			c.storeFailed(ctx)
 			return
 		}
-		defer c.unlock(ctx, l)
-	}
-	if e, ok := c.lookup(ctx, key); ok && e.expiry.After(seen) {
+		if a.lock == nil {
+			return // another process is refreshing it
+		}
+		l = a.lock
+		if a.found && a.e.expiry.After(seen) {
+			c.unlock(ctx, l)
+			return
+		}
+	} else if e, ok := c.lookup(ctx, key); ok && e.expiry.After(seen) {
 		return
 	}
 	c.stats.earlyRefreshes.Add(1)
-	c.load(ctx, key, load)
+	c.load(ctx, key, load, l)
 }
 
 // PanicError is the error of a Fetch whose loader (or codec) panicked. The

@@ -64,63 +64,103 @@ func TestFetchMissThenHit(t *testing.T) {
 // loader runs once. The loader returns only when all of them are waiting
 // for it, so the stampede really happens.
 func TestStampedeInProcess(t *testing.T) {
-	s := newServer(t)
-	users := New[user](newClient(t, s.Addr), Options{})
-	ctx := testCtx(t, 20*time.Second)
-	const n = 1000
-	var loads atomic.Int32
-	load := func(ctx context.Context) (user, error) {
-		loads.Add(1)
-		deadline := time.Now().Add(10 * time.Second)
-		for users.flights.waiting("hot") < n && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
+	bothPaths(t, func(t *testing.T, newUsers func(string, Options) *Cache[user]) {
+		s := newServer(t)
+		users := newUsers(s.Addr, Options{})
+		ctx := testCtx(t, 20*time.Second)
+		const n = 1000
+		var loads atomic.Int32
+		load := func(ctx context.Context) (user, error) {
+			loads.Add(1)
+			deadline := time.Now().Add(10 * time.Second)
+			for users.flights.waiting("hot") < n && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			return user{ID: 7, Name: "hot"}, nil
 		}
-		return user{ID: 7, Name: "hot"}, nil
-	}
-	var wg sync.WaitGroup
-	errs := make(chan error, n)
-	for range n {
-		wg.Go(func() {
-			u, err := users.Fetch(ctx, "hot", load)
-			if err == nil && u.Name != "hot" {
-				err = fmt.Errorf("got %+v", u)
-			}
-			if err != nil {
-				errs <- err
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	if got := loads.Load(); got != 1 {
-		t.Fatalf("loader ran %d times, want 1", got)
-	}
-	if st := users.Stats(); st.Misses != n || st.Loads != 1 {
-		t.Fatalf("stats = %+v; want %d misses sharing 1 load", st, n)
-	}
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for range n {
+			wg.Go(func() {
+				u, err := users.Fetch(ctx, "hot", load)
+				if err == nil && u.Name != "hot" {
+					err = fmt.Errorf("got %+v", u)
+				}
+				if err != nil {
+					errs <- err
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		if got := loads.Load(); got != 1 {
+			t.Fatalf("loader ran %d times, want 1", got)
+		}
+		if st := users.Stats(); st.Misses != n || st.Loads != 1 {
+			t.Fatalf("stats = %+v; want %d misses sharing 1 load", st, n)
+		}
+	})
 }
 
 // TestFillRereads: a flight reads the key again before loading, so a
 // process that missed just before another stored the value (and released
 // the lock) does not load it a second time.
 func TestFillRereads(t *testing.T) {
+	bothPaths(t, func(t *testing.T, newUsers func(string, Options) *Cache[user]) {
+		s := newServer(t)
+		for _, lockTTL := range []time.Duration{0, -1} {
+			users := newUsers(s.Addr, Options{LockTTL: lockTTL})
+			ctx := testCtx(t, 10*time.Second)
+			if err := users.Set(ctx, "user:20", user{ID: 20, Name: "stored meanwhile"}); err != nil {
+				t.Fatal(err)
+			}
+			e, err := users.fill(ctx, "user:20", failing(errDB))
+			if err != nil || users.Stats().Loads != 0 {
+				t.Fatalf("LockTTL %v: fill = %v after %d loads; want the stored value", lockTTL, err, users.Stats().Loads)
+			}
+			if u, err := users.decode(e); err != nil || u.Name != "stored meanwhile" {
+				t.Fatalf("LockTTL %v: fill returned %+v, %v", lockTTL, u, err)
+			}
+			if exists(t, s, "user:20"+lockSuffix) {
+				t.Fatalf("LockTTL %v: the lock taken before the read was not given back", lockTTL)
+			}
+		}
+	})
+}
+
+// TestRoundTrips: with the values on the Client, a hit costs one round
+// trip, and a miss three: the read, the lock with a second read, and the
+// store with the unlock.
+func TestRoundTrips(t *testing.T) {
 	s := newServer(t)
-	for _, lockTTL := range []time.Duration{0, -1} {
-		users := New[user](newClient(t, s.Addr), Options{LockTTL: lockTTL})
-		ctx := testCtx(t, 10*time.Second)
-		if err := users.Set(ctx, "user:20", user{ID: 20, Name: "stored meanwhile"}); err != nil {
-			t.Fatal(err)
+	var mu sync.Mutex
+	var trips []string
+	c := newClient(t, s.Addr, func(o *zipline.Options) {
+		o.OnCommand = func(_ context.Context, ev zipline.CommandEvent) {
+			mu.Lock()
+			trips = append(trips, fmt.Sprintf("%s/%d", ev.Name, ev.Commands))
+			mu.Unlock()
 		}
-		e, err := users.fill(ctx, "user:20", failing(errDB))
-		if err != nil || users.Stats().Loads != 0 {
-			t.Fatalf("LockTTL %v: fill = %v after %d loads; want the stored value", lockTTL, err, users.Stats().Loads)
-		}
-		if u, err := users.decode(e); err != nil || u.Name != "stored meanwhile" {
-			t.Fatalf("LockTTL %v: fill returned %+v, %v", lockTTL, u, err)
-		}
+	})
+	users := New[user](c, Options{})
+	ctx := testCtx(t, 10*time.Second)
+	count := func(f func()) string {
+		mu.Lock()
+		trips = nil
+		mu.Unlock()
+		f()
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Join(trips, " ")
+	}
+	if got := count(func() { mustLoad(t, ctx, users, "user:30") }); got != "GET/1 BATCH/3 BATCH/2" {
+		t.Fatalf("a miss took %q", got)
+	}
+	if got := count(func() { users.Fetch(ctx, "user:30", failing(errDB)) }); got != "GET/1" {
+		t.Fatalf("a hit took %q", got)
 	}
 }
 
@@ -177,15 +217,17 @@ func TestNotFoundCached(t *testing.T) {
 }
 
 func TestLoaderErrorNotCached(t *testing.T) {
-	s := newServer(t)
-	users := New[user](newClient(t, s.Addr), Options{})
-	ctx := testCtx(t, 10*time.Second)
+	bothPaths(t, func(t *testing.T, newUsers func(string, Options) *Cache[user]) {
+		s := newServer(t)
+		users := newUsers(s.Addr, Options{})
+		ctx := testCtx(t, 10*time.Second)
 
-	_, err := users.Fetch(ctx, "user:2", failing(fmt.Errorf("loading user 2: %w", errDB)))
-	if !errors.Is(err, errDB) {
-		t.Fatalf("Fetch error = %v; want the loader's", err)
-	}
-	checkNotCached(t, ctx, s, users, "user:2")
+		_, err := users.Fetch(ctx, "user:2", failing(fmt.Errorf("loading user 2: %w", errDB)))
+		if !errors.Is(err, errDB) {
+			t.Fatalf("Fetch error = %v; want the loader's", err)
+		}
+		checkNotCached(t, ctx, s, users, "user:2")
+	})
 }
 
 // checkNotCached checks that a failed load left nothing behind: no value, no
@@ -232,206 +274,212 @@ func TestLoaderPanic(t *testing.T) {
 // the background, across two processes (two Caches). The random source is
 // fixed, so XFetch's decision is too.
 func TestEarlyRefresh(t *testing.T) {
-	s := newServer(t)
-	clock := newFakeClock()
-	var r atomic.Uint64 // the random draw, in millionths
-	newCache := func() *Cache[user] {
-		c := New[user](newClient(t, s.Addr), Options{TTL: time.Minute})
-		c.now = clock.Now
-		c.rand = func() float64 { return float64(r.Load()) / 1e6 }
-		return c
-	}
-	a, b := newCache(), newCache()
-	ctx := testCtx(t, 10*time.Second)
-	var loads atomic.Int32
-	release := make(chan struct{}) // the refresh returns only once the readers are done
-	load := func(ctx context.Context) (user, error) {
-		n := loads.Add(1)
-		if n == 1 {
-			clock.Add(100 * time.Millisecond) // the first load takes 100 ms: delta
-		} else {
-			select {
-			case <-release:
-			case <-ctx.Done():
-				return user{}, ctx.Err()
-			}
+	bothPaths(t, func(t *testing.T, newUsers func(string, Options) *Cache[user]) {
+		s := newServer(t)
+		clock := newFakeClock()
+		var r atomic.Uint64 // the random draw, in millionths
+		newCache := func() *Cache[user] {
+			c := newUsers(s.Addr, Options{TTL: time.Minute})
+			c.now = clock.Now
+			c.rand = func() float64 { return float64(r.Load()) / 1e6 }
+			return c
 		}
-		return user{ID: 1, Name: fmt.Sprintf("v%d", n)}, nil
-	}
-	if _, err := a.Fetch(ctx, "hot", load); err != nil {
-		t.Fatal(err)
-	}
-	expiry := clock.Now().Add(time.Minute)
-	clock.Set(expiry.Add(-50 * time.Millisecond))
-
-	readAll := func(want string) {
-		t.Helper()
-		var wg sync.WaitGroup
-		errs := make(chan error, 200)
-		for i := range 200 {
-			c := a
-			if i%2 == 1 {
-				c = b
-			}
-			wg.Go(func() {
-				if u, err := c.Fetch(ctx, "hot", load); err != nil || u.Name != want {
-					errs <- fmt.Errorf("Fetch = %+v, %v; want %s", u, err, want)
+		a, b := newCache(), newCache()
+		ctx := testCtx(t, 10*time.Second)
+		var loads atomic.Int32
+		release := make(chan struct{}) // the refresh returns only once the readers are done
+		load := func(ctx context.Context) (user, error) {
+			n := loads.Add(1)
+			if n == 1 {
+				clock.Add(100 * time.Millisecond) // the first load takes 100 ms: delta
+			} else {
+				select {
+				case <-release:
+				case <-ctx.Done():
+					return user{}, ctx.Err()
 				}
-			})
+			}
+			return user{ID: 1, Name: fmt.Sprintf("v%d", n)}, nil
 		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
+		if _, err := a.Fetch(ctx, "hot", load); err != nil {
 			t.Fatal(err)
 		}
-	}
-	settle := func() {
-		t.Helper()
-		waitFor(t, 5*time.Second, "the refreshes to end", func() bool {
-			return !a.flights.isRefreshing("hot") && !b.flights.isRefreshing("hot")
-		})
-	}
+		expiry := clock.Now().Add(time.Minute)
+		clock.Set(expiry.Add(-50 * time.Millisecond))
 
-	// -ln(0.9) * 100 ms = 10.5 ms of head start: short of the 50 ms left.
-	r.Store(900_000)
-	readAll("v1")
-	settle()
-	if loads.Load() != 1 {
-		t.Fatalf("refreshed %d times 50 ms before expiry with a 10.5 ms head start", loads.Load()-1)
-	}
+		readAll := func(want string) {
+			t.Helper()
+			var wg sync.WaitGroup
+			errs := make(chan error, 200)
+			for i := range 200 {
+				c := a
+				if i%2 == 1 {
+					c = b
+				}
+				wg.Go(func() {
+					if u, err := c.Fetch(ctx, "hot", load); err != nil || u.Name != want {
+						errs <- fmt.Errorf("Fetch = %+v, %v; want %s", u, err, want)
+					}
+				})
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+		}
+		settle := func() {
+			t.Helper()
+			waitFor(t, 5*time.Second, "the refreshes to end", func() bool {
+				return !a.flights.isRefreshing("hot") && !b.flights.isRefreshing("hot")
+			})
+		}
 
-	// -ln(0.5) * 100 ms = 69 ms: every reader decides to refresh, and one does.
-	// The readers all return the current value while the refresh is held.
-	r.Store(500_000)
-	readAll("v1")
-	close(release)
-	settle()
-	if got := loads.Load(); got != 2 {
-		t.Fatalf("loads = %d; want 1 and exactly 1 early refresh", got)
-	}
-	sa, sb := a.Stats(), b.Stats()
-	if sa.EarlyRefreshes+sb.EarlyRefreshes != 1 || sa.Misses+sb.Misses != 1 {
-		t.Fatalf("stats a %+v, b %+v; want 1 early refresh and no miss but the first", sa, sb)
-	}
-	if clock.Now().After(expiry) {
-		t.Fatal("the clock passed the expiry: the refresh was not early")
-	}
-	// The new value is there, with a new expiry, and is not refreshed again.
-	r.Store(1_000_000)
-	if u, err := b.Fetch(ctx, "hot", load); err != nil || u.Name != "v2" {
-		t.Fatalf("Fetch after the refresh = %+v, %v", u, err)
-	}
-	raw, err := s.Do(ctx, "GET", "hot")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if e, ok := decodeEntry(raw.Bytes()); !ok || !e.expiry.After(expiry) {
-		t.Fatalf("stored entry %+v: its expiry did not move past %v", e, expiry)
-	}
+		// -ln(0.9) * 100 ms = 10.5 ms of head start: short of the 50 ms left.
+		r.Store(900_000)
+		readAll("v1")
+		settle()
+		if loads.Load() != 1 {
+			t.Fatalf("refreshed %d times 50 ms before expiry with a 10.5 ms head start", loads.Load()-1)
+		}
 
-	// Beta < 0: no early refresh however close the expiry.
-	off := New[user](newClient(t, s.Addr), Options{TTL: time.Minute, Beta: -1})
-	off.now = clock.Now
-	off.rand = func() float64 { return 1e-9 }
-	if _, err := off.Fetch(ctx, "hot", load); err != nil {
-		t.Fatal(err)
-	}
-	if st := off.Stats(); st.EarlyRefreshes != 0 || st.Hits != 1 {
-		t.Fatalf("with Beta < 0: stats %+v", st)
-	}
+		// -ln(0.5) * 100 ms = 69 ms: every reader decides to refresh, and one does.
+		// The readers all return the current value while the refresh is held.
+		r.Store(500_000)
+		readAll("v1")
+		close(release)
+		settle()
+		if got := loads.Load(); got != 2 {
+			t.Fatalf("loads = %d; want 1 and exactly 1 early refresh", got)
+		}
+		sa, sb := a.Stats(), b.Stats()
+		if sa.EarlyRefreshes+sb.EarlyRefreshes != 1 || sa.Misses+sb.Misses != 1 {
+			t.Fatalf("stats a %+v, b %+v; want 1 early refresh and no miss but the first", sa, sb)
+		}
+		if clock.Now().After(expiry) {
+			t.Fatal("the clock passed the expiry: the refresh was not early")
+		}
+		// The new value is there, with a new expiry, and is not refreshed again.
+		r.Store(1_000_000)
+		if u, err := b.Fetch(ctx, "hot", load); err != nil || u.Name != "v2" {
+			t.Fatalf("Fetch after the refresh = %+v, %v", u, err)
+		}
+		raw, err := s.Do(ctx, "GET", "hot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e, ok := decodeEntry(raw.Bytes()); !ok || !e.expiry.After(expiry) {
+			t.Fatalf("stored entry %+v: its expiry did not move past %v", e, expiry)
+		}
+
+		// Beta < 0: no early refresh however close the expiry.
+		off := newUsers(s.Addr, Options{TTL: time.Minute, Beta: -1})
+		off.now = clock.Now
+		off.rand = func() float64 { return 1e-9 }
+		if _, err := off.Fetch(ctx, "hot", load); err != nil {
+			t.Fatal(err)
+		}
+		if st := off.Stats(); st.EarlyRefreshes != 0 || st.Hits != 1 {
+			t.Fatalf("with Beta < 0: stats %+v", st)
+		}
+	})
 }
 
 // TestWaiterCanceled: a Fetch waiting for another process's lock returns
 // when its context ends, without loading, and another caller of the same
 // flight goes on waiting and gets the value.
 func TestWaiterCanceled(t *testing.T) {
-	s := newServer(t)
-	users := New[user](newClient(t, s.Addr), Options{LockTTL: 10 * time.Second})
-	ctx := testCtx(t, 10*time.Second)
-	holdLock(t, s, "user:4", "another-process", 10*time.Second)
-	var l loader
-	short, cancel := context.WithCancel(ctx)
-	shortErr := make(chan error, 1)
-	go func() { _, err := users.Fetch(short, "user:4", l.load(4)); shortErr <- err }()
-	long := make(chan error, 1)
-	go func() {
-		u, err := users.Fetch(ctx, "user:4", l.load(4))
-		if err == nil && u.ID != 4 {
-			err = fmt.Errorf("got %+v", u)
+	bothPaths(t, func(t *testing.T, newUsers func(string, Options) *Cache[user]) {
+		s := newServer(t)
+		users := newUsers(s.Addr, Options{LockTTL: 10 * time.Second})
+		ctx := testCtx(t, 10*time.Second)
+		holdLock(t, s, "user:4", "another-process", 10*time.Second)
+		var l loader
+		short, cancel := context.WithCancel(ctx)
+		shortErr := make(chan error, 1)
+		go func() { _, err := users.Fetch(short, "user:4", l.load(4)); shortErr <- err }()
+		long := make(chan error, 1)
+		go func() {
+			u, err := users.Fetch(ctx, "user:4", l.load(4))
+			if err == nil && u.ID != 4 {
+				err = fmt.Errorf("got %+v", u)
+			}
+			long <- err
+		}()
+		waitFor(t, 5*time.Second, "two waiters", func() bool {
+			return users.flights.waiting("user:4") == 2 && users.Stats().LockWaits == 1
+		})
+		start := time.Now()
+		cancel()
+		if err := <-shortErr; !errors.Is(err, context.Canceled) {
+			t.Fatalf("canceled Fetch = %v", err)
 		}
-		long <- err
-	}()
-	waitFor(t, 5*time.Second, "two waiters", func() bool {
-		return users.flights.waiting("user:4") == 2 && users.Stats().LockWaits == 1
-	})
-	start := time.Now()
-	cancel()
-	if err := <-shortErr; !errors.Is(err, context.Canceled) {
-		t.Fatalf("canceled Fetch = %v", err)
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Fatalf("canceled Fetch returned after %v", d)
-	}
-	if l.count() != 0 {
-		t.Fatal("the loader ran while another process held the lock")
-	}
-	// The other process finishes without storing: the remaining waiter
-	// takes the lock and loads, with a context its caller still holds.
-	if _, err := s.Do(ctx, "DEL", "user:4"+lockSuffix); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-long; err != nil {
-		t.Fatal(err)
-	}
-	if l.count() != 1 || l.ctxErrs[0] != nil {
-		t.Fatalf("loads %d; want 1 with a live context", l.count())
-	}
+		if d := time.Since(start); d > time.Second {
+			t.Fatalf("canceled Fetch returned after %v", d)
+		}
+		if l.count() != 0 {
+			t.Fatal("the loader ran while another process held the lock")
+		}
+		// The other process finishes without storing: the remaining waiter
+		// takes the lock and loads, with a context its caller still holds.
+		if _, err := s.Do(ctx, "DEL", "user:4"+lockSuffix); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-long; err != nil {
+			t.Fatal(err)
+		}
+		if l.count() != 1 || l.ctxErrs[0] != nil {
+			t.Fatalf("loads %d; want 1 with a live context", l.count())
+		}
 
-	// A lone waiter whose deadline passes gets the deadline's error.
-	holdLock(t, s, "user:5", "another-process", 10*time.Second)
-	dctx, dcancel := context.WithTimeout(ctx, 100*time.Millisecond)
-	defer dcancel()
-	if _, err := users.Fetch(dctx, "user:5", l.load(5)); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Fetch past its deadline = %v", err)
-	}
-	waitFor(t, time.Second, "the flight to end", func() bool { return users.flights.waiting("user:5") == 0 })
+		// A lone waiter whose deadline passes gets the deadline's error.
+		holdLock(t, s, "user:5", "another-process", 10*time.Second)
+		dctx, dcancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		defer dcancel()
+		if _, err := users.Fetch(dctx, "user:5", l.load(5)); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Fetch past its deadline = %v", err)
+		}
+		waitFor(t, time.Second, "the flight to end", func() bool { return users.flights.waiting("user:5") == 0 })
+	})
 }
 
 // TestHolderCanceled: when every caller of a load gives up, the loader's
 // context ends, nothing is stored, and the lock is released at once, so
 // another process loads without waiting out the lock's TTL.
 func TestHolderCanceled(t *testing.T) {
-	s := newServer(t)
-	a := New[user](newClient(t, s.Addr), Options{LockTTL: 10 * time.Second})
-	b := New[user](newClient(t, s.Addr), Options{LockTTL: 10 * time.Second})
-	ctx := testCtx(t, 10*time.Second)
-	started := make(chan struct{})
-	loaderErr := make(chan error, 1)
-	blocking := func(ctx context.Context) (user, error) {
-		close(started)
-		<-ctx.Done()
-		loaderErr <- ctx.Err()
-		return user{}, ctx.Err()
-	}
-	actx, cancel := context.WithCancel(ctx)
-	fetchErr := make(chan error, 1)
-	go func() { _, err := a.Fetch(actx, "user:6", blocking); fetchErr <- err }()
-	<-started
-	if !exists(t, s, "user:6"+lockSuffix) {
-		t.Fatal("the loading process holds no lock")
-	}
-	cancel()
-	if err := <-fetchErr; !errors.Is(err, context.Canceled) {
-		t.Fatalf("Fetch = %v", err)
-	}
-	if err := <-loaderErr; !errors.Is(err, context.Canceled) {
-		t.Fatalf("the loader's context ended with %v", err)
-	}
-	waitFor(t, 2*time.Second, "the lock's release", func() bool { return !exists(t, s, "user:6"+lockSuffix) })
-	mustLoad(t, ctx, b, "user:6")
-	if st := b.Stats(); st.LockWaits != 0 || st.Loads != 1 {
-		t.Fatalf("other process stats = %+v; want a load without waiting", st)
-	}
+	bothPaths(t, func(t *testing.T, newUsers func(string, Options) *Cache[user]) {
+		s := newServer(t)
+		a := newUsers(s.Addr, Options{LockTTL: 10 * time.Second})
+		b := newUsers(s.Addr, Options{LockTTL: 10 * time.Second})
+		ctx := testCtx(t, 10*time.Second)
+		started := make(chan struct{})
+		loaderErr := make(chan error, 1)
+		blocking := func(ctx context.Context) (user, error) {
+			close(started)
+			<-ctx.Done()
+			loaderErr <- ctx.Err()
+			return user{}, ctx.Err()
+		}
+		actx, cancel := context.WithCancel(ctx)
+		fetchErr := make(chan error, 1)
+		go func() { _, err := a.Fetch(actx, "user:6", blocking); fetchErr <- err }()
+		<-started
+		if !exists(t, s, "user:6"+lockSuffix) {
+			t.Fatal("the loading process holds no lock")
+		}
+		cancel()
+		if err := <-fetchErr; !errors.Is(err, context.Canceled) {
+			t.Fatalf("Fetch = %v", err)
+		}
+		if err := <-loaderErr; !errors.Is(err, context.Canceled) {
+			t.Fatalf("the loader's context ended with %v", err)
+		}
+		waitFor(t, 2*time.Second, "the lock's release", func() bool { return !exists(t, s, "user:6"+lockSuffix) })
+		mustLoad(t, ctx, b, "user:6")
+		if st := b.Stats(); st.LockWaits != 0 || st.Loads != 1 {
+			t.Fatalf("other process stats = %+v; want a load without waiting", st)
+		}
+	})
 }
 
 // TestLockWithoutExpiry: a lock key that never expires (left by something
@@ -457,21 +505,24 @@ func TestUnlockOnlyOwner(t *testing.T) {
 	s := newServer(t)
 	users := New[user](newClient(t, s.Addr), Options{})
 	ctx := testCtx(t, 10*time.Second)
-	l := users.lockNow(ctx, "k")
-	if l == nil {
-		t.Fatal("could not take a free lock")
+	a, err := users.try(ctx, "k", "token")
+	if err != nil || a.lock == nil {
+		t.Fatalf("could not take a free lock: %+v, %v", a, err)
 	}
-	if again := users.lockNow(ctx, "k"); again != nil {
-		t.Fatal("took a held lock")
+	if again, err := users.try(ctx, "k", "other"); err != nil || again.lock != nil || again.holder != "token" {
+		t.Fatalf("second try = %+v, %v; want the lock held by the first", again, err)
 	}
-	holdLock(t, s, "k", "next-holder", 10*time.Second)
-	users.unlock(ctx, l)
+	holdLock(t, s, "k", "next-holder", 10*time.Second) // as after the first lock expired
+	users.unlock(ctx, a.lock)
 	v, err := s.Do(ctx, "GET", "k"+lockSuffix)
 	if err != nil || string(v.Bytes()) != "next-holder" {
 		t.Fatalf("lock = %q, %v; the old holder deleted the new holder's lock", v.Bytes(), err)
 	}
-	mine := users.lockNow(ctx, "other")
-	users.unlock(ctx, mine)
+	mine, err := users.try(ctx, "other", "token")
+	if err != nil || mine.lock == nil {
+		t.Fatal(err)
+	}
+	users.unlock(ctx, mine.lock)
 	if exists(t, s, "other"+lockSuffix) {
 		t.Fatal("the holder could not release its own lock")
 	}

@@ -29,13 +29,19 @@
 //     holder whose lock expired never frees someone else's. A waiter waits
 //     at most LockTTL for any one holder; a lock that outlives that (set by
 //     something else, without an expiry) is ignored and the waiter loads.
-//   - After taking the lock, and before loading, the loader reads the key
-//     again: a process that missed just before another stored the value
+//   - Every try at the lock reads the key right after it, so a process that
+//     missed just before another stored the value (and released the lock)
 //     finds it there and does not load.
 //
 // So a key that misses everywhere at once is loaded once in the whole fleet,
 // as long as a load takes less than LockTTL. If the server cannot be reached,
 // Fetch fails open: it loads from the source, once per process.
+//
+// With the values on the Client (no Options.Store), a hit costs one round
+// trip (GET) and a miss three: the GET; SET NX of the lock with a GET of the
+// key, in one batch; and, after the load, the SET of the value with the
+// unlock script, in one batch. Another Store takes a round trip more for
+// each, as its reads and writes cannot share a batch with the lock's.
 //
 // # Early refresh
 //

@@ -41,6 +41,30 @@ func newClient(t testing.TB, addr string, opts ...func(*zipline.Options)) *zipli
 	return c
 }
 
+// viaStore hides a Client behind the Store interface, so that a Cache
+// takes the path of other stores: the value read apart from the lock.
+type viaStore struct{ Store }
+
+// bothPaths runs f with the values on the Client itself (a lock and a value
+// in one round trip) and behind the Store interface. newUsers returns a
+// Cache on a new client of the server at addr.
+func bothPaths(t *testing.T, f func(t *testing.T, newUsers func(addr string, o Options) *Cache[user])) {
+	t.Run("client", func(t *testing.T) {
+		f(t, func(addr string, o Options) *Cache[user] { return New[user](newClient(t, addr), o) })
+	})
+	t.Run("store", func(t *testing.T) {
+		f(t, func(addr string, o Options) *Cache[user] {
+			c := newClient(t, addr)
+			o.Store = viaStore{c}
+			u := New[user](c, o)
+			if u.direct {
+				t.Fatal("a Store other than the Client is taken for the Client")
+			}
+			return u
+		})
+	})
+}
+
 // testCtx is a context that ends well before the test binary's timeout, so
 // that a hang fails the test that caused it.
 func testCtx(t testing.TB, d time.Duration) context.Context {

@@ -34,20 +34,45 @@ var unlockScript = zipline.NewScript(`if redis.call('GET', KEYS[1]) == ARGV[1] t
 // lock is a held lock key.
 type lock struct{ key, token string }
 
-// tryLock tries to take key's lock (SET NX PX), and reads the lock's token
-// in the same round trip: on failure it returns the holder's token ("" if
-// the lock vanished in between).
-func (c *Cache[T]) tryLock(ctx context.Context, key, token string) (held bool, holder string, err error) {
-	b := c.locks.Batch()
-	set := b.SetNX(key+lockSuffix, []byte(token), zipline.PX(c.lockTTL))
-	cur := b.Get(key + lockSuffix)
+// attempt is the outcome of one try at a key's lock.
+type attempt struct {
+	lock   *lock  // the lock, if this try took it
+	holder string // otherwise the holder's token ("" if the lock vanished meanwhile)
+	e      entry  // the value read after the try
+	found  bool   // whether e is a fresh value
+}
+
+// try takes key's lock if it is free (SET NX PX), reads the lock's token,
+// and then reads the value: all in one round trip when the values are on
+// the Client, else in two. Reading the value after taking the lock closes
+// the race with a process that stored it and released the lock just
+// before.
+func (c *Cache[T]) try(ctx context.Context, key, token string) (attempt, error) {
+	lk := key + lockSuffix
+	b := c.client.Batch()
+	raw := b.Raw() // the token is compared as stored
+	set := raw.SetNX(lk, []byte(token), zipline.PX(c.lockTTL))
+	cur := raw.Get(lk)
+	var val *zipline.Future[[]byte]
+	if c.direct {
+		val = b.Get(key)
+	}
 	if err := b.Exec(ctx); err != nil {
-		return false, "", err
+		return attempt{}, err
 	}
+	var a attempt
 	if set.Val() {
-		return true, token, nil
+		a.lock = &lock{lk, token}
+	} else {
+		a.holder = string(cur.Val())
 	}
-	return false, string(cur.Val()), nil
+	if c.direct {
+		v, err := val.Result()
+		a.e, a.found = c.fresh(ctx, v, err)
+	} else {
+		a.e, a.found = c.lookup(ctx, key)
+	}
+	return a, nil
 }
 
 // acquire takes key's lock, waiting while another process holds it. It
@@ -56,19 +81,34 @@ func (c *Cache[T]) tryLock(ctx context.Context, key, token string) (held bool, h
 // holder kept it longer than LockTTL), and the caller loads without it.
 func (c *Cache[T]) acquire(ctx context.Context, key string) (*lock, entry, bool, error) {
 	token := rand.Text()
-	held, holder, err := c.tryLock(ctx, key, token)
-	if err != nil {
-		return nil, entry{}, false, c.storeFailed(ctx)
-	}
-	if held {
-		return &lock{key + lockSuffix, token}, entry{}, false, nil
-	}
-	c.stats.lockWaits.Add(1)
-	since := time.Now()
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	delay := pollMin
-	for {
+	var (
+		holder string
+		since  time.Time
+		timer  *time.Timer
+		delay  = pollMin
+	)
+	for i := 0; ; i++ {
+		a, err := c.try(ctx, key, token)
+		switch {
+		case err != nil:
+			return nil, entry{}, false, c.storeFailed(ctx)
+		case a.found:
+			if a.lock != nil {
+				c.unlock(ctx, a.lock) // taken just after the value was stored
+			}
+			return nil, a.e, true, nil
+		case a.lock != nil:
+			return a.lock, entry{}, false, nil
+		case i == 0:
+			c.stats.lockWaits.Add(1)
+			holder, since = a.holder, time.Now()
+			timer = time.NewTimer(time.Hour)
+			defer timer.Stop()
+		case a.holder != holder:
+			holder, since = a.holder, time.Now() // a new holder: its lock is at most LockTTL old
+		case time.Since(since) > c.lockTTL:
+			return nil, entry{}, false, nil // a lock that does not expire: ignore it
+		}
 		// Jitter of ±25%, so that waiters in many processes spread out.
 		timer.Reset(delay*3/4 + mrand.N(delay/2+1))
 		select {
@@ -76,37 +116,8 @@ func (c *Cache[T]) acquire(ctx context.Context, key string) (*lock, entry, bool,
 			return nil, entry{}, false, ctx.Err()
 		case <-timer.C:
 		}
-		if e, ok := c.lookup(ctx, key); ok {
-			return nil, e, true, nil
-		}
-		held, h, err := c.tryLock(ctx, key, token)
-		switch {
-		case err != nil:
-			return nil, entry{}, false, c.storeFailed(ctx)
-		case held:
-			return &lock{key + lockSuffix, token}, entry{}, false, nil
-		case h != holder:
-			holder, since = h, time.Now() // a new holder: its lock is at most LockTTL old
-		case time.Since(since) > c.lockTTL:
-			return nil, entry{}, false, nil // a lock that does not expire: ignore it
-		}
 		delay = min(2*delay, pollMax, max(c.lockTTL/4, pollMin))
 	}
-}
-
-// lockNow takes key's lock if it is free, and returns nil if it is not (or
-// the server failed).
-func (c *Cache[T]) lockNow(ctx context.Context, key string) *lock {
-	token := rand.Text()
-	held, _, err := c.tryLock(ctx, key, token)
-	if err != nil {
-		c.storeFailed(ctx)
-		return nil
-	}
-	if !held {
-		return nil
-	}
-	return &lock{key + lockSuffix, token}
 }
 
 // unlock releases l if this process still holds it.
