@@ -143,33 +143,33 @@ func orDefault(d, def time.Duration) time.Duration {
 // and Fetch returns an error matching ErrNotFound. Other load errors are
 // returned and not cached; a load that panics gives a *PanicError. load runs
 // on a goroutine of its own, with a context that carries ctx's values and
-// ends when every caller waiting for it has given up.
+// ends when every caller waiting for it has given up. A hit close to its
+// expiry may start an early refresh (see the package documentation): load
+// then runs in the background, with ctx's values, for at most LockTTL.
 //
 // If the store fails, Fetch loads from the source instead of failing; the
 // error shows in Stats.StoreErrors.
 func (c *Cache[T]) Fetch(ctx context.Context, key string, load func(context.Context) (T, error)) (T, error) {
-	e, ok := c.lookup(ctx, key)
-	if !ok {
-		if err := ctx.Err(); err != nil {
-			var zero T
-			return zero, err
-		}
-		c.stats.misses.Add(1)
-		var err error
-		e, err = c.flights.do(ctx, key, func(ctx context.Context) (entry, error) {
-			return c.fill(ctx, key, load)
-		})
-		if err != nil {
-			var zero T
-			return zero, err
-		}
-	} else {
+	if e, ok := c.lookup(ctx, key); ok {
 		if e.notFound {
 			c.stats.negativeHits.Add(1)
 		} else {
 			c.stats.hits.Add(1)
 		}
 		c.refreshEarly(ctx, key, e, load)
+		return c.decode(e)
+	}
+	if err := ctx.Err(); err != nil {
+		var zero T
+		return zero, err
+	}
+	c.stats.misses.Add(1)
+	e, err := c.flights.do(ctx, key, func(ctx context.Context) (entry, error) {
+		return c.fill(ctx, key, load)
+	})
+	if err != nil {
+		var zero T
+		return zero, err
 	}
 	return c.decode(e)
 }
