@@ -35,6 +35,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/latency"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 	"github.com/ziplinekv/zipline/internal/localserver"
 )
 
@@ -51,6 +52,7 @@ type options struct {
 	warmup   time.Duration
 	rounds   int
 	addr     string
+	pid      int // the server's, for its CPU time; 0 if unknown
 	out      string
 }
 
@@ -102,7 +104,7 @@ func run() error {
 			return err
 		}
 		defer srv.Stop()
-		addr = srv.Addr
+		addr, o.pid = srv.Addr, srv.PID()
 	}
 	const ttl = 10 * time.Minute
 	var live []variant
@@ -128,8 +130,8 @@ func run() error {
 				return fmt.Errorf("%s: %w", v.name, err)
 			}
 			results[v.name] = append(results[v.name], c)
-			fmt.Fprintf(os.Stderr, "round %d %-15s %8.0f ops/s  p99 %7v  loads %6d (%.2f%% of reads)  errors %d\n",
-				r+1, v.name, c.opsPerSec(), c.p99.Round(time.Microsecond), c.loads, 100*c.loadRatio(), c.errors)
+			fmt.Fprintf(os.Stderr, "round %d %-15s %8.0f ops/s  p99 %7v  loads %6d (%.2f%% of reads)  errors %d  other CPU %.0f%%\n",
+				r+1, v.name, c.opsPerSec(), c.p99.Round(time.Microsecond), c.loads, 100*c.loadRatio(), c.errors, c.other)
 		}
 	}
 	md := report(o, results)
@@ -172,6 +174,10 @@ type cell struct {
 	ops, loads, errors uint64
 	elapsed            time.Duration
 	p50, p99           time.Duration
+	// other is the CPU other processes used during the cell, in percent of
+	// one CPU (-1 if unknown): the machine is shared, and this says how
+	// much a cell was disturbed.
+	other float64
 }
 
 func (c cell) opsPerSec() float64 { return float64(c.ops) / c.elapsed.Seconds() }
@@ -234,10 +240,11 @@ func runCell(addr string, v variant, o *options, ttl time.Duration, round uint64
 	time.Sleep(o.warmup)
 	loads0 := db.loads.Load()
 	phase.Store(phaseMeasure)
-	start := time.Now()
+	before := sysstat.Take(o.pid)
 	time.Sleep(o.duration)
 	phase.Store(phaseStop)
-	elapsed := time.Since(start)
+	usage := sysstat.Take(o.pid).Sub(before)
+	elapsed := usage.Elapsed
 	loads := db.loads.Load() - loads0
 	wg.Wait()
 	var c cell
@@ -247,7 +254,7 @@ func runCell(addr string, v variant, o *options, ttl time.Duration, round uint64
 		c.errors += w.errors
 		all.Merge(&w.hist)
 	}
-	c.loads, c.elapsed = uint64(loads), elapsed
+	c.loads, c.elapsed, c.other = uint64(loads), elapsed, usage.OtherPercent()
 	c.p50, c.p99 = all.Quantile(0.50), all.Quantile(0.99)
 	return c, nil
 }
@@ -263,6 +270,7 @@ func report(o *options, results map[string][]cell) string {
 	fmt.Fprintf(&b, "Cache-aside: %d records, zipf s=%.2f, %d goroutines, %.0f%% of reads after an invalidation, database %v per load; "+
 		"%d rounds of %v (after %v warm-up) per variant, medians.\n\n",
 		o.keys, o.zipfS, o.conc, 100*o.miss, o.dbDelay, o.rounds, o.duration, o.warmup)
+	fmt.Fprintf(&b, "Machine: %s.\n\n", sysstat.Machine())
 	b.WriteString("| variant | ops/s | p50 | p99 | database loads | loads / read | errors |\n")
 	b.WriteString("| --- | --: | --: | --: | --: | --: | --: |\n")
 	for _, v := range o.variants {
@@ -290,11 +298,11 @@ func report(o *options, results map[string][]cell) string {
 	for _, v := range o.variants {
 		fmt.Fprintf(&b, "- `%s`: %s\n", v.name, v.desc)
 	}
-	b.WriteString("\n<details><summary>Per round</summary>\n\n| variant | round | ops/s | p50 | p99 | loads |\n| --- | --: | --: | --: | --: | --: |\n")
+	b.WriteString("\n<details><summary>Per round</summary>\n\n| variant | round | ops/s | p50 | p99 | loads | other processes' CPU |\n| --- | --: | --: | --: | --: | --: | --: |\n")
 	for _, v := range o.variants {
 		for r, c := range results[v.name] {
-			fmt.Fprintf(&b, "| %s | %d | %.0f | %v | %v | %d |\n", v.name, r+1, c.opsPerSec(),
-				c.p50.Round(time.Microsecond), c.p99.Round(time.Microsecond), c.loads)
+			fmt.Fprintf(&b, "| %s | %d | %.0f | %v | %v | %d | %.0f%% |\n", v.name, r+1, c.opsPerSec(),
+				c.p50.Round(time.Microsecond), c.p99.Round(time.Microsecond), c.loads, c.other)
 		}
 	}
 	b.WriteString("\n</details>\n")
