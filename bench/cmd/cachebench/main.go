@@ -1,0 +1,310 @@
+// Command cachebench measures cache-aside: zipf-distributed reads of
+// 100,000 user records through a cache in front of a simulated database
+// (2 ms per load), at a 95 % hit ratio. It compares the zipline cache
+// package (no local tier), go-redis/cache with its local TinyLFU, and
+// rueidis DoCache (client-side caching), and keeps a slot for zipline's
+// client-side cache.
+//
+//	cd bench && go run ./cmd/cachebench -out results/cacheaside.md
+//
+// Misses come from writes: before 5 % of the reads (-miss), the worker
+// invalidates the key it is about to read, through the variant's own API,
+// as an application does after updating the record. So every variant sees
+// the same hit ratio, whatever its speed, and its database loads show how
+// well it keeps concurrent misses of one key off the database. Records never
+// expire during a run (TTL 10 minutes).
+//
+// One variant runs at a time, on a fresh client (so local tiers start
+// cold and warm up during -warmup); rounds visit every variant in a
+// rotating order, and the report shows medians over rounds.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/latency"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
+	"github.com/ziplinekv/zipline/internal/localserver"
+)
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+type options struct {
+	variants []variant
+	keys     int
+	conc     int
+	miss     float64
+	dbDelay  time.Duration
+	zipfS    float64
+	duration time.Duration
+	warmup   time.Duration
+	rounds   int
+	addr     string
+	pid      int // the server's, for its CPU time; 0 if unknown
+	out      string
+}
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "cachebench:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags() (*options, error) {
+	var names []string
+	for _, v := range variants {
+		names = append(names, v.name)
+	}
+	o := &options{}
+	list := flag.String("variants", strings.Join(names, ","), "comma-separated variants")
+	flag.IntVar(&o.keys, "keys", 100_000, "distinct records")
+	flag.IntVar(&o.conc, "conc", 64, "goroutines")
+	flag.Float64Var(&o.miss, "miss", 0.05, "fraction of reads preceded by an invalidation of their key (the miss ratio)")
+	flag.DurationVar(&o.dbDelay, "db", 2*time.Millisecond, "simulated database latency per load")
+	flag.Float64Var(&o.zipfS, "zipf", 1.01, "zipf exponent s (> 1) of the key popularity")
+	flag.DurationVar(&o.duration, "duration", 3*time.Second, "measured time per cell")
+	flag.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured time per cell before measuring")
+	flag.IntVar(&o.rounds, "rounds", 3, "rounds over all variants; the tables show medians")
+	flag.StringVar(&o.addr, "addr", "", "existing server (default: start a redis-server on a free port)")
+	flag.StringVar(&o.out, "out", "", "also write the markdown report here")
+	flag.Parse()
+	vs, err := lookupVariants(strings.Split(*list, ","))
+	if err != nil {
+		return nil, err
+	}
+	o.variants = vs
+	if o.zipfS <= 1 || o.keys < 1 || o.conc < 1 || o.rounds < 1 || o.miss < 0 || o.miss > 1 {
+		return nil, fmt.Errorf("bad flags")
+	}
+	return o, nil
+}
+
+func run() error {
+	o, err := parseFlags()
+	if err != nil {
+		return err
+	}
+	addr := o.addr
+	if addr == "" {
+		srv, err := localserver.Start(localserver.Config{})
+		if err != nil {
+			return err
+		}
+		defer srv.Stop()
+		addr, o.pid = srv.Addr, srv.PID()
+	}
+	const ttl = 10 * time.Minute
+	var live []variant
+	for _, v := range o.variants {
+		if v.slot != "" {
+			fmt.Fprintf(os.Stderr, "%s: skipped (%s)\n", v.name, v.slot)
+			continue
+		}
+		start := time.Now()
+		if err := prefill(addr, v, o.keys, ttl); err != nil {
+			return fmt.Errorf("%s: prefill: %w", v.name, err)
+		}
+		fmt.Fprintf(os.Stderr, "%s: prefilled %d records in %v\n", v.name, o.keys, time.Since(start).Round(time.Millisecond))
+		live = append(live, v)
+	}
+	results := map[string][]cell{}
+	for r := range o.rounds {
+		for i := range live {
+			v := live[(i+r)%len(live)]
+			runtime.GC()
+			c, err := runCell(addr, v, o, ttl, uint64(r))
+			if err != nil {
+				return fmt.Errorf("%s: %w", v.name, err)
+			}
+			results[v.name] = append(results[v.name], c)
+			fmt.Fprintf(os.Stderr, "round %d %-15s %8.0f ops/s  p99 %7v  loads %6d (%.2f%% of reads)  errors %d  other CPU %.0f%%\n",
+				r+1, v.name, c.opsPerSec(), c.p99.Round(time.Microsecond), c.loads, 100*c.loadRatio(), c.errors, c.other)
+		}
+	}
+	md := report(o, results)
+	fmt.Print(md)
+	if o.out != "" {
+		return os.WriteFile(o.out, []byte(md), 0o644)
+	}
+	return nil
+}
+
+// prefill stores every record through the variant, from 64 goroutines.
+func prefill(addr string, v variant, keys int, ttl time.Duration) error {
+	a, err := v.open(addr, &database{}, ttl)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for range 64 {
+		wg.Go(func() {
+			for id := int(next.Add(1) - 1); id < keys; id = int(next.Add(1) - 1) {
+				if err := a.Prefill(ctx, makeUser(id)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+// cell is one measured run of one variant.
+type cell struct {
+	ops, loads, errors uint64
+	elapsed            time.Duration
+	p50, p99           time.Duration
+	// other is the CPU other processes used during the cell, in percent of
+	// one CPU (-1 if unknown): the machine is shared, and this says how
+	// much a cell was disturbed.
+	other float64
+}
+
+func (c cell) opsPerSec() float64 { return float64(c.ops) / c.elapsed.Seconds() }
+func (c cell) loadRatio() float64 { return float64(c.loads) / max(float64(c.ops), 1) }
+
+// worker is one goroutine's share of a cell.
+type worker struct {
+	hist   latency.Histogram
+	ops    uint64
+	errors uint64
+}
+
+const (
+	phaseWarmup = iota
+	phaseMeasure
+	phaseStop
+)
+
+func runCell(addr string, v variant, o *options, ttl time.Duration, round uint64) (cell, error) {
+	db := &database{latency: o.dbDelay}
+	a, err := v.open(addr, db, ttl)
+	if err != nil {
+		return cell{}, err
+	}
+	defer a.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), o.warmup+o.duration+time.Minute)
+	defer cancel()
+	var phase atomic.Int32
+	workers := make([]*worker, o.conc)
+	var wg sync.WaitGroup
+	for g := range workers {
+		w := &worker{}
+		workers[g] = w
+		// Every variant replays the same key sequence in a round.
+		rng := rand.New(rand.NewPCG(round, uint64(g)))
+		zipf := rand.NewZipf(rng, o.zipfS, 1, uint64(o.keys-1))
+		wg.Go(func() {
+			for p := phase.Load(); p != phaseStop; p = phase.Load() {
+				id := int(zipf.Uint64())
+				if rng.Float64() < o.miss {
+					if err := a.Invalidate(ctx, id); err != nil && p == phaseMeasure {
+						w.errors++
+					}
+				}
+				start := time.Now()
+				u, err := a.Fetch(ctx, id)
+				d := time.Since(start)
+				if p != phaseMeasure {
+					continue
+				}
+				if err != nil || u.ID != id {
+					w.errors++
+					continue
+				}
+				w.ops++
+				w.hist.Record(d)
+			}
+		})
+	}
+	time.Sleep(o.warmup)
+	loads0 := db.loads.Load()
+	phase.Store(phaseMeasure)
+	before := sysstat.Take(o.pid)
+	time.Sleep(o.duration)
+	phase.Store(phaseStop)
+	usage := sysstat.Take(o.pid).Sub(before)
+	elapsed := usage.Elapsed
+	loads := db.loads.Load() - loads0
+	wg.Wait()
+	var c cell
+	var all latency.Histogram
+	for _, w := range workers {
+		c.ops += w.ops
+		c.errors += w.errors
+		all.Merge(&w.hist)
+	}
+	c.loads, c.elapsed, c.other = uint64(loads), elapsed, usage.OtherPercent()
+	c.p50, c.p99 = all.Quantile(0.50), all.Quantile(0.99)
+	return c, nil
+}
+
+func median[T int64 | float64 | time.Duration](xs []T) T {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func report(o *options, results map[string][]cell) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Cache-aside: %d records, zipf s=%.2f, %d goroutines, %.0f%% of reads after an invalidation, database %v per load; "+
+		"%d rounds of %v (after %v warm-up) per variant, medians.\n\n",
+		o.keys, o.zipfS, o.conc, 100*o.miss, o.dbDelay, o.rounds, o.duration, o.warmup)
+	fmt.Fprintf(&b, "Machine: %s.\n\n", sysstat.Machine())
+	b.WriteString("| variant | ops/s | p50 | p99 | database loads | loads / read | errors |\n")
+	b.WriteString("| --- | --: | --: | --: | --: | --: | --: |\n")
+	for _, v := range o.variants {
+		cs := results[v.name]
+		if len(cs) == 0 {
+			fmt.Fprintf(&b, "| %s | (slot: %s) | | | | | |\n", v.name, v.slot)
+			continue
+		}
+		var ops, ratio []float64
+		var p50, p99 []time.Duration
+		var loads []int64
+		var errs uint64
+		for _, c := range cs {
+			ops = append(ops, c.opsPerSec())
+			ratio = append(ratio, c.loadRatio())
+			p50 = append(p50, c.p50)
+			p99 = append(p99, c.p99)
+			loads = append(loads, int64(c.loads))
+			errs += c.errors
+		}
+		fmt.Fprintf(&b, "| %s | %.0f | %v | %v | %d | %.2f%% | %d |\n", v.name, median(ops),
+			median(p50).Round(time.Microsecond), median(p99).Round(time.Microsecond), median(loads), 100*median(ratio), errs)
+	}
+	b.WriteString("\nVariants:\n\n")
+	for _, v := range o.variants {
+		fmt.Fprintf(&b, "- `%s`: %s\n", v.name, v.desc)
+	}
+	b.WriteString("\n<details><summary>Per round</summary>\n\n| variant | round | ops/s | p50 | p99 | loads | other processes' CPU |\n| --- | --: | --: | --: | --: | --: | --: |\n")
+	for _, v := range o.variants {
+		for r, c := range results[v.name] {
+			fmt.Fprintf(&b, "| %s | %d | %.0f | %v | %v | %d | %.0f%% |\n", v.name, r+1, c.opsPerSec(),
+				c.p50.Round(time.Microsecond), c.p99.Round(time.Microsecond), c.loads, c.other)
+		}
+	}
+	b.WriteString("\n</details>\n")
+	return b.String()
+}

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	gocache "github.com/go-redis/cache/v9"
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/rueidis"
+	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/cache"
+)
+
+// User is the cached record: about 200 bytes of JSON.
+type User struct {
+	ID      int       `json:"id"`
+	Name    string    `json:"name"`
+	Email   string    `json:"email"`
+	Bio     string    `json:"bio"`
+	Plan    string    `json:"plan"`
+	Created time.Time `json:"created"`
+}
+
+func makeUser(id int) User {
+	return User{
+		ID:      id,
+		Name:    "User Number " + strconv.Itoa(id),
+		Email:   "user" + strconv.Itoa(id) + "@example.com",
+		Bio:     "Writes Go at a company that caches its database in Redis, and would rather not think about it.",
+		Plan:    "pro",
+		Created: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(id) * time.Minute),
+	}
+}
+
+// database is the simulated source of truth: every load sleeps for its
+// latency and is counted.
+type database struct {
+	latency time.Duration
+	loads   atomic.Int64
+}
+
+func (d *database) load(ctx context.Context, id int) (User, error) {
+	d.loads.Add(1)
+	t := time.NewTimer(d.latency)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return makeUser(id), nil
+	case <-ctx.Done():
+		return User{}, ctx.Err()
+	}
+}
+
+// aside is one cache-aside implementation under test.
+type aside interface {
+	// Fetch returns user id from the cache, loading it from db on a miss.
+	Fetch(ctx context.Context, id int) (User, error)
+	// Invalidate removes user id from every tier, as after a write.
+	Invalidate(ctx context.Context, id int) error
+	// Prefill stores u without touching the database.
+	Prefill(ctx context.Context, u User) error
+	Close() error
+}
+
+// variant is a named way to build an aside.
+type variant struct {
+	name string
+	desc string
+	// slot marks a variant that is listed but not built yet.
+	slot string
+	open func(addr string, db *database, ttl time.Duration) (aside, error)
+}
+
+var variants = []variant{
+	{
+		name: "zipline",
+		desc: "zipline client (default options) + cache.New[User](c, Options{TTL}); no local tier: every hit is a GET",
+		open: openZipline,
+	},
+	{
+		// SLOT: zipline's client-side cache (c.Cached(ttl), a read-through
+		// local tier with server-assisted invalidation) is being built by
+		// another engineer. When it lands, open it here as
+		// cache.New[User](c, cache.Options{TTL: ttl, Store: c.Cached(time.Minute)})
+		// and remove the slot field.
+		name: "zipline-cached",
+		desc: "zipline client + cache with Options{Store: c.Cached(ttl)}, the client-side tier",
+		slot: "c.Cached is not built yet",
+	},
+	{
+		name: "goredis-cache",
+		desc: "go-redis v9 client (default pool) + go-redis/cache v9 with LocalCache NewTinyLFU(10000, 1m); Once(&Item{Do})",
+		open: openGoredisCache,
+	},
+	{
+		name: "rueidis",
+		desc: "rueidis client (default options, 128 MiB client-side cache per connection); DoCache(GET, 1m), on nil load and SET EX",
+		open: openRueidis,
+	},
+}
+
+func userKey(prefix string, id int) string { return prefix + strconv.Itoa(id) }
+
+// zipline + cache.
+
+type ziplineAside struct {
+	c     *zipline.Client
+	users *cache.Cache[User]
+	db    *database
+}
+
+func openZipline(addr string, db *database, ttl time.Duration) (aside, error) {
+	c, err := zipline.New(zipline.Options{Addr: addr, Logger: quiet})
+	if err != nil {
+		return nil, err
+	}
+	return &ziplineAside{c: c, users: cache.New[User](c, cache.Options{TTL: ttl}), db: db}, nil
+}
+
+const ziplinePrefix = "ca:zipline:user:"
+
+func (z *ziplineAside) Fetch(ctx context.Context, id int) (User, error) {
+	return z.users.Fetch(ctx, userKey(ziplinePrefix, id), func(ctx context.Context) (User, error) {
+		return z.db.load(ctx, id)
+	})
+}
+
+func (z *ziplineAside) Invalidate(ctx context.Context, id int) error {
+	return z.users.Delete(ctx, userKey(ziplinePrefix, id))
+}
+
+func (z *ziplineAside) Prefill(ctx context.Context, u User) error {
+	return z.users.Set(ctx, userKey(ziplinePrefix, u.ID), u)
+}
+
+func (z *ziplineAside) Close() error { return z.c.Close() }
+
+// go-redis/cache with its local TinyLFU.
+
+type goredisAside struct {
+	rdb   *redis.Client
+	cache *gocache.Cache
+	db    *database
+	ttl   time.Duration
+}
+
+func openGoredisCache(addr string, db *database, ttl time.Duration) (aside, error) {
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	if err := rdb.Ping(context.Background()).Err(); err != nil {
+		rdb.Close()
+		return nil, err
+	}
+	c := gocache.New(&gocache.Options{Redis: rdb, LocalCache: gocache.NewTinyLFU(10_000, time.Minute)})
+	return &goredisAside{rdb: rdb, cache: c, db: db, ttl: ttl}, nil
+}
+
+const goredisPrefix = "ca:goredis:user:"
+
+func (g *goredisAside) Fetch(ctx context.Context, id int) (User, error) {
+	var u User
+	err := g.cache.Once(&gocache.Item{
+		Ctx:   ctx,
+		Key:   userKey(goredisPrefix, id),
+		Value: &u,
+		TTL:   g.ttl,
+		Do:    func(it *gocache.Item) (any, error) { return g.db.load(it.Ctx, id) },
+	})
+	return u, err
+}
+
+func (g *goredisAside) Invalidate(ctx context.Context, id int) error {
+	err := g.cache.Delete(ctx, userKey(goredisPrefix, id))
+	if errors.Is(err, gocache.ErrCacheMiss) {
+		return nil
+	}
+	return err
+}
+
+func (g *goredisAside) Prefill(ctx context.Context, u User) error {
+	return g.cache.Set(&gocache.Item{Ctx: ctx, Key: userKey(goredisPrefix, u.ID), Value: u, TTL: g.ttl, SkipLocalCache: true})
+}
+
+func (g *goredisAside) Close() error { return g.rdb.Close() }
+
+// rueidis with DoCache, cache-aside by hand (rueidis has no loader API).
+
+type rueidisAside struct {
+	c   rueidis.Client
+	db  *database
+	ttl time.Duration
+}
+
+func openRueidis(addr string, db *database, ttl time.Duration) (aside, error) {
+	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}})
+	if err != nil {
+		return nil, err
+	}
+	return &rueidisAside{c: c, db: db, ttl: ttl}, nil
+}
+
+const rueidisPrefix = "ca:rueidis:user:"
+
+func (r *rueidisAside) Fetch(ctx context.Context, id int) (User, error) {
+	key := userKey(rueidisPrefix, id)
+	b, err := r.c.DoCache(ctx, r.c.B().Get().Key(key).Cache(), time.Minute).AsBytes()
+	var u User
+	switch {
+	case err == nil:
+		err = json.Unmarshal(b, &u)
+		return u, err
+	case !rueidis.IsRedisNil(err):
+		return u, err
+	}
+	if u, err = r.db.load(ctx, id); err != nil {
+		return u, err
+	}
+	return u, r.set(ctx, key, u)
+}
+
+func (r *rueidisAside) set(ctx context.Context, key string, u User) error {
+	b, err := json.Marshal(u)
+	if err != nil {
+		return err
+	}
+	return r.c.Do(ctx, r.c.B().Set().Key(key).Value(rueidis.BinaryString(b)).Ex(r.ttl).Build()).Error()
+}
+
+func (r *rueidisAside) Invalidate(ctx context.Context, id int) error {
+	return r.c.Do(ctx, r.c.B().Del().Key(userKey(rueidisPrefix, id)).Build()).Error()
+}
+
+func (r *rueidisAside) Prefill(ctx context.Context, u User) error {
+	return r.set(ctx, userKey(rueidisPrefix, u.ID), u)
+}
+
+func (r *rueidisAside) Close() error { r.c.Close(); return nil }
+
+// lookupVariants resolves a comma list of names.
+func lookupVariants(names []string) ([]variant, error) {
+	var out []variant
+	for _, n := range names {
+		found := false
+		for _, v := range variants {
+			if v.name == n {
+				out, found = append(out, v), true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("unknown variant %q", n)
+		}
+	}
+	return out, nil
+}

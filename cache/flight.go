@@ -1,0 +1,118 @@
+package cache
+
+import (
+	"context"
+	"sync"
+)
+
+// group runs at most one fill per key at a time in this process, and hands
+// its result to every caller that asked for the key meanwhile. Unlike
+// x/sync/singleflight, a caller can stop waiting when its context ends, and
+// the fill runs on a goroutine of its own with a context that ends only when
+// every caller has stopped waiting. The zero group is ready to use.
+type group struct {
+	mu sync.Mutex
+	m  map[string]*flight
+	// refreshing holds the keys with an early refresh under way, which has
+	// no callers waiting and so is not a flight.
+	refreshing map[string]struct{}
+}
+
+// flight is one fill in progress.
+type flight struct {
+	done    chan struct{} // closed when e and err are set
+	e       entry
+	err     error
+	waiters int // guarded by group.mu
+	cancel  context.CancelFunc
+}
+
+// do returns the result of fill for key, starting it unless a fill for key
+// is already running, in which case it waits for that one. fill gets a
+// context that keeps ctx's values but not its cancellation: it ends when the
+// last caller waiting for the flight gives up. fill must not panic.
+func (g *group) do(ctx context.Context, key string, fill func(context.Context) (entry, error)) (entry, error) {
+	g.mu.Lock()
+	f, ok := g.m[key]
+	if !ok {
+		if g.m == nil {
+			g.m = make(map[string]*flight)
+		}
+		fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		f = &flight{done: make(chan struct{}), cancel: cancel}
+		g.m[key] = f
+		go g.run(fctx, key, f, fill)
+	}
+	f.waiters++
+	g.mu.Unlock()
+
+	select {
+	case <-f.done:
+		return f.e, f.err
+	case <-ctx.Done():
+	}
+	g.mu.Lock()
+	f.waiters--
+	if f.waiters == 0 {
+		// Nobody wants the result any more: stop the fill, and let the
+		// next caller start a fresh one rather than join a cancelled one.
+		f.cancel()
+		if g.m[key] == f {
+			delete(g.m, key)
+		}
+	}
+	g.mu.Unlock()
+	return entry{}, ctx.Err()
+}
+
+func (g *group) run(ctx context.Context, key string, f *flight, fill func(context.Context) (entry, error)) {
+	defer f.cancel()
+	e, err := fill(ctx)
+	g.mu.Lock()
+	f.e, f.err = e, err
+	if g.m[key] == f {
+		delete(g.m, key)
+	}
+	g.mu.Unlock()
+	close(f.done)
+}
+
+// waiting returns how many callers wait for key's flight (for tests).
+func (g *group) waiting(key string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if f, ok := g.m[key]; ok {
+		return f.waiters
+	}
+	return 0
+}
+
+// isRefreshing reports whether a refresh of key is under way (for tests).
+func (g *group) isRefreshing(key string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, ok := g.refreshing[key]
+	return ok
+}
+
+// startRefresh marks key as being refreshed, and reports false if it
+// already was.
+func (g *group) startRefresh(key string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, ok := g.refreshing[key]; ok {
+		return false
+	}
+	if g.refreshing == nil {
+		g.refreshing = make(map[string]struct{})
+	}
+	g.refreshing[key] = struct{}{}
+	return true
+}
+
+// endRefresh clears the mark set by startRefresh.
+func (g *group) endRefresh(key string) {
+	g.mu.Lock()
+	delete(g.refreshing, key)
+	g.mu.Unlock()
+}
