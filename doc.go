@@ -46,9 +46,13 @@
 //
 //   - internal/resp: RESP2/RESP3 encoding and a bounded parser.
 //   - internal/pipe: one connection with implicit pipelining and reconnects.
-//   - zipline (this package): Client, typed commands, Batch, Tx, Watch.
+//   - zipline (this package): Client, typed commands, Batch, Tx, Watch,
+//     and the cluster router; commands reach connections only through the
+//     carrier interface (see DEVELOPERS.md).
 //   - codec: value compression compatible with Valkey GLIDE.
 //   - layout: key zipping, hash buckets and migration, built on the client.
+//   - cache: cache-aside with single flight, a cross-process lock, early
+//     refresh and negative caching, built on the client.
 //   - internal/localserver: real servers on loopback for the demo, benchmarks and tests.
 //   - internal/testkit: test support (servers per test, fault injection).
 //   - cmd/zipline: the command-line tool; cmd/zipline/bench holds what its
