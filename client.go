@@ -42,7 +42,11 @@ type shared struct {
 	hooks    hooks
 	// routing is the server's command table on a cluster (where keys are,
 	// which commands read), nil on a single server.
-	routing  commandTable
+	routing commandTable
+	// top is the Client's own carrier (not a lease's).
+	top      carrier
+	subs     *subscriptions
+	subsOnce sync.Once
 	closed   sync.Once
 	closeErr error
 }
@@ -75,6 +79,7 @@ func New(opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.top = k
 	return &Client{s: s, carrier: k, codec: vc}, nil
 }
 
@@ -218,6 +223,12 @@ func (s *shared) dialer(addr string) func(ctx context.Context) (net.Conn, error)
 	return func(ctx context.Context) (net.Conn, error) { return hooked(ctx, o.Network, addr) }
 }
 
+// cluster returns the Client's cluster router, or nil on a single server.
+func (s *shared) cluster() *cluster {
+	c, _ := s.top.(*cluster)
+	return c
+}
+
 // with returns a Client that shares c's settings and view but sends through
 // another carrier.
 func (c *Client) with(k carrier) *Client {
@@ -237,7 +248,10 @@ func (c *Client) Close() error {
 	if l, ok := c.carrier.(leased); ok {
 		return l.close()
 	}
-	c.s.closed.Do(func() { c.s.closeErr = c.carrier.close() })
+	c.s.closed.Do(func() {
+		c.s.subscriptions().close() // and none after this
+		c.s.closeErr = c.s.top.close()
+	})
 	return c.s.closeErr
 }
 

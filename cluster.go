@@ -143,10 +143,20 @@ func (c *cluster) refresher() {
 	defer c.wg.Done()
 	t := time.NewTicker(DefaultClusterRefreshInterval)
 	defer t.Stop()
+	var probe <-chan time.Time
+	if c.s.opts.ReadFrom == ReadLowestLatency {
+		p := time.NewTicker(latencyProbeInterval)
+		defer p.Stop()
+		probe = p.C
+		c.probeLatency()
+	}
 	for {
 		select {
 		case <-c.life.Done():
 			return
+		case <-probe:
+			c.probeLatency()
+			continue
 		case <-c.refresh:
 		case <-t.C:
 		}
@@ -156,6 +166,39 @@ func (c *cluster) refresher() {
 		}
 		cancel()
 	}
+}
+
+// latencyProbeInterval is how often ReadLowestLatency measures nodes.
+const latencyProbeInterval = 2 * time.Second
+
+// probeLatency PINGs every node and keeps a moving average of its round
+// trip, which ReadLowestLatency reads.
+func (c *cluster) probeLatency() {
+	c.mu.Lock()
+	nodes := make([]*node, 0, len(c.nodes))
+	for _, n := range c.nodes {
+		nodes = append(nodes, n)
+	}
+	c.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(c.life, c.s.opts.DialTimeout)
+			defer cancel()
+			start := time.Now()
+			rtt := int64(time.Hour) // unreachable: last choice
+			if _, err := c.nodeDo(ctx, n, "PING"); err == nil {
+				rtt = int64(time.Since(start))
+			}
+			if old := n.rtt.Load(); old != 0 && rtt != int64(time.Hour) {
+				rtt = (3*old + rtt) / 4
+			}
+			n.rtt.Store(rtt)
+		}()
+	}
+	wg.Wait()
 }
 
 // refreshNow asks up to three nodes for their view of the cluster and

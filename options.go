@@ -105,6 +105,10 @@ type Options struct {
 	// Default DefaultMaxIdleDedicated; negative keeps none.
 	MaxIdleDedicated int
 
+	// Subscriptions configure pub/sub subscriptions (Subscribe,
+	// PSubscribe, SSubscribe): buffers, overflow, liveness.
+	Subscriptions Subscriptions
+
 	// Compression compresses values transparently, byte-compatible with
 	// Valkey GLIDE. The zero value is off. See Compression.
 	Compression Compression
@@ -207,6 +211,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.Subscriptions.Buffer <= 0 {
+		o.Subscriptions.Buffer = DefaultSubscriptionBuffer
+	}
+	switch {
+	case o.Subscriptions.PingInterval == 0:
+		o.Subscriptions.PingInterval = DefaultSubscriptionPing
+	case o.Subscriptions.PingInterval < 0:
+		o.Subscriptions.PingInterval = 0
 	}
 	return o
 }

@@ -447,6 +447,13 @@ func (p *Pipe) closeWithin(drain time.Duration) {
 
 const defaultDrainTimeout = 5 * time.Second
 
+// Connected reports whether the pipe has a live connection now.
+func (p *Pipe) Connected() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.state == stateConnected
+}
+
 // Closed reports whether the pipe is closed, or dead for good after losing
 // a connection with NoReconnect set.
 func (p *Pipe) Closed() bool {

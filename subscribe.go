@@ -1,0 +1,723 @@
+package zipline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ziplinekv/zipline/internal/pipe"
+	"github.com/ziplinekv/zipline/internal/resp"
+)
+
+// Subscriptions configure a Client's pub/sub subscriptions. The zero value
+// gives every default.
+type Subscriptions struct {
+	// Buffer is how many messages each subscription holds for a consumer
+	// that is behind. Default DefaultSubscriptionBuffer.
+	Buffer int
+	// Overflow says what a full buffer does with one more message. Default
+	// DropOldest.
+	Overflow Overflow
+	// PingInterval is the liveness probe of a subscriber connection: a PING
+	// after this much silence, which must be answered within the same time,
+	// so a dead connection is found within twice the interval and
+	// reconnected (a gap is reported). Default DefaultSubscriptionPing;
+	// negative turns it off.
+	PingInterval time.Duration
+}
+
+// Subscription defaults.
+const (
+	DefaultSubscriptionBuffer = 1024
+	DefaultSubscriptionPing   = 15 * time.Second
+)
+
+// Overflow is a subscription's policy for a message that finds its buffer
+// full. Every message it drops is counted (SubscriptionStats.Dropped) and
+// reported as a gap on Messages.
+type Overflow uint8
+
+const (
+	// DropOldest drops the oldest message held, keeping the newest.
+	DropOldest Overflow = iota
+	// DropNewest drops the message that arrived.
+	DropNewest
+	// CloseSubscription ends the subscription: Messages yields
+	// ErrSlowConsumer and stops.
+	CloseSubscription
+)
+
+// ErrGap is matched by the *GapError that Messages yields when messages may
+// have been lost: the subscriber connection was down (messages published
+// meanwhile are gone: Redis pub/sub keeps nothing), or the subscription's
+// buffer overflowed. Iteration goes on after it.
+var ErrGap = errors.New("zipline: pub/sub messages may have been lost")
+
+// GapError says why messages may have been lost.
+type GapError struct {
+	// Reason is "reconnected", "overflow" (the subscription's buffer) or
+	// "backlog" (the connection's push queue), "moved" (a sharded
+	// channel's slot moved to another node).
+	Reason string
+	// Dropped counts the messages known to be lost, when known.
+	Dropped int64
+}
+
+func (e *GapError) Error() string {
+	if e.Dropped > 0 {
+		return fmt.Sprintf("zipline: pub/sub gap (%s): %d messages lost", e.Reason, e.Dropped)
+	}
+	return "zipline: pub/sub gap (" + e.Reason + "): messages may have been lost"
+}
+
+// Is makes a GapError match ErrGap.
+func (e *GapError) Is(target error) bool { return target == ErrGap }
+
+// ErrSlowConsumer ends a subscription whose Overflow is CloseSubscription
+// when its buffer is full.
+var ErrSlowConsumer = errors.New("zipline: subscription closed: its consumer fell behind")
+
+// Message is one pub/sub message.
+type Message struct {
+	// Channel it was published to.
+	Channel string
+	// Pattern that matched it, for PSubscribe; empty otherwise.
+	Pattern string
+	// Payload, expanded when it was published compressed (the PubSub
+	// compression family).
+	Payload []byte
+}
+
+// subKind is what a subscription names: channels, patterns, or sharded
+// channels.
+type subKind uint8
+
+const (
+	subChannel subKind = iota
+	subPattern
+	subShard
+)
+
+// subscribe, unsubscribe and message kinds per subKind.
+var subCommands = [...]struct{ subscribe, unsubscribe, message string }{
+	subChannel: {"subscribe", "unsubscribe", "message"},
+	subPattern: {"psubscribe", "punsubscribe", "pmessage"},
+	subShard:   {"ssubscribe", "sunsubscribe", "smessage"},
+}
+
+type subKey struct {
+	kind subKind
+	name string
+}
+
+// Subscription is a set of channels (or patterns) whose messages reach
+// one consumer through Messages, in the order they were published. It is
+// safe for concurrent use; Messages is meant for one consumer.
+type Subscription struct {
+	m    *subscriptions
+	opts Subscriptions
+	vc   *valueCodec // expands PubSub-compressed payloads
+
+	mu      sync.Mutex
+	keys    map[subKey]bool
+	ring    []Message
+	head, n int
+	gap     *GapError // pending, yielded before the next message
+	err     error     // why it ended
+	done    bool
+	wake    chan struct{} // capacity 1
+
+	received, dropped, gaps atomic.Int64
+}
+
+// SubscriptionStats count what a subscription received and lost.
+type SubscriptionStats struct {
+	Received int64 // messages that arrived, those dropped included
+	Dropped  int64 // messages dropped by the overflow policy
+	Gaps     int64 // gaps reported
+}
+
+// Stats returns the subscription's counters.
+func (s *Subscription) Stats() SubscriptionStats {
+	return SubscriptionStats{Received: s.received.Load(), Dropped: s.dropped.Load(), Gaps: s.gaps.Load()}
+}
+
+// Subscribe subscribes to channels (SUBSCRIBE) and returns the
+// subscription once the server has confirmed them. Subscriptions share one
+// connection per server, apart from the Client's commands, and are made
+// again on every reconnect, with a gap reported (see ErrGap).
+func (c *Client) Subscribe(ctx context.Context, channels ...string) (*Subscription, error) {
+	return c.subscribe(ctx, subChannel, channels)
+}
+
+// PSubscribe subscribes to glob patterns of channels (PSUBSCRIBE).
+func (c *Client) PSubscribe(ctx context.Context, patterns ...string) (*Subscription, error) {
+	return c.subscribe(ctx, subPattern, patterns)
+}
+
+// SSubscribe subscribes to sharded channels (SSUBSCRIBE, Redis and Valkey
+// 7+). On a cluster each channel is subscribed on the node that owns its
+// slot, and follows the slot when it moves or fails over.
+func (c *Client) SSubscribe(ctx context.Context, channels ...string) (*Subscription, error) {
+	return c.subscribe(ctx, subShard, channels)
+}
+
+func (c *Client) subscribe(ctx context.Context, kind subKind, names []string) (*Subscription, error) {
+	m := c.s.subscriptions()
+	opts := c.s.opts.Subscriptions
+	s := &Subscription{m: m, opts: opts, keys: map[subKey]bool{}, ring: make([]Message, opts.Buffer),
+		wake: make(chan struct{}, 1)}
+	if c.codec != nil && c.codec.covers(familyPubSub) {
+		s.vc = c.codec
+	}
+	if err := s.add(ctx, kind, names); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Add subscribes to more channels, of the kind the subscription was made
+// with (channels, patterns or sharded channels).
+func (s *Subscription) Add(ctx context.Context, names ...string) error {
+	return s.add(ctx, s.kind(), names)
+}
+
+// Remove unsubscribes from channels (or patterns). Messages already held
+// for them are still delivered.
+func (s *Subscription) Remove(ctx context.Context, names ...string) error {
+	kind := s.kind()
+	s.mu.Lock()
+	var keys []subKey
+	for _, n := range names {
+		k := subKey{kind, n}
+		if s.keys[k] {
+			delete(s.keys, k)
+			keys = append(keys, k)
+		}
+	}
+	s.mu.Unlock()
+	return s.m.remove(ctx, s, keys)
+}
+
+func (s *Subscription) kind() subKind {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.keys {
+		return k.kind
+	}
+	return subChannel
+}
+
+func (s *Subscription) add(ctx context.Context, kind subKind, names []string) error {
+	var keys []subKey
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
+		return fmt.Errorf("zipline: subscription closed: %w (%w)", ErrClosed, ErrNotSent)
+	}
+	for _, n := range names {
+		k := subKey{kind, n}
+		if !s.keys[k] {
+			s.keys[k] = true
+			keys = append(keys, k)
+		}
+	}
+	s.mu.Unlock()
+	return s.m.add(ctx, s, keys)
+}
+
+// Close ends the subscription: it unsubscribes from what no other
+// subscription of the Client still wants, and Messages stops.
+func (s *Subscription) Close() error {
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
+		return nil
+	}
+	keys := make([]subKey, 0, len(s.keys))
+	for k := range s.keys {
+		keys = append(keys, k)
+	}
+	s.keys = map[subKey]bool{}
+	s.mu.Unlock()
+	s.end(nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return s.m.remove(ctx, s, keys)
+}
+
+// end stops the subscription with err (nil: closed by its owner).
+func (s *Subscription) end(err error) {
+	s.mu.Lock()
+	if !s.done {
+		s.done, s.err = true, err
+	}
+	s.mu.Unlock()
+	s.signal()
+}
+
+func (s *Subscription) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// deliver takes one message into the buffer, applying the overflow policy.
+// It never blocks: it runs on the connection's push handler.
+func (s *Subscription) deliver(m Message) {
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
+		return
+	}
+	s.received.Add(1)
+	if s.n == len(s.ring) {
+		switch s.opts.Overflow {
+		case DropNewest:
+			s.dropLocked(1)
+			s.mu.Unlock()
+			s.signal()
+			return
+		case CloseSubscription:
+			s.dropLocked(1)
+			s.done, s.err = true, ErrSlowConsumer
+			s.mu.Unlock()
+			s.signal()
+			return
+		}
+		s.head = (s.head + 1) % len(s.ring) // DropOldest
+		s.n--
+		s.dropLocked(1)
+	}
+	s.ring[(s.head+s.n)%len(s.ring)] = m
+	s.n++
+	s.mu.Unlock()
+	s.signal()
+}
+
+func (s *Subscription) dropLocked(n int64) {
+	s.dropped.Add(n)
+	s.gapLocked("overflow", n)
+}
+
+// gapLocked records a gap to report before the next message; gaps that
+// follow one another merge.
+func (s *Subscription) gapLocked(reason string, dropped int64) {
+	if s.gap == nil {
+		s.gap = &GapError{Reason: reason}
+		s.gaps.Add(1)
+	}
+	s.gap.Dropped += dropped
+}
+
+func (s *Subscription) markGap(reason string) {
+	s.mu.Lock()
+	s.gapLocked(reason, 0)
+	s.mu.Unlock()
+	s.signal()
+}
+
+// Messages returns the subscription's messages, in order, as they arrive.
+// A gap (see ErrGap) is yielded as a *GapError and iteration goes on; it
+// ends when ctx ends (yielding ctx.Err()), when the subscription is
+// closed, or when the Client is (yielding ErrClosed), or with
+// ErrSlowConsumer. Payloads published compressed are expanded here, on the
+// consumer's goroutine.
+func (s *Subscription) Messages(ctx context.Context) iter.Seq2[Message, error] {
+	return func(yield func(Message, error) bool) {
+		for {
+			s.mu.Lock()
+			switch {
+			case s.gap != nil:
+				g := s.gap
+				s.gap = nil
+				s.mu.Unlock()
+				if !yield(Message{}, g) {
+					return
+				}
+				continue
+			case s.n > 0:
+				m := s.ring[s.head]
+				s.ring[s.head] = Message{}
+				s.head = (s.head + 1) % len(s.ring)
+				s.n--
+				s.mu.Unlock()
+				var err error
+				if s.vc != nil {
+					m.Payload, err = s.vc.decodeValue(m.Payload)
+				}
+				if !yield(m, err) {
+					return
+				}
+				continue
+			case s.done:
+				err := s.err
+				s.mu.Unlock()
+				if err != nil {
+					yield(Message{}, err)
+				}
+				return
+			}
+			s.mu.Unlock()
+			select {
+			case <-s.wake:
+			case <-ctx.Done():
+				yield(Message{}, ctx.Err())
+				return
+			}
+		}
+	}
+}
+
+// subscriptions is a Client's side of pub/sub: which subscription wants
+// which channel, and the subscriber connections that carry them.
+type subscriptions struct {
+	s      *shared
+	mu     sync.Mutex
+	wants  map[subKey]map[*Subscription]bool
+	conns  map[string]*subscriber // by server address
+	closed bool
+}
+
+// subscriptions returns the Client's pub/sub state, made at first use.
+func (s *shared) subscriptions() *subscriptions {
+	s.subsOnce.Do(func() {
+		s.subs = &subscriptions{s: s, wants: map[subKey]map[*Subscription]bool{}, conns: map[string]*subscriber{}}
+	})
+	return s.subs
+}
+
+// add records that s wants keys and subscribes, on the connection that
+// carries each, to those nobody wanted yet.
+func (m *subscriptions) add(ctx context.Context, s *Subscription, keys []subKey) error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return fmt.Errorf("%w (%w)", ErrClosed, ErrNotSent)
+	}
+	var fresh []subKey
+	for _, k := range keys {
+		if m.wants[k] == nil {
+			m.wants[k] = map[*Subscription]bool{}
+			fresh = append(fresh, k)
+		}
+		m.wants[k][s] = true
+	}
+	m.mu.Unlock()
+	return m.send(ctx, fresh, true)
+}
+
+// remove drops s's wants, and unsubscribes from keys nobody wants any
+// more.
+func (m *subscriptions) remove(ctx context.Context, s *Subscription, keys []subKey) error {
+	m.mu.Lock()
+	var gone []subKey
+	for _, k := range keys {
+		if w := m.wants[k]; w != nil {
+			delete(w, s)
+			if len(w) == 0 {
+				delete(m.wants, k)
+				gone = append(gone, k)
+			}
+		}
+	}
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
+		return nil
+	}
+	return m.send(ctx, gone, false)
+}
+
+// send subscribes to (or unsubscribes from) keys, grouped by connection and
+// kind.
+func (m *subscriptions) send(ctx context.Context, keys []subKey, subscribe bool) error {
+	groups := map[*subscriber]map[subKind][]string{}
+	for _, k := range keys {
+		sc, err := m.conn(ctx, k)
+		if err != nil {
+			return err
+		}
+		if groups[sc] == nil {
+			groups[sc] = map[subKind][]string{}
+		}
+		groups[sc][k.kind] = append(groups[sc][k.kind], k.name)
+	}
+	for sc, byKind := range groups {
+		for kind, names := range byKind {
+			if err := sc.send(ctx, kind, names, subscribe); err != nil && subscribe {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// conn returns the subscriber connection for a key: the one server's, or
+// on a cluster, for a sharded channel, its slot owner's, and for the others
+// any node's (the cluster bus carries their messages to every node).
+func (m *subscriptions) conn(ctx context.Context, k subKey) (*subscriber, error) {
+	addr := m.s.opts.Addr
+	if cl := m.s.cluster(); cl != nil {
+		slot := int32(0)
+		if k.kind == subShard {
+			slot = keySlot(k.name)
+		}
+		nd := cl.target(cmdInfo{slot: slot})
+		if nd == nil {
+			return nil, fmt.Errorf("zipline: no node serves the slot of %s (%w)", k.name, ErrNotSent)
+		}
+		addr = nd.addr
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if sc := m.conns[addr]; sc != nil {
+		return sc, nil
+	}
+	sc, err := newSubscriber(ctx, m, addr)
+	if err != nil {
+		return nil, err
+	}
+	m.conns[addr] = sc
+	return sc, nil
+}
+
+// deliver hands a message to every subscription that wants it.
+func (m *subscriptions) deliver(k subKey, msg Message) {
+	m.mu.Lock()
+	subs := m.wants[k]
+	targets := make([]*Subscription, 0, len(subs))
+	for s := range subs {
+		targets = append(targets, s)
+	}
+	m.mu.Unlock()
+	for _, s := range targets {
+		s.deliver(msg)
+	}
+}
+
+// gap reports a gap to every subscription carried by sc.
+func (m *subscriptions) gap(sc *subscriber, reason string) {
+	m.mu.Lock()
+	var targets []*Subscription
+	for k, subs := range m.wants {
+		if m.conns[sc.addrFor(k)] != sc {
+			continue
+		}
+		for s := range subs {
+			targets = append(targets, s)
+		}
+	}
+	m.mu.Unlock()
+	for _, s := range targets {
+		s.markGap(reason)
+	}
+}
+
+// carried lists, per kind, what sc must be subscribed to: what is wanted
+// and maps to it.
+func (m *subscriptions) carried(sc *subscriber) map[subKind][]string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[subKind][]string{}
+	for k := range m.wants {
+		if sc.addrFor(k) == sc.addr {
+			out[k.kind] = append(out[k.kind], k.name)
+		}
+	}
+	return out
+}
+
+// close ends every subscription and closes the connections.
+func (m *subscriptions) close() {
+	m.mu.Lock()
+	m.closed = true
+	conns := m.conns
+	m.conns = map[string]*subscriber{}
+	var subs []*Subscription
+	for _, w := range m.wants {
+		for s := range w {
+			subs = append(subs, s)
+		}
+	}
+	m.mu.Unlock()
+	for _, s := range subs {
+		s.end(ErrClosed)
+	}
+	for _, sc := range conns {
+		sc.p.Close()
+	}
+}
+
+// subscriber is one connection that carries subscriptions: RESP3 or
+// RESP2 in subscriber mode, with its own liveness probe, re-subscribing
+// everything it carries on every reconnect.
+type subscriber struct {
+	m    *subscriptions
+	addr string
+	p    *pipe.Pipe
+}
+
+func newSubscriber(ctx context.Context, m *subscriptions, addr string) (*subscriber, error) {
+	sc := &subscriber{m: m, addr: addr}
+	o := m.s.pipeOptions(addr)
+	o.RESP2Subscriber = true
+	o.WaitForReconnect = false
+	o.MaxPendingBytes = 0
+	if ping := m.s.opts.Subscriptions.PingInterval; ping > 0 {
+		// The writer PINGs within two health-check ticks of its last write,
+		// and the reply must come within the I/O timeout: half the interval
+		// each finds a dead connection within 1.5 intervals.
+		o.HealthCheckInterval, o.IOTimeout = ping/2, ping/2
+	} else {
+		o.HealthCheckInterval = 0
+	}
+	o.Push = []pipe.PushHandler{{
+		Kinds:  []string{"message", "pmessage", "smessage", "sunsubscribe"},
+		Handle: sc.push,
+		Lost:   func(int) { m.gap(sc, "backlog") },
+	}}
+	o.OnConnect = sc.resubscribe
+	p, err := pipe.New(ctx, o)
+	if err != nil {
+		return nil, connectError(addr, err)
+	}
+	sc.p = p
+	return sc, nil
+}
+
+// addrFor is the address that carries k; callers hold m.mu or accept a
+// racy answer.
+func (sc *subscriber) addrFor(k subKey) string {
+	if cl := sc.m.s.cluster(); cl != nil {
+		slot := int32(0)
+		if k.kind == subShard {
+			slot = keySlot(k.name)
+		}
+		if nd := cl.target(cmdInfo{slot: slot}); nd != nil {
+			return nd.addr
+		}
+		return ""
+	}
+	return sc.m.s.opts.Addr
+}
+
+// resubscribe runs on every new connection, before it serves requests:
+// the first subscribes nothing (Subscribe sends its own), later ones
+// everything the connection carries, and report a gap.
+func (sc *subscriber) resubscribe(su *pipe.Setup) error {
+	if !su.Reconnect {
+		return nil
+	}
+	for kind, names := range sc.m.carried(sc) {
+		cmd := subCommands[kind]
+		args := append([]string{cmd.subscribe}, names...)
+		if _, err := su.Send(len(names), cmd.subscribe, args...); err != nil {
+			return err
+		}
+	}
+	sc.m.gap(sc, "reconnected")
+	return nil
+}
+
+// send subscribes to or unsubscribes from names, waiting for the
+// confirmations.
+func (sc *subscriber) send(ctx context.Context, kind subKind, names []string, subscribe bool) error {
+	if len(names) == 0 {
+		return nil
+	}
+	cmd := subCommands[kind]
+	name := cmd.subscribe
+	if !subscribe {
+		name = cmd.unsubscribe
+	}
+	call := sc.p.NewCall()
+	call.Buf = resp.AppendArrayLen(call.Buf, 1+len(names))
+	call.Buf = resp.AppendBulkString(call.Buf, name)
+	for _, n := range names {
+		call.Buf = resp.AppendBulkString(call.Buf, n)
+	}
+	call.N, call.PushKind = len(names), name
+	if err := sc.p.Do(ctx, call); err != nil {
+		return err
+	}
+	defer call.Release()
+	for _, v := range call.Replies() {
+		if v.IsError() {
+			return serverError(v)
+		}
+	}
+	return nil
+}
+
+// push handles a message (or a sharded channel's unsubscription by the
+// server, when its slot moved) on the connection's push goroutine.
+func (sc *subscriber) push(v resp.Value) {
+	e := v.Elems()
+	if len(e) < 3 {
+		return
+	}
+	kind := string(e[0].Bytes())
+	switch kind {
+	case "message", "smessage":
+		k := subKey{subChannel, string(e[1].Bytes())}
+		if kind == "smessage" {
+			k.kind = subShard
+		}
+		sc.m.deliver(k, Message{Channel: k.name, Payload: e[2].Bytes()})
+	case "pmessage":
+		if len(e) < 4 {
+			return
+		}
+		k := subKey{subPattern, string(e[1].Bytes())}
+		sc.m.deliver(k, Message{Pattern: k.name, Channel: string(e[2].Bytes()), Payload: e[3].Bytes()})
+	case "sunsubscribe":
+		// The server dropped a sharded channel whose slot moved: subscribe
+		// it where it lives now.
+		sc.m.moved(subKey{subShard, string(e[1].Bytes())})
+	}
+}
+
+// moved re-subscribes a sharded channel after the server dropped it, on
+// whichever node now owns its slot, and reports a gap to whoever wants it.
+func (m *subscriptions) moved(k subKey) {
+	m.mu.Lock()
+	subs := m.wants[k]
+	targets := make([]*Subscription, 0, len(subs))
+	for s := range subs {
+		targets = append(targets, s)
+	}
+	m.mu.Unlock()
+	if len(targets) == 0 {
+		return // we unsubscribed it ourselves
+	}
+	for _, s := range targets {
+		s.markGap("moved")
+	}
+	go func() {
+		if cl := m.s.cluster(); cl != nil {
+			cl.askRefresh()
+		}
+		for attempt := range 50 {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			err := m.send(ctx, []subKey{k}, true)
+			cancel()
+			if err == nil || m.isClosed() {
+				return
+			}
+			time.Sleep(time.Duration(attempt+1) * 20 * time.Millisecond) // backoff while the cluster settles
+		}
+	}()
+}
+
+func (m *subscriptions) isClosed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.closed
+}

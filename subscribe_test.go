@@ -1,0 +1,329 @@
+package zipline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/ziplinekv/zipline/codec"
+	"github.com/ziplinekv/zipline/internal/testkit"
+)
+
+// next reads one message or error from a subscription, within 5 seconds.
+func next(t *testing.T, s *Subscription) (Message, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for m, err := range s.Messages(ctx) {
+		return m, err
+	}
+	t.Fatal("Messages ended")
+	return Message{}, nil
+}
+
+// Subscribe, PSubscribe and SSubscribe in RESP3 and RESP2: messages arrive
+// in order with their channel and pattern; Add and Remove change what
+// arrives; Close ends Messages.
+func TestSubscribe(t *testing.T) {
+	for _, proto := range []int{3, 2} {
+		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
+			c, srv := newTestClient(t, Options{Protocol: proto})
+			ctx := context.Background()
+			pub := func(ch, msg string) {
+				t.Helper()
+				if _, err := srv.Do(ctx, "PUBLISH", ch, msg); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sub, err := c.Subscribe(ctx, "news", "prices")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 3 {
+				pub("news", "n"+strconv.Itoa(i))
+			}
+			pub("prices", "p0")
+			for _, want := range []Message{{Channel: "news", Payload: []byte("n0")}, {Channel: "news", Payload: []byte("n1")},
+				{Channel: "news", Payload: []byte("n2")}, {Channel: "prices", Payload: []byte("p0")}} {
+				m, err := next(t, sub)
+				if err != nil || m.Channel != want.Channel || string(m.Payload) != string(want.Payload) {
+					t.Fatalf("got %+v %v, want %+v", m, err, want)
+				}
+			}
+			if err := sub.Add(ctx, "alerts"); err != nil {
+				t.Fatal(err)
+			}
+			if err := sub.Remove(ctx, "news"); err != nil {
+				t.Fatal(err)
+			}
+			pub("news", "unwanted")
+			pub("alerts", "a0")
+			if m, err := next(t, sub); err != nil || m.Channel != "alerts" {
+				t.Fatalf("after Add/Remove: %+v %v", m, err)
+			}
+
+			psub, err := c.PSubscribe(ctx, "user:*")
+			if err != nil {
+				t.Fatal(err)
+			}
+			pub("user:7", "hello")
+			if m, err := next(t, psub); err != nil || m.Pattern != "user:*" || m.Channel != "user:7" || string(m.Payload) != "hello" {
+				t.Fatalf("pattern message %+v %v", m, err)
+			}
+			ssub, err := c.SSubscribe(ctx, "shard-ch")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := srv.Do(ctx, "SPUBLISH", "shard-ch", "s0"); err != nil {
+				t.Fatal(err)
+			}
+			if m, err := next(t, ssub); err != nil || m.Channel != "shard-ch" || string(m.Payload) != "s0" {
+				t.Fatalf("sharded message %+v %v", m, err)
+			}
+			// The subscriptions share a connection apart from commands.
+			if v, err := c.Get(ctx, "x"); !errors.Is(err, Nil) {
+				t.Fatalf("GET beside subscriptions: %q %v", v, err)
+			}
+			sub.Close()
+			for m, err := range sub.Messages(ctx) {
+				t.Fatalf("Messages after Close: %+v %v", m, err)
+			}
+			if n, _ := srv.Do(ctx, "PUBSUB", "NUMSUB", "alerts"); n.Elems()[1].Int() != 0 {
+				t.Fatal("still subscribed to alerts after Close")
+			}
+		})
+	}
+}
+
+// Killing the subscriber connection re-subscribes everything on the new
+// one, reports the gap on the iterator, and delivers no message twice.
+func TestSubscribeReconnectReportsGap(t *testing.T) {
+	c, srv := newTestClient(t, Options{})
+	ctx := context.Background()
+	sub, err := c.Subscribe(ctx, "ch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	publish := func(from, to int) {
+		for i := from; i < to; i++ {
+			if _, err := srv.Do(ctx, "PUBLISH", "ch", strconv.Itoa(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	publish(0, 10)
+	if _, err := srv.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool {
+		v, err := srv.Do(ctx, "PUBSUB", "NUMSUB", "ch")
+		return err == nil && v.Elems()[1].Int() == 1 && c.s.subscriptions().conns[srv.Addr].p.Stats().Reconnect.Load() == 1
+	})
+	publish(10, 20)
+	var got []int
+	gaps := 0
+	for len(got) < 20 {
+		m, err := next(t, sub)
+		if errors.Is(err, ErrGap) {
+			gaps++
+			var ge *GapError
+			if !errors.As(err, &ge) || ge.Reason != "reconnected" {
+				t.Fatalf("gap %v", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := strconv.Atoi(string(m.Payload))
+		got = append(got, n)
+	}
+	if gaps != 1 {
+		t.Fatalf("%d gaps reported, want 1", gaps)
+	}
+	if !slices.IsSorted(got) || slices.Compact(slices.Clone(got))[19] != 19 {
+		t.Fatalf("messages out of order or repeated: %v", got)
+	}
+}
+
+// A consumer that stops reading loses messages by its overflow policy and
+// counts them; the newest survive with DropOldest, the oldest with
+// DropNewest, and CloseSubscription ends it.
+func TestSubscriptionOverflow(t *testing.T) {
+	for _, policy := range []Overflow{DropOldest, DropNewest, CloseSubscription} {
+		t.Run(fmt.Sprint(policy), func(t *testing.T) {
+			c, srv := newTestClient(t, Options{Subscriptions: Subscriptions{Buffer: 10, Overflow: policy}})
+			ctx := context.Background()
+			sub, err := c.Subscribe(ctx, "ch")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 30 {
+				srv.Do(ctx, "PUBLISH", "ch", strconv.Itoa(i))
+			}
+			waitFor(t, func() bool { st := sub.Stats(); return st.Received == 30 || st.Dropped > 0 && policy == CloseSubscription })
+			m, err := next(t, sub)
+			switch policy {
+			case DropOldest:
+				var ge *GapError
+				if !errors.As(err, &ge) || ge.Dropped != 20 {
+					t.Fatalf("first: %+v %v, want a gap of 20", m, err)
+				}
+				if m, _ := next(t, sub); string(m.Payload) != "20" {
+					t.Fatalf("oldest kept is %q, want 20", m.Payload)
+				}
+			case DropNewest:
+				if !errors.Is(err, ErrGap) {
+					t.Fatalf("first: %v, want the gap", err)
+				}
+				if m, _ := next(t, sub); string(m.Payload) != "0" {
+					t.Fatalf("first kept is %q, want 0", m.Payload)
+				}
+			case CloseSubscription:
+				var last error
+				for _, err := range sub.Messages(ctx) {
+					last = err
+				}
+				if !errors.Is(last, ErrSlowConsumer) {
+					t.Fatalf("ended with %v, want ErrSlowConsumer", last)
+				}
+			}
+			if st := sub.Stats(); st.Dropped == 0 {
+				t.Fatalf("stats %+v", st)
+			}
+		})
+	}
+}
+
+// Messages published with the PubSub compression family arrive expanded.
+func TestSubscribeExpandsCompressedMessages(t *testing.T) {
+	c, _ := newTestClient(t, Options{Compression: Compression{Backend: codec.Zstd, Families: PubSub}})
+	ctx := context.Background()
+	sub, err := c.Subscribe(ctx, "docs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Publish(ctx, "docs", jsonDoc); err != nil {
+		t.Fatal(err)
+	}
+	m, err := next(t, sub)
+	if err != nil || string(m.Payload) != string(jsonDoc) {
+		t.Fatalf("got %d bytes, %v", len(m.Payload), err)
+	}
+}
+
+// The liveness probe finds a dead subscriber connection (a hung server)
+// within twice its interval, and reconnects it once the server is back.
+func TestSubscriberLivenessProbe(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{})
+	const ping = 300 * time.Millisecond
+	c := faultClient(t, srv.Addr, Options{Subscriptions: Subscriptions{PingInterval: ping}})
+	ctx := context.Background()
+	sub, err := c.Subscribe(ctx, "ch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := c.s.subscriptions().conns[srv.Addr]
+	resume := testkit.Pause(t, srv)
+	start := time.Now()
+	waitFor(t, func() bool { return !sc.p.Connected() })
+	if took := time.Since(start); took > 2*ping {
+		t.Fatalf("dead subscriber connection found after %v, want within %v", took, 2*ping)
+	}
+	resume()
+	if _, err := next(t, sub); !errors.Is(err, ErrGap) {
+		t.Fatalf("after the reconnect: %v, want a gap", err)
+	}
+}
+
+// A consumer that stops reading never delays unrelated commands: under the
+// same flood of messages, the p99 of GET/SET on the same Client with the
+// consumer stalled stays within 10 % of its p99 with the consumer keeping
+// up. Rounds alternate and the medians are compared, to see through a
+// noisy machine.
+func TestStalledSubscriberDoesNotDelayCommands(t *testing.T) {
+	c, srv := newTestClient(t, Options{Subscriptions: Subscriptions{Buffer: 256}})
+	ctx := context.Background()
+	pub, err := New(Options{Addr: srv.Addr, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	sub, err := c.Subscribe(ctx, "flood")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	msg := make([]byte, 200)
+	for range 2 {
+		go func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				pub.Publish(ctx, "flood", msg)
+			}
+		}()
+	}
+	consume := make(chan bool, 1) // true: keep up; false: stall
+	go func() {
+		keep := true
+		for {
+			select {
+			case <-stop:
+				return
+			case keep = <-consume:
+			default:
+			}
+			if !keep {
+				select {
+				case <-stop:
+					return
+				case keep = <-consume:
+				}
+				continue
+			}
+			cctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+			for range sub.Messages(cctx) {
+			}
+			cancel()
+		}
+	}()
+	p99 := func() time.Duration {
+		lat := make([]time.Duration, 0, 4000)
+		for i := range 2000 {
+			start := time.Now()
+			c.Set(ctx, "k", []byte(strconv.Itoa(i)))
+			lat = append(lat, time.Since(start))
+			start = time.Now()
+			c.Get(ctx, "k")
+			lat = append(lat, time.Since(start))
+		}
+		slices.Sort(lat)
+		return lat[len(lat)*99/100]
+	}
+	var keeping, stalled []time.Duration
+	for range 7 {
+		consume <- true
+		keeping = append(keeping, p99())
+		consume <- false
+		stalled = append(stalled, p99())
+	}
+	slices.Sort(keeping)
+	slices.Sort(stalled)
+	k, s := keeping[3], stalled[3]
+	t.Logf("GET/SET p99: consumer keeping up %v, stalled %v (%.2fx); %+v", k, s, float64(s)/float64(k), sub.Stats())
+	if sub.Stats().Dropped == 0 {
+		t.Fatal("the stalled consumer dropped nothing: the test did not stall it")
+	}
+	if s > k*11/10 {
+		t.Fatalf("a stalled subscriber raised GET/SET p99 from %v to %v", k, s)
+	}
+}
