@@ -103,7 +103,7 @@ func (s *shared) connect() (carrier, error) {
 		mode := s.opts.Cluster
 		if mode == ClusterAuto {
 			mode = ClusterOff
-			if info, err := run(ctx, &Client{s: s, carrier: d}, infoCmd([]string{"cluster"})); err == nil && info["cluster_enabled"] == "1" {
+			if clusterEnabled(ctx, d) {
 				mode = ClusterOn
 			}
 		}
@@ -123,6 +123,28 @@ func (s *shared) connect() (carrier, error) {
 		return c, nil
 	}
 	return nil, errors.Join(errs...)
+}
+
+// clusterEnabled asks a server whether it is a cluster node. It is the
+// Client's own set-up, so it goes straight to the connection, past hooks.
+func clusterEnabled(ctx context.Context, d *direct) bool {
+	c := d.pipe.NewCall()
+	c.Buf = appendCommandStrings(c.Buf, "INFO", "cluster")
+	c.N = 1
+	if err := d.pipe.Do(ctx, c); err != nil {
+		return false
+	}
+	defer c.Release()
+	return strings.Contains(string(c.Reply(0).Bytes()), "cluster_enabled:1")
+}
+
+// appendCommandStrings encodes a command of plain string arguments.
+func appendCommandStrings(dst []byte, args ...string) []byte {
+	dst = resp.AppendArrayLen(dst, len(args))
+	for _, a := range args {
+		dst = resp.AppendBulkString(dst, a)
+	}
+	return dst
 }
 
 // newDirect connects to one server.

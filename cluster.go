@@ -326,10 +326,7 @@ func (c *cluster) queryView(ctx context.Context, n *node) (*view, error) {
 // nodeDo runs one command on one node's shared connection.
 func (c *cluster) nodeDo(ctx context.Context, n *node, args ...string) (resp.Value, error) {
 	r := c.s.newRequest()
-	r.call.Buf = resp.AppendArrayLen(r.call.Buf, len(args))
-	for _, a := range args {
-		r.call.Buf = resp.AppendBulkString(r.call.Buf, a)
-	}
+	r.call.Buf = appendCommandStrings(r.call.Buf, args...)
 	r.call.N = 1
 	defer r.release()
 	if err := r.sendOn(ctx, n.pipe); err != nil {
@@ -981,7 +978,7 @@ type commandInfo struct {
 func loadCommandTable(ctx context.Context, n *node) commandTable {
 	r := n.direct
 	req := r.pipe.NewCall()
-	req.Buf = resp.AppendBulkString(resp.AppendArrayLen(req.Buf, 1), "COMMAND")
+	req.Buf = appendCommandStrings(req.Buf, "COMMAND")
 	req.N = 1
 	if err := r.pipe.Do(ctx, req); err != nil || !req.Reply(0).IsError() && len(req.Reply(0).Elems()) == 0 {
 		if err == nil {

@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// Commands is every command a Client runs: what the shared Client, a
+// Commands is every command a Client runs (subscriptions aside): what the
+// shared Client, a
 // Client from Dedicated and the Client passed to a Watch callback all
 // offer. Accept it instead of *Client where code only runs commands, so
 // that tests can pass a fake (embed Commands in a struct and override the

@@ -165,7 +165,10 @@ func TestSubscriptionOverflow(t *testing.T) {
 			for i := range 30 {
 				srv.Do(ctx, "PUBLISH", "ch", strconv.Itoa(i))
 			}
-			waitFor(t, func() bool { st := sub.Stats(); return st.Received == 30 || st.Dropped > 0 && policy == CloseSubscription })
+			waitFor(t, func() bool {
+				st := sub.Stats()
+				return st.Received == 30 || st.Dropped > 0 && policy == CloseSubscription
+			})
 			m, err := next(t, sub)
 			switch policy {
 			case DropOldest:
