@@ -59,4 +59,5 @@
 //     benchmarks are built from (compression, layouts, corpus, chart,
 //     latency, sysstat), importable by the bench module.
 //   - bench: a separate module comparing zipline with other clients.
+//   - otel: a separate module (package ziplineotel) with OpenTelemetry tracing and metrics.
 package zipline
