@@ -250,6 +250,7 @@ func (c *conn) drain() {
 		c.nc.SetWriteDeadline(time.Now().Add(c.h.opts.WriteTimeout))
 		n, err := bufs.WriteTo(c.nc)
 		c.h.stats.wireBytes.Add(uint64(n))
+		c.h.stats.writes.Add(1)
 		if err != nil {
 			c.fail(err)
 			return
@@ -299,26 +300,28 @@ func (w *worker) run() {
 			if len(w.batch) == 0 {
 				break
 			}
-			var wire uint64
+			var wire, writes uint64
 			for i, c := range w.batch {
-				wire += w.write(c)
+				n, k := w.write(c)
+				wire, writes = wire+n, writes+k
 				w.batch[i] = nil
 			}
 			w.h.stats.wireBytes.Add(wire)
+			w.h.stats.writes.Add(writes)
 		}
 	}
 }
 
 // write writes what is queued for c without blocking, and returns the
-// bytes written. A connection that cannot take it all goes to drain.
-func (w *worker) write(c *conn) uint64 {
-	var written uint64
+// bytes written and the write calls made. A connection that cannot take it
+// all goes to drain.
+func (w *worker) write(c *conn) (written, writes uint64) {
 	for {
 		c.mu.Lock()
 		if c.dead || len(c.queue) == 0 {
 			c.settleLocked()
 			c.mu.Unlock()
-			return written
+			return written, writes
 		}
 		var off int
 		w.frames, off = c.take(w.frames[:0])
@@ -336,10 +339,11 @@ func (w *worker) write(c *conn) uint64 {
 			}
 			n, err := c.tw.TryWrite(w.buf)
 			written += uint64(n)
+			writes++
 			if err != nil {
 				clear(w.frames)
 				c.fail(err)
-				return written
+				return written, writes
 			}
 			if n < len(w.buf) {
 				// Find where the write stopped and give the rest to drain.
@@ -354,7 +358,7 @@ func (w *worker) write(c *conn) uint64 {
 				c.mu.Unlock()
 				clear(w.frames)
 				c.startDrain()
-				return written
+				return written, writes
 			}
 		}
 		clear(w.frames)

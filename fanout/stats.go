@@ -20,14 +20,15 @@ type Stats struct {
 	PayloadBytes uint64 // bytes of the messages queued, before framing and compression
 	QueuedBytes  uint64 // bytes of the frames queued: what compression left of PayloadBytes, plus headers
 	WireBytes    uint64 // bytes written to sockets, control frames included
+	Writes       uint64 // write calls to sockets: under load, one carries many messages
 	Inbound      uint64 // data messages received from clients (the hub reads and drops them)
 }
 
 type counters struct {
-	accepted, rejected                            atomic.Uint64
-	broadcasts, deliveries, dropped, slowClosed   atomic.Uint64
-	compressions, sharedFrames                    atomic.Uint64
-	payloadBytes, queuedBytes, wireBytes, inbound atomic.Uint64
+	accepted, rejected                                    atomic.Uint64
+	broadcasts, deliveries, dropped, slowClosed           atomic.Uint64
+	compressions, sharedFrames                            atomic.Uint64
+	payloadBytes, queuedBytes, wireBytes, inbound, writes atomic.Uint64
 }
 
 // Stats returns the hub's counters.
@@ -40,7 +41,7 @@ func (h *Hub) Stats() Stats {
 	s.Broadcasts, s.Deliveries, s.Dropped = c.broadcasts.Load(), c.deliveries.Load(), c.dropped.Load()
 	s.SlowClosed, s.Compressions, s.SharedFrames = c.slowClosed.Load(), c.compressions.Load(), c.sharedFrames.Load()
 	s.PayloadBytes, s.QueuedBytes, s.WireBytes = c.payloadBytes.Load(), c.queuedBytes.Load(), c.wireBytes.Load()
-	s.Inbound = c.inbound.Load()
+	s.Inbound, s.Writes = c.inbound.Load(), c.writes.Load()
 	return s
 }
 
