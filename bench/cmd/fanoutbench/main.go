@@ -178,7 +178,7 @@ func run(name string, conns, msgs, burst int, payloads [][]byte) (result, error)
 	if err := expect(0); err != nil { // all connected
 		return r, err
 	}
-	r.memPer = fmt.Sprintf("%.1f KiB", float64(memInUse()-mem0)/float64(conns)/1024)
+	r.memPer = fmt.Sprintf("%.1f KiB", float64(max(int64(memInUse())-int64(mem0), 0))/float64(conns)/1024)
 
 	// Warm up (past the shared context's 32 KiB), then measure.
 	sent := 0
