@@ -20,6 +20,8 @@ fuzz:
 	go test -run='^$$' -fuzz=FuzzReader -fuzztime=$(FUZZTIME) ./internal/resp
 	go test -run='^$$' -fuzz=FuzzDecode -fuzztime=$(FUZZTIME) ./codec
 	go test -run='^$$' -fuzz=FuzzRoundTrip -fuzztime=$(FUZZTIME) ./codec
+	go test -run='^$$' -fuzz=FuzzReadMessage -fuzztime=$(FUZZTIME) ./fanout/internal/wsproto
+	go test -run='^$$' -fuzz=FuzzParseExtensions -fuzztime=$(FUZZTIME) ./fanout/internal/wsproto
 
 # The comparisons with other clients, in the bench module (see bench/README.md):
 # the client comparison, and the compression benchmark beside GLIDE Go (cgo).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what zipline's demo and tests need, skipping whatever is already
-# there. Safe to run again. Usage: scripts/setup.sh [redis] [glide] [valkey]
+# there. Safe to run again. Usage: scripts/setup.sh [redis] [glide] [valkey] [chromium]
 # (no argument: everything).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,7 +9,7 @@ tools="$root/.tools"
 
 want() { [ $# -eq 0 ] && return 0; for w in "${WANT[@]}"; do [ "$w" = "$1" ] && return 0; done; return 1; }
 WANT=("$@")
-[ ${#WANT[@]} -eq 0 ] && WANT=(redis glide valkey)
+[ ${#WANT[@]} -eq 0 ] && WANT=(redis glide valkey chromium)
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -64,8 +64,19 @@ setup_valkey() {
 	rm -rf "$tmp"
 }
 
+# Headless Chromium, for the fanout demo page's browser test.
+setup_chromium() {
+	if command -v chromium >/dev/null; then
+		return
+	fi
+	echo "setup: installing chromium (Debian package)"
+	as_root apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq chromium >/dev/null
+}
+
 need_go
 want redis && setup_redis
 want glide && setup_glide
 want valkey && setup_valkey
+want chromium && setup_chromium
 exit 0

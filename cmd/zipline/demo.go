@@ -91,7 +91,7 @@ func runDemo(ctx context.Context, args []string) error {
 	fmt.Println("with one goroutine it costs the same round trip; with many, requests share writes.")
 
 	env := &demoEnv{addr: serverAddr, srv: srv, client: c, dur: *dur}
-	for _, section := range []func(context.Context, *demoEnv) error{demoCompression, demoLayouts} {
+	for _, section := range []func(context.Context, *demoEnv) error{demoCompression, demoLayouts, demoFanout} {
 		if err := section(ctx, env); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@
 //	zipline demo [flags]     the main job: implicit pipelining against a local server
 //	zipline migrate [flags]  move a namespace to a new key layout, live
 //	zipline bench <suite>    benchmarks: compression, layouts
+//	zipline fanout [flags]   a WebSocket hub relaying Redis pub/sub, with a demo page
 //
 // Run "zipline <command> -h" for a command's flags.
 package main
@@ -26,6 +27,7 @@ var commands = map[string]command{
 	"demo":    {"run a mixed workload through zipline and through one request per round trip, and compare", runDemo},
 	"migrate": {"move a namespace's keys to a new layout, live, resumable (-dry-run projects the saving)", runMigrate},
 	"bench":   {"benchmarks: compression (GLIDE's table), layouts (the me-redis table)", runBench},
+	"fanout":  {"relay Redis pub/sub to WebSocket clients, compressing each message once; demo page at /", runFanout},
 }
 
 func main() {

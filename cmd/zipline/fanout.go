@@ -1,0 +1,292 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
+	"github.com/ziplinekv/zipline/fanout"
+)
+
+// runFanout is `zipline fanout`: a fanout hub relaying a Redis server's
+// pub/sub to WebSocket clients, with a demo page at /.
+func runFanout(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("fanout", flag.ContinueOnError)
+	addr := fs.String("addr", "", "Redis `host:port` (default: start a local redis-server)")
+	rawURL := fs.String("url", "", "Redis URL, redis://[user:password@]host:port (instead of -addr)")
+	listen := fs.String("listen", "127.0.0.1:8080", "HTTP address of the demo page (/) and the hub (/ws)")
+	channel := fs.String("channel", "demo", "the channel the page follows")
+	sample := fs.Duration("sample", time.Second, "publish a sample JSON message on -channel this often (0: off)")
+	mode := fs.String("compression", "shared", "permessage-deflate mode: shared, stateless or off")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	target, err := parseRedisTarget(*addr, *rawURL)
+	if err != nil {
+		return err
+	}
+	comp, err := parseCompression(*mode)
+	if err != nil {
+		return err
+	}
+	if target.Addr == "" {
+		a, _, stop, err := localServer("")
+		if err != nil {
+			return err
+		}
+		defer stop()
+		target.Addr = a
+	}
+	srv, err := startFanout(ctx, fanoutConfig{redis: target, listen: *listen, channel: *channel, sample: *sample,
+		hub: fanout.Options{Compression: comp}})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("fanout: relaying %s pub/sub; open %s/ (WebSocket at %s/ws?channel=...), Ctrl-C to stop\n",
+		target.Addr, srv.URL(), "ws"+strings.TrimPrefix(srv.URL(), "http"))
+	<-ctx.Done()
+	st := srv.hub.Stats()
+	fmt.Printf("\nfanout: %d broadcasts, %d deliveries, %s of payload sent as %s\n", st.Broadcasts, st.Deliveries,
+		byteSize(st.PayloadBytes), byteSize(st.QueuedBytes))
+	return srv.Close()
+}
+
+// parseRedisTarget turns -addr or -url into client options. Only the
+// address and credentials are read from a URL; zipline's own URL parser
+// will replace this when it lands.
+func parseRedisTarget(addr, rawURL string) (zipline.Options, error) {
+	switch {
+	case addr != "" && rawURL != "":
+		return zipline.Options{}, errors.New("fanout: give -addr or -url, not both")
+	case rawURL == "":
+		return zipline.Options{Addr: addr}, nil
+	}
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return zipline.Options{}, fmt.Errorf("fanout: -url: %w", err)
+	}
+	if u.Scheme != "redis" {
+		return zipline.Options{}, fmt.Errorf("fanout: -url: scheme %q, want redis:// (TLS is not supported here yet)", u.Scheme)
+	}
+	o := zipline.Options{Addr: u.Host}
+	if u.Port() == "" {
+		o.Addr = net.JoinHostPort(u.Hostname(), "6379")
+	}
+	if u.User != nil {
+		o.Username = u.User.Username()
+		o.Password, _ = u.User.Password()
+		if _, ok := u.User.Password(); !ok { // redis://password@host
+			o.Username, o.Password = "", u.User.Username()
+		}
+	}
+	if db := strings.Trim(u.Path, "/"); db != "" {
+		n, err := strconv.Atoi(db)
+		if err != nil {
+			return zipline.Options{}, fmt.Errorf("fanout: -url: database %q is not a number", db)
+		}
+		o.DB = n // pub/sub ignores it; kept for the sample publisher
+	}
+	return o, nil
+}
+
+func parseCompression(s string) (fanout.Compression, error) {
+	for _, c := range []fanout.Compression{fanout.Shared, fanout.Stateless, fanout.Off} {
+		if c.String() == s {
+			return c, nil
+		}
+	}
+	return 0, fmt.Errorf("fanout: -compression %q: want shared, stateless or off", s)
+}
+
+type fanoutConfig struct {
+	redis   zipline.Options
+	listen  string
+	channel string
+	sample  time.Duration
+	hub     fanout.Options
+}
+
+// fanoutServer is a running hub with its Redis relay, HTTP server and
+// sample publisher.
+type fanoutServer struct {
+	hub    *fanout.Hub
+	http   *http.Server
+	ln     net.Listener
+	src    *redisSource
+	client *zipline.Client
+	cancel context.CancelFunc
+	done   chan struct{} // relay and sample publisher stopped
+}
+
+func startFanout(ctx context.Context, cfg fanoutConfig) (*fanoutServer, error) {
+	log := slog.Default()
+	if cfg.hub.Logger != nil {
+		log = cfg.hub.Logger
+	}
+	client, err := zipline.New(cfg.redis)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		client.Close()
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	s := &fanoutServer{hub: fanout.New(cfg.hub), ln: ln, client: client, cancel: cancel, done: make(chan struct{})}
+	s.src = newRedisSource(ctx, cfg.redis.Addr, cfg.redis.Username, cfg.redis.Password, log)
+	page := template.Must(template.New("page").Parse(demoPage))
+	mux := http.NewServeMux()
+	mux.Handle("/ws", s.hub)
+	mux.HandleFunc("/stats", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(s.hub.Stats())
+	})
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		page.Execute(w, struct{ Channel string }{cfg.channel})
+	})
+	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go s.http.Serve(ln)
+	samples, err := sampleMessages()
+	if err != nil {
+		log.Warn("fanout: no sample messages", "err", err)
+	}
+	go func() {
+		defer close(s.done)
+		relayed := make(chan struct{})
+		go func() {
+			defer close(relayed)
+			if err := s.hub.Relay(ctx, s.src); err != nil && !errors.Is(err, context.Canceled) {
+				log.Warn("fanout: relay ended", "err", err)
+			}
+		}()
+		if cfg.sample > 0 && len(samples) > 0 {
+			publishSamples(ctx, client, cfg.channel, cfg.sample, samples, log)
+		}
+		<-relayed
+	}()
+	return s, nil
+}
+
+// URL is the page's address.
+func (s *fanoutServer) URL() string { return "http://" + s.ln.Addr().String() }
+
+// Close shuts the hub down (close frames to every client), then the HTTP
+// server, the relay and the Redis connections.
+func (s *fanoutServer) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := s.hub.Shutdown(ctx)
+	s.http.Shutdown(ctx)
+	s.cancel()
+	<-s.done
+	s.src.Close()
+	s.client.Close()
+	return err
+}
+
+// sampleMessages are ~1 KiB real JSON updates, or generated ones where the
+// samples are absent.
+func sampleMessages() ([][]byte, error) {
+	dir, err := corpus.FindRealJSON()
+	if errors.Is(err, fs.ErrNotExist) {
+		return corpus.Generate(corpus.JSON461, 100, 1), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return corpus.RealJSONMessages(dir, 1024)
+}
+
+func publishSamples(ctx context.Context, c *zipline.Client, channel string, every time.Duration, samples [][]byte, log *slog.Logger) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for seq := 0; ; seq++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		msg := fmt.Appendf(nil, `{"seq":%d,"at":%q,"users":%s}`, seq, time.Now().Format(time.TimeOnly), samples[seq%len(samples)])
+		if _, err := c.Do(ctx, "PUBLISH", channel, msg); err != nil && ctx.Err() == nil {
+			log.Warn("fanout: publishing a sample", "err", err)
+		}
+	}
+}
+
+func byteSize(n uint64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// demoPage follows one channel: the live feed, the compression the browser
+// negotiated, and what compression saved across the hub.
+const demoPage = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>zipline fanout</title>
+<style>
+body{font:15px/1.4 system-ui,sans-serif;margin:2em;max-width:60em;color:#222}
+h1{font-size:1.4em} dl{display:grid;grid-template-columns:max-content auto;gap:.3em 1em}
+dt{color:#666} dd{margin:0;font-weight:600} #feed{list-style:none;padding:0;font:13px ui-monospace,monospace}
+#feed li{border-bottom:1px solid #eee;padding:.3em 0;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+</style></head><body>
+<h1>zipline fanout: channel <code id="channel"></code></h1>
+<dl>
+<dt>Connection</dt><dd id="status">connecting…</dd>
+<dt>Compression negotiated</dt><dd id="extensions">–</dd>
+<dt>Messages received</dt><dd id="count">0</dd>
+<dt>Bytes saved (hub-wide)</dt><dd id="saved">–</dd>
+</dl>
+<h2>Live feed</h2>
+<ul id="feed"></ul>
+<script>
+const channel = new URLSearchParams(location.search).get("channel") || {{.Channel}};
+document.getElementById("channel").textContent = channel;
+const $ = id => document.getElementById(id);
+let count = 0;
+const ws = new WebSocket((location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws?channel=" + encodeURIComponent(channel));
+ws.onopen = () => {
+  $("status").textContent = "open";
+  $("extensions").textContent = ws.extensions || "none (uncompressed)";
+};
+ws.onclose = e => { $("status").textContent = "closed (" + e.code + (e.reason ? " " + e.reason : "") + ")"; };
+ws.onmessage = e => {
+  $("count").textContent = ++count;
+  const li = document.createElement("li");
+  li.textContent = typeof e.data === "string" ? e.data.slice(0, 200) : "(binary message)";
+  const feed = $("feed");
+  feed.prepend(li);
+  while (feed.children.length > 20) feed.lastChild.remove();
+};
+function kb(n) { return (n / 1024).toFixed(1) + " KiB"; }
+async function stats() {
+  try {
+    const s = await (await fetch("/stats")).json();
+    if (s.PayloadBytes > 0) {
+      const saved = 100 * (1 - s.QueuedBytes / s.PayloadBytes);
+      $("saved").textContent = saved.toFixed(1) + " % (" + kb(s.PayloadBytes) + " of messages sent as " + kb(s.QueuedBytes) + ")";
+    }
+  } catch (e) {}
+}
+stats();
+setInterval(stats, 1000);
+</script></body></html>
+`

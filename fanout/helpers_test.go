@@ -1,0 +1,98 @@
+package fanout_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
+	"github.com/ziplinekv/zipline/fanout"
+	"github.com/ziplinekv/zipline/fanout/wsclient"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// testHub is a hub behind an httptest server, shut down when the test ends.
+type testHub struct {
+	*fanout.Hub
+	srv *httptest.Server
+	url string // ws://host/ws
+}
+
+func newTestHub(t *testing.T, opts fanout.Options) *testHub {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	h := fanout.New(opts)
+	srv := httptest.NewServer(h)
+	th := &testHub{Hub: h, srv: srv, url: "ws" + strings.TrimPrefix(srv.URL, "http") + "/ws"}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := h.Shutdown(ctx); err != nil && !errors.Is(err, fanout.ErrClosed) {
+			t.Errorf("Shutdown: %v", err)
+		}
+		srv.Close()
+	})
+	return th
+}
+
+// dial connects a client to channels, closed when the test ends.
+func (th *testHub) dial(t *testing.T, opts wsclient.Options, channels ...string) *wsclient.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	u := th.url + "?"
+	for _, ch := range channels {
+		u += "channel=" + ch + "&"
+	}
+	c, err := wsclient.Dial(ctx, u, opts)
+	if err != nil {
+		t.Fatalf("dial %v: %v", channels, err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// read reads one message within a deadline.
+func read(t *testing.T, c *wsclient.Conn) []byte {
+	t.Helper()
+	c.NetConn().SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, p, err := c.ReadMessage()
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	return p
+}
+
+// messages returns n real JSON messages of about 1 KiB (pairs of
+// random.json records), or generated JSON of the same size where the
+// samples are absent.
+func messages(t testing.TB, n int) [][]byte {
+	t.Helper()
+	var all [][]byte
+	if dir, err := corpus.FindRealJSON(); err == nil {
+		if all, err = corpus.RealJSONMessages(dir, 1024); err != nil {
+			t.Fatal(err)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	} else {
+		all = corpus.Generate(corpus.JSON1884, n, 1)
+	}
+	out := make([][]byte, n)
+	for i := range out {
+		// A sequence number makes each message unique and checkable.
+		out[i] = fmt.Appendf(nil, `{"seq":%d,"data":%s}`, i, all[i%len(all)])
+	}
+	return out
+}
