@@ -112,9 +112,10 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	// Started together: a node takes tens of milliseconds to answer.
 	c.nodes = make([]*Server, total)
 	errs := make([]error, total)
+	ports := &portSet{used: make(map[int]bool)}
 	var wg sync.WaitGroup
 	for i := range total {
-		wg.Go(func() { c.nodes[i], errs[i] = startOn(Config{Kind: cfg.Kind, Args: args}, clusterPort) })
+		wg.Go(func() { c.nodes[i], errs[i] = startNode(Config{Kind: cfg.Kind, Args: args}, ports.pick) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -332,7 +333,12 @@ func (c *Cluster) Restart(ctx context.Context, nodes ...*Server) (Topology, erro
 		// (another process took the port) is retried, a few times.
 		var err error
 		for range 3 {
-			if err = s.Restart(); !errors.Is(err, errExited) {
+			if err = s.Restart(); err == nil {
+				if err = s.checkPID(ctx); err != nil {
+					s.kill()
+				}
+			}
+			if !errors.Is(err, errExited) {
 				break
 			}
 		}
@@ -656,6 +662,71 @@ func poll(ctx context.Context, every time.Duration, what string, check func() er
 		}
 	}
 	return fmt.Errorf("localserver: %s: gave up after %d polls; last: %v", what, maxPolls, last)
+}
+
+// startNode starts one node, with pick choosing its port, and makes sure
+// that the server answering on that port is the process it started: if
+// another process took the port between pick's probe and the bind, the
+// new server exits, but the other one answers the readiness check.
+func startNode(cfg Config, pick func() (int, error)) (*Server, error) {
+	var err error
+	for range 5 {
+		var s *Server
+		if s, err = startOn(cfg, pick); err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = s.checkPID(ctx)
+		cancel()
+		if err == nil {
+			return s, nil
+		}
+		s.kill()
+		s.cleanup()
+	}
+	return nil, err
+}
+
+// checkPID checks that the server answering on s.Addr is s's process.
+// The error wraps errExited when it is another one.
+func (s *Server) checkPID(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	info, err := s.Info(ctx, "server")
+	if err != nil {
+		return fmt.Errorf("localserver: %s: %w", s.Addr, err)
+	}
+	if pid := strconv.Itoa(s.PID()); info["process_id"] != pid {
+		return fmt.Errorf("%w: %s is served by process %s, not %s", errExited, s.Addr, info["process_id"], pid)
+	}
+	return nil
+}
+
+// portSet hands out cluster ports so that no two nodes of one cluster get
+// the same port or the same bus port, or one's port as another's bus port:
+// the nodes start in parallel, and both would find the port free.
+type portSet struct {
+	mu   sync.Mutex
+	used map[int]bool // ports and bus ports handed out
+}
+
+func (ps *portSet) pick() (int, error) {
+	for range 100 {
+		p, err := clusterPort()
+		if err != nil {
+			return 0, err
+		}
+		ps.mu.Lock()
+		clash := ps.used[p] || ps.used[p+busOffset]
+		if !clash {
+			ps.used[p], ps.used[p+busOffset] = true, true
+		}
+		ps.mu.Unlock()
+		if !clash {
+			return p, nil
+		}
+	}
+	return 0, errors.New("localserver: found no cluster port unused by the other nodes")
 }
 
 // clusterPort returns a port p such that p and its cluster bus port

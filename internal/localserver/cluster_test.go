@@ -412,3 +412,38 @@ func isMoved(err error, to string) bool {
 	_, addr, ok := moved(err)
 	return ok && addr == to
 }
+
+// A node whose port another server took between the probe and the bind
+// must not pass for started because that server answers: startNode moves
+// on to another port, and leaves the other server alone.
+func TestStartNodeOnATakenPort(t *testing.T) {
+	other, err := Start(Config{})
+	if errors.Is(err, ErrNoBinary) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Stop()
+	picks := 0
+	pick := func() (int, error) {
+		if picks++; picks == 1 {
+			return other.Port, nil
+		}
+		return freePort()
+	}
+	s, err := startNode(Config{}, pick)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	if s.Port == other.Port || picks < 2 {
+		t.Fatalf("started on %d (%d picks), the taken port was %d", s.Port, picks, other.Port)
+	}
+	if err := s.checkPID(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.checkPID(t.Context()); err != nil {
+		t.Fatalf("the other server: %v", err)
+	}
+}
