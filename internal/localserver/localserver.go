@@ -4,9 +4,14 @@
 // it did not start, and it does not import package testing, so the
 // command-line tool can link it.
 //
+// StartCluster runs a Redis Cluster or Valkey Cluster of such servers, built
+// with redis-cli, and breaks it on purpose for the cluster client's tests:
+// kills, manual failovers, restarts, resharding, pauses, a whole shard down.
+// Each operation waits, bounded, until the cluster has settled again.
+//
 // Binaries are found from the environment first (ZIPLINE_REDIS_SERVER,
-// ZIPLINE_VALKEY_SERVER), then in the module's .tools/bin (where
-// scripts/setup.sh puts the Valkey binary), then on PATH.
+// ZIPLINE_VALKEY_SERVER, ZIPLINE_REDIS_CLI), then in the module's
+// .tools/bin (where scripts/setup.sh puts the Valkey binary), then on PATH.
 package localserver
 
 import (
@@ -71,9 +76,10 @@ type Server struct {
 	dir     string
 	ownsDir bool
 
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the process exits
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	done   chan struct{} // closed when the process exits
+	paused bool          // stopped by Pause and not yet resumed
 }
 
 // Binary returns the path of the server binary for kind.
@@ -82,6 +88,12 @@ func Binary(kind Kind) (string, error) {
 	if kind == Valkey {
 		name, env = "valkey-server", "ZIPLINE_VALKEY_SERVER"
 	}
+	return findBinary(name, env)
+}
+
+// findBinary looks for a program where Binary does: $env, then the
+// module's .tools/bin, then PATH.
+func findBinary(name, env string) (string, error) {
 	if p := os.Getenv(env); p != "" {
 		if _, err := os.Stat(p); err != nil {
 			return "", fmt.Errorf("localserver: %s=%s: %w", env, p, err)
@@ -124,7 +136,11 @@ func moduleRoot() (string, bool) {
 }
 
 // Start starts a server and waits until it answers.
-func Start(cfg Config) (*Server, error) {
+func Start(cfg Config) (*Server, error) { return startOn(cfg, freePort) }
+
+// startOn is Start with the choice of port left to pick (a cluster node
+// needs its bus port, port+10000, free as well).
+func startOn(cfg Config, pick func() (int, error)) (*Server, error) {
 	if cfg.Kind == "" {
 		cfg.Kind = Redis
 	}
@@ -161,7 +177,7 @@ func Start(cfg Config) (*Server, error) {
 	// A free port can be taken between our probe and the server's bind, so
 	// retry a few times with fresh ports.
 	for attempt := 0; attempt < 5; attempt++ {
-		port, err := freePort()
+		port, err := pick()
 		if err != nil {
 			return nil, err
 		}
@@ -271,6 +287,36 @@ func (s *Server) kill() {
 	cmd.Process.Signal(syscall.SIGCONT) // a paused server must be able to die
 	cmd.Process.Kill()
 	<-done
+	s.mu.Lock()
+	s.paused = false
+	s.mu.Unlock()
+}
+
+// running reports whether the process is alive and not paused: whether it
+// can answer.
+func (s *Server) running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.aliveLocked() && !s.paused
+}
+
+// alive reports whether the process is alive, paused or not.
+func (s *Server) alive() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.aliveLocked()
+}
+
+func (s *Server) aliveLocked() bool {
+	if s.done == nil {
+		return false
+	}
+	select {
+	case <-s.done:
+		return false
+	default:
+		return true
+	}
 }
 
 // Restart starts the server again on the same port after Kill or Stop.
@@ -292,7 +338,11 @@ func (s *Server) signal(sig syscall.Signal) error {
 	if s.cmd == nil {
 		return errors.New("localserver: not running")
 	}
-	return s.cmd.Process.Signal(sig)
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		return err
+	}
+	s.paused = sig == syscall.SIGSTOP
+	return nil
 }
 
 // Stop terminates the server and removes its directory if Start made it.

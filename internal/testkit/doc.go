@@ -6,6 +6,11 @@
 //   - NewServer starts a redis-server or valkey-server; Pause and Restart
 //     wrap its process faults so that a failing test never leaves a stopped
 //     server behind.
+//   - NewCluster starts a Redis Cluster or Valkey Cluster (three primaries
+//     with a replica each by default) whose operations kill, fail over,
+//     restart, reshard and take down shards, each waiting until the cluster
+//     has settled and reporting what happened (the failover window, the
+//     slots moved).
 //   - NewProxy puts a fault-injecting TCP proxy in front of a server:
 //     latency, freeze and thaw, blackholes, cuts (FIN or RST) at an exact
 //     byte, corruption of a byte, injected replies, resets, and counters to
