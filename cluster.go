@@ -444,6 +444,16 @@ func (c *cluster) changes() <-chan struct{} {
 	return c.changed
 }
 
+// isReplicaFor reports whether n was chosen as a replica for ci (a read
+// sent to a replica).
+func (n *node) isReplicaFor(c *cluster, ci cmdInfo) bool {
+	if !ci.readOnly || ci.slot < 0 {
+		return false
+	}
+	r := c.routes[ci.slot].Load()
+	return r != nil && r.primary != n
+}
+
 // target picks the node for a command: the slot's primary, or, for a read
 // with Options.ReadFrom asking for it, a replica. Keyless commands go to
 // any primary. nil means nobody serves the slot now.
@@ -492,6 +502,7 @@ type flight struct {
 	errs    []error
 	done    []bool
 	ask     []string // an ASK target, per command
+	primary []bool   // a replica turned the read away: the primary serves it
 }
 
 // sendEach sends every command of r to its slot's owner, one pipeline per
@@ -499,7 +510,8 @@ type flight struct {
 // yet, until every command has its reply or a final error.
 func (c *cluster) sendEach(ctx context.Context, r *request) error {
 	n := len(r.cmds)
-	f := &flight{c: c, r: r, replies: make([]resp.Value, n), errs: make([]error, n), done: make([]bool, n), ask: make([]string, n)}
+	f := &flight{c: c, r: r, replies: make([]resp.Value, n), errs: make([]error, n), done: make([]bool, n),
+		ask: make([]string, n), primary: make([]bool, n)}
 	backoff := retryBackoffMin
 	for round := 0; ; round++ {
 		groups := map[*node][]int{}
@@ -519,7 +531,9 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 			} else if r.node != "" {
 				nd, _ = c.node(ctx, r.node)
 			} else {
-				nd = c.target(r.cmds[i])
+				ci := r.cmds[i]
+				ci.readOnly = ci.readOnly && !f.primary[i]
+				nd = c.target(ci)
 			}
 			if nd == nil {
 				waitTopology = true
@@ -610,6 +624,16 @@ func (f *flight) sendGroup(ctx context.Context, nd *node, idx []int) (retry int)
 		}
 		v := sub.replies[k]
 		k++
+		if nd.isReplicaFor(c, r.cmds[i]) && v.IsError() {
+			// A replica that is loading, or not (or no longer) a replica
+			// of this slot: the primary serves the read; nothing to patch.
+			if prefix, _, _ := strings.Cut(unsafeString(v.Bytes()), " "); prefix == "MOVED" || prefix == "LOADING" ||
+				prefix == "ASK" || prefix == "TRYAGAIN" || prefix == "MASTERDOWN" {
+				f.primary[i] = true
+				retry++
+				continue
+			}
+		}
 		if f.redirected(ctx, i, v) {
 			retry++
 			continue

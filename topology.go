@@ -28,9 +28,12 @@ type viewShard struct {
 	replicas []string
 }
 
-// parseShards reads CLUSTER SHARDS (Redis and Valkey 7+). Nodes whose
-// health is not "online" are left out: a failed primary leaves its slots
-// without an owner, which is what they are until a replica takes over.
+// parseShards reads CLUSTER SHARDS (Redis and Valkey 7+). Failed nodes are
+// left out: a failed primary leaves its slots without an owner, which is
+// what they are until a replica takes over. A replica "loading" stays: the
+// server says so of every replica whose replication offset it has not yet
+// heard, which on a cluster without writes is all of them; a replica that
+// really is loading answers LOADING, and the read goes to the primary.
 func parseShards(v resp.Value, seed string) (*view, error) {
 	shards, err := Value{v}.AsSlice()
 	if err != nil {
@@ -58,17 +61,19 @@ func parseShards(v resp.Value, seed string) (*view, error) {
 			if err != nil {
 				return nil, err
 			}
-			if health, _ := nf["health"].AsString(); health != "online" {
+			health, _ := nf["health"].AsString()
+			role, _ := nf["role"].AsString()
+			primary := role == "master" || role == "primary"
+			if health == "fail" || health == "failed" || primary && health != "online" {
 				continue
 			}
 			addr := nodeAddr(nf, seed)
 			if addr == "" {
 				continue
 			}
-			switch role, _ := nf["role"].AsString(); role {
-			case "master", "primary":
+			if primary {
 				s.primary = addr
-			default:
+			} else {
 				s.replicas = append(s.replicas, addr)
 			}
 		}

@@ -1,0 +1,355 @@
+package zipline
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ziplinekv/zipline/codec"
+	"github.com/ziplinekv/zipline/internal/testkit"
+)
+
+// clusterClient starts a 3×1 cluster of kind and a Client on it, seeded
+// with one node's address (the rest is discovered).
+func clusterClient(t *testing.T, kind testkit.Kind, opts Options) (*Client, *testkit.Cluster) {
+	t.Helper()
+	cl := testkit.NewCluster(t, testkit.ClusterConfig{Kind: kind})
+	opts.Addrs = cl.Addrs()[:1]
+	if opts.Logger == nil {
+		opts.Logger = quiet
+	}
+	c, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, cl
+}
+
+// The same Client, on a cluster: commands go to their slot's owner,
+// multi-key commands are split by slot and answered in the caller's order,
+// commands that cannot be split get an error naming the slots, and Batch,
+// Tx, Watch, scripts, blocking commands, SCAN, Dedicated and compression
+// all work. On Redis 7.0 and Valkey 9.1.
+func TestCluster(t *testing.T) {
+	for _, kind := range []testkit.Kind{testkit.Redis, testkit.Valkey} {
+		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
+			c, cl := clusterClient(t, kind, Options{Compression: Compression{Backend: codec.LZ4}})
+			ctx := context.Background()
+			keys := make([]string, 200)
+			for i := range keys {
+				keys[i] = "key:" + strconv.Itoa(i)
+			}
+			t.Run("routing", func(t *testing.T) {
+				for _, k := range keys {
+					if err := c.Set(ctx, k, []byte("v-"+k)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				// Each key is on its owner, as the server sees it.
+				for _, k := range keys[:20] {
+					owner, err := cl.KeyOwner(ctx, k)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if v, err := owner.Do(ctx, "GET", k); err != nil || string(v.Bytes()) != "v-"+k {
+						t.Fatalf("%s is not on its owner %s: %v %v", k, owner.Addr, v, err)
+					}
+				}
+			})
+			t.Run("multi-key split by slot", func(t *testing.T) {
+				vs, err := c.MGet(ctx, append(slices.Clone(keys[:100]), "missing")...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, v := range vs[:100] {
+					if string(v) != "v-"+keys[i] {
+						t.Fatalf("MGET %d: %q", i, v)
+					}
+				}
+				if vs[100] != nil {
+					t.Fatal("MGET of a missing key")
+				}
+				pairs := make([]KeyValue, 50)
+				for i := range pairs {
+					pairs[i] = KeyValue{"m:" + strconv.Itoa(i), []byte(strconv.Itoa(i))}
+				}
+				if err := c.MSet(ctx, pairs...); err != nil {
+					t.Fatal(err)
+				}
+				if n, err := c.Exists(ctx, "m:1", "m:2", "nope", "m:3"); err != nil || n != 3 {
+					t.Fatalf("EXISTS %d %v", n, err)
+				}
+				if n, err := c.Touch(ctx, "m:1", "m:2"); err != nil || n != 2 {
+					t.Fatalf("TOUCH %d %v", n, err)
+				}
+				if n, err := c.Del(ctx, "m:1", "m:2", "nope"); err != nil || n != 2 {
+					t.Fatalf("DEL %d %v", n, err)
+				}
+				if n, err := c.Unlink(ctx, "m:3", "m:4"); err != nil || n != 2 {
+					t.Fatalf("UNLINK %d %v", n, err)
+				}
+				v, err := c.Do(ctx, "MGET", "m:10", "m:11", "m:12")
+				if s, _ := v.AsStrings(); err != nil || strings.Join(s, ",") != "10,11,12" {
+					t.Fatalf("Do MGET %v %v", v, err)
+				}
+			})
+			t.Run("cross-slot commands refused", func(t *testing.T) {
+				for _, args := range [][]any{{"MSETNX", "a", "1", "b", "2"}, {"RENAME", "a", "b"}, {"SMOVE", "a", "b", "m"},
+					{"SINTERSTORE", "a", "b", "c"}, {"EVAL", "return 1", 2, "a", "b"}} {
+					_, err := c.Do(ctx, args...)
+					var ce *CrossSlotError
+					if !errors.As(err, &ce) || !errors.Is(err, ErrNotSent) || len(ce.Slots) < 2 {
+						t.Errorf("%v: %v, want a CrossSlotError naming the slots", args[0], err)
+					}
+				}
+				if _, err := c.MSetNX(ctx, KeyValue{"{t}a", []byte("1")}, KeyValue{"{t}b", []byte("2")}); err != nil {
+					t.Errorf("MSETNX within one slot: %v", err)
+				}
+			})
+			t.Run("batch across nodes", func(t *testing.T) {
+				b := c.Batch()
+				var gets []*Future[[]byte]
+				for _, k := range keys[100:] {
+					gets = append(gets, b.Get(k))
+				}
+				incr := b.Incr("counter")
+				mget := b.MGet(keys[:10]...)
+				if err := b.Exec(ctx); err != nil {
+					t.Fatal(err)
+				}
+				for i, f := range gets {
+					if v, err := f.Result(); err != nil || string(v) != "v-"+keys[100+i] {
+						t.Fatalf("batch GET %d: %q %v", i, v, err)
+					}
+				}
+				if incr.Val() != 1 || len(mget.Val()) != 10 || string(mget.Val()[9]) != "v-"+keys[9] {
+					t.Fatalf("batch INCR %v MGET %v", incr.Val(), mget.Val())
+				}
+			})
+			t.Run("tx and watch on one slot", func(t *testing.T) {
+				tx := c.Tx()
+				a := tx.IncrBy("{acct:7}:balance", 10)
+				tx.IncrBy("{acct:7}:log", 1)
+				if err := tx.Exec(ctx); err != nil || a.Val() != 10 {
+					t.Fatalf("hash-tagged Tx: %v %v", a.Val(), err)
+				}
+				cross := c.Tx()
+				cross.Incr("x")
+				cross.Incr("y")
+				var ce *CrossSlotError
+				if err := cross.Exec(ctx); !errors.As(err, &ce) {
+					t.Fatalf("cross-slot Tx: %v", err)
+				}
+				err := c.Watch(ctx, func(w *Client) error {
+					n, err := w.Get(ctx, "{acct:7}:balance")
+					if err != nil {
+						return err
+					}
+					v, _ := strconv.Atoi(string(n))
+					tx := w.Tx()
+					tx.Set("{acct:7}:balance", []byte(strconv.Itoa(v*2)))
+					return tx.Exec(ctx)
+				}, "{acct:7}:balance")
+				if v, _ := c.Get(ctx, "{acct:7}:balance"); err != nil || string(v) != "20" {
+					t.Fatalf("Watch: %q %v", v, err)
+				}
+				if err := c.Watch(ctx, func(*Client) error { return nil }, "x", "y"); !errors.As(err, &ce) {
+					t.Fatalf("Watch across slots: %v", err)
+				}
+			})
+			t.Run("scripts", func(t *testing.T) {
+				s := NewScript("return redis.call('INCRBY', KEYS[1], ARGV[1])")
+				for _, k := range []string{"sa", "sb", "sc", "sd", "se"} { // several nodes: NOSCRIPT on each, once
+					if v, err := s.Run(ctx, c, []string{k}, 5); err != nil {
+						t.Fatal(err)
+					} else if n, _ := v.AsInt64(); n != 5 {
+						t.Fatalf("script on %s: %v", k, v)
+					}
+				}
+				if err := s.Load(ctx, c); err != nil {
+					t.Fatal(err)
+				}
+			})
+			t.Run("blocking commands", func(t *testing.T) {
+				done := make(chan KeyValue, 1)
+				go func() { kv, _ := c.BLPop(ctx, 5*time.Second, "jobs"); done <- kv }()
+				waitFor(t, func() bool {
+					owner, _ := cl.KeyOwner(ctx, "jobs")
+					info, _ := owner.Info(ctx, "clients")
+					return info["blocked_clients"] == "1"
+				})
+				if _, err := c.RPush(ctx, "jobs", []byte("job")); err != nil {
+					t.Fatal(err)
+				}
+				if kv := <-done; string(kv.Value) != "job" {
+					t.Fatalf("BLPOP %+v", kv)
+				}
+			})
+			t.Run("scan and dbsize walk every primary", func(t *testing.T) {
+				var seen []string
+				for k, err := range c.Scan(ctx, ScanOptions{Match: "key:*", Count: 100}) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					seen = append(seen, k)
+				}
+				slices.Sort(seen)
+				seen = slices.Compact(seen)
+				if len(seen) != len(keys) {
+					t.Fatalf("SCAN found %d of %d keys", len(seen), len(keys))
+				}
+				topo, err := cl.Topology(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var total int64
+				for _, p := range topo.Primaries() {
+					if v, err := p.Server.Do(ctx, "DBSIZE"); err == nil {
+						total += v.Int()
+					}
+				}
+				if n, err := c.DBSize(ctx); err != nil || n != total {
+					t.Fatalf("DBSIZE %d %v, the primaries hold %d", n, err, total)
+				}
+			})
+			t.Run("dedicated binds to the first key's node", func(t *testing.T) {
+				d, err := c.Dedicated(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer d.Close()
+				if v, err := d.Get(ctx, keys[5]); err != nil || string(v) != "v-"+keys[5] {
+					t.Fatalf("Dedicated GET %q %v", v, err)
+				}
+				if _, err := d.Do(ctx, "CLIENT", "SETNAME", "lease"); err != nil { // connection state: allowed here
+					t.Fatal(err)
+				}
+			})
+			t.Run("compression", func(t *testing.T) {
+				if err := c.Set(ctx, "doc", jsonDoc); err != nil {
+					t.Fatal(err)
+				}
+				owner, _ := cl.KeyOwner(ctx, "doc")
+				if raw, _ := owner.Do(ctx, "GET", "doc"); !codec.IsCompressed(raw.Bytes()) {
+					t.Fatal("stored uncompressed on the cluster")
+				}
+				if v, err := c.Get(ctx, "doc"); err != nil || string(v) != string(jsonDoc) {
+					t.Fatalf("GET doc: %d bytes, %v", len(v), err)
+				}
+			})
+		})
+	}
+}
+
+// The view from CLUSTER SLOTS (servers older than 7) equals the one from
+// CLUSTER SHARDS. (Both hide replicas whose replication offset the node has
+// not heard of yet, so the cluster gets a write on each shard first.)
+func TestClusterViewsAgree(t *testing.T) {
+	cl := testkit.NewCluster(t, testkit.ClusterConfig{})
+	ctx := context.Background()
+	c, err := New(Options{Addrs: cl.Addrs(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := range 30 {
+		c.Set(ctx, strconv.Itoa(i), []byte("x"))
+	}
+	waitFor(t, func() bool {
+		for _, n := range cl.Nodes() {
+			v, err := n.Do(ctx, "CLUSTER", "SLOTS")
+			if err != nil {
+				return false
+			}
+			for _, r := range v.Elems() {
+				if len(r.Elems()) < 4 { // start, end, primary, replica
+					return false
+				}
+			}
+		}
+		return true
+	})
+	for _, n := range cl.Nodes() {
+		shards, err := n.Do(ctx, "CLUSTER", "SHARDS")
+		if err != nil {
+			t.Fatal(err)
+		}
+		slots, err := n.Do(ctx, "CLUSTER", "SLOTS")
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := parseShards(shards, n.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := parseSlots(slots, n.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.hash != b.hash || a.covered() != slotCount {
+			t.Fatalf("node %s: SHARDS %+v\nSLOTS %+v", n.Addr, a.shards, b.shards)
+		}
+	}
+}
+
+// ReadFrom sends reads to replicas (which answer them, READONLY), and
+// writes to primaries.
+func TestClusterReplicaReads(t *testing.T) {
+	c, cl := clusterClient(t, testkit.Redis, Options{ReadFrom: ReadPreferReplica})
+	ctx := context.Background()
+	for i := range 50 {
+		if err := c.Set(ctx, "r:"+strconv.Itoa(i), []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	topo, err := cl.Settle(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]int{}
+	for _, n := range topo.Nodes {
+		before[n.Addr] = getCalls(t, n.Server)
+	}
+	read := 0
+	for i := range 50 {
+		v, err := c.Get(ctx, "r:"+strconv.Itoa(i))
+		if errors.Is(err, Nil) {
+			continue // not replicated yet
+		}
+		if err != nil || string(v) != "v" {
+			t.Fatalf("GET from a replica: %q %v", v, err)
+		}
+		read++
+	}
+	var onReplicas, onPrimaries int
+	for _, n := range topo.Nodes {
+		d := getCalls(t, n.Server) - before[n.Addr]
+		if n.Role == testkit.Primary {
+			onPrimaries += d
+		} else {
+			onReplicas += d
+		}
+	}
+	if onReplicas < 40 || onPrimaries > 10 {
+		t.Fatalf("%d GETs on replicas and %d on primaries", onReplicas, onPrimaries)
+	}
+	t.Logf("%d reads: %d served by replicas, %d by primaries", read, onReplicas, onPrimaries)
+}
+
+func getCalls(t *testing.T, s *testkit.Server) int {
+	t.Helper()
+	info, err := s.Info(context.Background(), "commandstats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := info["cmdstat_get"]
+	calls, _, _ := strings.Cut(strings.TrimPrefix(f, "calls="), ",")
+	n, _ := strconv.Atoi(calls)
+	return n
+}
