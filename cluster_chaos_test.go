@@ -1,0 +1,442 @@
+package zipline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ziplinekv/zipline/internal/testkit"
+)
+
+// clusterLoad is 200 goroutines writing and reading 10,000 keys, each key
+// owned by one goroutine, recording what was acknowledged, what was tried,
+// every failure with its time, and the slowest call.
+type clusterLoad struct {
+	c     *Client
+	start time.Time
+	stop  chan struct{}
+	wg    sync.WaitGroup
+
+	acked, tried [10000]atomic.Int64 // per key: last sequence acknowledged, and tried
+	ok           atomic.Int64
+	mu           sync.Mutex
+	failures     []failure
+	slowest      atomic.Int64
+}
+
+type failure struct {
+	at  time.Duration
+	err error
+}
+
+func startClusterLoad(c *Client, goroutines int) *clusterLoad {
+	l := &clusterLoad{c: c, start: time.Now(), stop: make(chan struct{})}
+	for g := range goroutines {
+		l.wg.Add(1)
+		go l.run(g, goroutines)
+	}
+	return l
+}
+
+func (l *clusterLoad) run(g, n int) {
+	defer l.wg.Done()
+	rng := rand.New(rand.NewPCG(uint64(g), 1))
+	for seq := int64(1); ; seq++ {
+		select {
+		case <-l.stop:
+			return
+		default:
+		}
+		k := g + n*rng.IntN(len(l.acked)/n) // this goroutine's keys only
+		key := "k:" + strconv.Itoa(k)
+		var err error
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		t0 := time.Now()
+		if rng.IntN(2) == 0 {
+			l.tried[k].Store(seq)
+			if err = l.c.Set(ctx, key, []byte(strconv.FormatInt(seq, 10))); err == nil {
+				l.acked[k].Store(seq)
+			}
+		} else if _, err = l.c.Get(ctx, key); errors.Is(err, Nil) {
+			err = nil
+		}
+		cancel()
+		if d := int64(time.Since(t0)); d > l.slowest.Load() {
+			l.slowest.Store(d)
+		}
+		if err != nil {
+			l.mu.Lock()
+			l.failures = append(l.failures, failure{time.Since(l.start), err})
+			l.mu.Unlock()
+			time.Sleep(time.Millisecond) // an application's retry pause, not synchronisation
+			continue
+		}
+		l.ok.Add(1)
+	}
+}
+
+func (l *clusterLoad) waitOK(t *testing.T, n int64) {
+	t.Helper()
+	target := l.ok.Load() + n
+	for deadline := time.Now().Add(20 * time.Second); l.ok.Load() < target; {
+		if time.Now().After(deadline) {
+			t.Fatalf("the load made no progress: %d ok", l.ok.Load())
+		}
+		time.Sleep(time.Millisecond) // polling progress, bounded
+	}
+}
+
+func (l *clusterLoad) finish() []failure {
+	close(l.stop)
+	l.wg.Wait()
+	return l.failures
+}
+
+// verify reads every key back: each holds its last acknowledged value or a
+// later one whose outcome was unknown; keys in lossy slots may also hold an
+// older one (writes acknowledged by a primary killed before it replicated
+// them), and those are counted.
+func (l *clusterLoad) verify(t *testing.T, lossy func(slot int32) bool) (lost int) {
+	t.Helper()
+	ctx := context.Background()
+	for k := range l.acked {
+		key := "k:" + strconv.Itoa(k)
+		acked, tried := l.acked[k].Load(), l.tried[k].Load()
+		var got int64
+		v, err := l.c.Get(ctx, key)
+		switch {
+		case errors.Is(err, Nil):
+		case err != nil:
+			t.Fatalf("reading %s back: %v", key, err)
+		default:
+			got, _ = strconv.ParseInt(string(v), 10, 64)
+		}
+		switch {
+		case got >= acked && got <= tried:
+		case got < acked && lossy != nil && lossy(keySlot(key)):
+			lost++
+		default:
+			t.Errorf("%s holds %d: acknowledged %d, tried up to %d", key, got, acked, tried)
+		}
+	}
+	return lost
+}
+
+// kill -9 of a primary while 200 goroutines GET and SET 10,000 keys. Calls
+// fail only inside the failover window, with the documented classes; after
+// it, none; every acknowledged write stays readable, but for the killed
+// primary's unreplicated tail, which is counted.
+func TestClusterKillPrimaryUnderLoad(t *testing.T) {
+	for _, kind := range []testkit.Kind{testkit.Redis, testkit.Valkey} {
+		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
+			c, cl := clusterClient(t, kind, Options{IOTimeout: 2 * time.Second})
+			ctx := context.Background()
+			l := startClusterLoad(c, 200)
+			l.waitOK(t, 20000)
+			victim, err := cl.KeyOwner(ctx, "k:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			topo, _ := cl.Topology(ctx)
+			vn, _ := topo.Node(victim)
+			killAt := time.Since(l.start)
+			p, err := cl.Kill(ctx, victim)
+			if err != nil {
+				t.Fatal(err)
+			}
+			promotedAt := killAt + p.Window
+			l.waitOK(t, 20000)
+			failures := l.finish()
+			var late []failure
+			for _, f := range failures {
+				if !errors.Is(f.err, ErrConnLost) && !errors.Is(f.err, ErrNotSent) {
+					t.Errorf("failure of an undocumented class at %v: %v", f.at, f.err)
+				}
+				if f.at < killAt || f.at > promotedAt+time.Second {
+					late = append(late, f)
+				}
+			}
+			if len(late) > 0 {
+				t.Errorf("%d failures outside the failover window [%v, %v]: first %v at %v", len(late), killAt, promotedAt, late[0].err, late[0].at)
+			}
+			lost := l.verify(t, func(slot int32) bool {
+				for _, r := range vn.Slots {
+					if int(slot) >= r.First && int(slot) <= r.Last {
+						return true
+					}
+				}
+				return false
+			})
+			first, last := time.Duration(0), time.Duration(0)
+			if len(failures) > 0 {
+				first, last = failures[0].at-killAt, failures[len(failures)-1].at-killAt
+			}
+			t.Logf("%s: failover window %v (kill to promotion); %d calls failed, from +%v to +%v; %d acknowledged writes lost with the unreplicated tail; %d calls ok",
+				kind, p.Window, len(failures), first, last, lost, l.ok.Load())
+		})
+	}
+}
+
+// A manual CLUSTER FAILOVER under the same load: no call fails, and none
+// stalls longer than 250 ms.
+func TestClusterManualFailoverUnderLoad(t *testing.T) {
+	for _, kind := range []testkit.Kind{testkit.Redis, testkit.Valkey} {
+		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
+			c, cl := clusterClient(t, kind, Options{})
+			ctx := context.Background()
+			l := startClusterLoad(c, 200)
+			l.waitOK(t, 20000)
+			topo, err := cl.Settle(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			primary := topo.Primaries()[0]
+			replica := topo.Replicas(primary.ID)[0]
+			l.slowest.Store(0)
+			p, err := cl.Failover(ctx, replica.Server)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l.waitOK(t, 20000)
+			failures := l.finish()
+			for _, f := range failures {
+				t.Errorf("call failed during a manual failover at %v: %v", f.at, f.err)
+			}
+			if s := time.Duration(l.slowest.Load()); s > 250*time.Millisecond {
+				t.Errorf("a call stalled %v during the failover", s)
+			}
+			l.verify(t, nil)
+			t.Logf("%s: promoted in %v; slowest call %v; %d calls ok", kind, p.Window, time.Duration(l.slowest.Load()), l.ok.Load())
+		})
+	}
+}
+
+// Resharding 1,000 slots with redis-cli under a load that mixes GET/SET,
+// MGET/MSET across slots, Batches and hash-tagged transactions: no call
+// fails (MOVED, ASK and TRYAGAIN are followed or waited out).
+func TestClusterReshardUnderLoad(t *testing.T) {
+	c, cl := clusterClient(t, testkit.Redis, Options{})
+	ctx := context.Background()
+	l := startClusterLoad(c, 100)
+	var extra sync.WaitGroup
+	var mixedOK atomic.Int64
+	var mixedErr atomic.Pointer[error]
+	fail := func(what string, err error) {
+		e := fmt.Errorf("%s: %w", what, err)
+		mixedErr.CompareAndSwap(nil, &e)
+	}
+	for g := range 8 {
+		extra.Add(1)
+		go func() {
+			defer extra.Done()
+			rng := rand.New(rand.NewPCG(uint64(g), 9))
+			for i := 0; ; i++ {
+				select {
+				case <-l.stop:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				keys := make([]string, 8)
+				pairs := make([]KeyValue, 8)
+				for j := range keys {
+					keys[j] = "mix:" + strconv.Itoa(g) + ":" + strconv.Itoa(rng.IntN(500))
+					pairs[j] = KeyValue{keys[j], []byte(strconv.Itoa(i))}
+				}
+				switch i % 4 {
+				case 0:
+					if err := c.MSet(ctx, pairs...); err != nil {
+						fail("MSET", err)
+					}
+				case 1:
+					if _, err := c.MGet(ctx, keys...); err != nil {
+						fail("MGET", err)
+					}
+				case 2:
+					b := c.Batch()
+					for _, k := range keys {
+						b.Incr(k + ":n")
+					}
+					if err := b.Exec(ctx); err != nil {
+						fail("Batch", err)
+					}
+				case 3:
+					tag := "{acct:" + strconv.Itoa(rng.IntN(200)) + "}"
+					tx := c.Tx()
+					tx.IncrBy(tag+":a", 1)
+					tx.IncrBy(tag+":b", -1)
+					if err := tx.Exec(ctx); err != nil {
+						fail("Tx", err)
+					}
+				}
+				cancel()
+				mixedOK.Add(1)
+			}
+		}()
+	}
+	l.waitOK(t, 10000)
+	topo, err := cl.Settle(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := topo.Primaries()
+	res, err := cl.Reshard(ctx, ps[0].Server, ps[1].Server, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.waitOK(t, 10000)
+	failures := l.finish()
+	extra.Wait()
+	for _, f := range failures {
+		t.Errorf("call failed during resharding at %v: %v", f.at, f.err)
+	}
+	if e := mixedErr.Load(); e != nil {
+		t.Errorf("mixed load failed during resharding: %v", *e)
+	}
+	l.verify(t, nil)
+	t.Logf("resharded %d slots in %v; %d GET/SET and %d MGET/MSET/Batch/Tx calls ok", len(res.Slots), res.Took, l.ok.Load(), mixedOK.Load())
+}
+
+// 100 topology changes (manual failovers back and forth, and a node killed
+// and restarted): afterwards the Client's goroutines, descriptors and heap
+// are back where they were, and it serves every key.
+func TestClusterTopologyChangesLeaveNothingBehind(t *testing.T) {
+	c, cl := clusterClient(t, testkit.Valkey, Options{})
+	ctx := context.Background()
+	for i := range 100 {
+		c.Set(ctx, "k:"+strconv.Itoa(i), []byte("v"))
+	}
+	base := testkit.Snapshot()
+	topo, err := cl.Settle(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changes := 0
+	for changes < 99 {
+		for _, p := range topo.Primaries() {
+			if changes == 99 {
+				break
+			}
+			rep := topo.Replicas(p.ID)[0]
+			if _, err := cl.Failover(ctx, rep.Server); err != nil {
+				t.Fatal(err)
+			}
+			changes++
+			if err := c.Set(ctx, "k:"+strconv.Itoa(changes), []byte("v")); err != nil {
+				t.Fatalf("SET after change %d: %v", changes, err)
+			}
+		}
+		if topo, err = cl.Settle(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	victim := topo.Primaries()[0]
+	if _, err := cl.Kill(ctx, victim.Server); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.Restart(ctx, victim.Server); err != nil {
+		t.Fatal(err)
+	}
+	changes++
+	for i := range 100 {
+		if v, err := c.Get(ctx, "k:"+strconv.Itoa(i)); err != nil || string(v) != "v" {
+			t.Fatalf("after %d changes, k:%d = %q %v", changes, i, v, err)
+		}
+	}
+	testkit.ExpectBaseline(t, base, testkit.Tolerance{Goroutines: 4, FDs: 4, HeapBytes: 8 << 20}, 10*time.Second)
+	t.Logf("%d topology changes; now %v (baseline %v)", changes, testkit.Snapshot(), base)
+}
+
+// A refresh storm: with a shard down, every node answers CLUSTERDOWN, and
+// 64 clients in one process keep hammering. Each node sees at most one
+// topology query per second per client.
+func TestClusterRefreshStorm(t *testing.T) {
+	cl := testkit.NewCluster(t, testkit.ClusterConfig{})
+	ctx := context.Background()
+	const clients = 64
+	cs := make([]*Client, clients)
+	for i := range cs {
+		c, err := New(Options{Addrs: cl.Addrs()[:1], Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		cs[i] = c
+	}
+	topo, err := cl.Settle(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	down, err := cl.KillShard(ctx, topo.Primaries()[0].Server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queries := func() map[string]int {
+		out := map[string]int{}
+		for _, n := range cl.Nodes() {
+			info, err := n.Info(ctx, "commandstats")
+			if err != nil {
+				continue // one of the nodes taken down
+			}
+			for _, f := range []string{"cmdstat_cluster|shards", "cmdstat_cluster|slots"} {
+				calls, _, _ := strings.Cut(strings.TrimPrefix(info[f], "calls="), ",")
+				n2, _ := strconv.Atoi(calls)
+				out[n.Addr] += n2
+			}
+		}
+		return out
+	}
+	before := queries()
+	start := time.Now()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var calls, clusterDown atomic.Int64
+	for _, c := range cs {
+		for range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+					_, err := c.Get(cctx, "k:"+strconv.Itoa(i))
+					cancel()
+					calls.Add(1)
+					if err != nil {
+						clusterDown.Add(1)
+					}
+				}
+			}()
+		}
+	}
+	time.Sleep(3 * time.Second) // the storm's duration: the measurement window
+	close(stop)
+	wg.Wait()
+	elapsed := time.Since(start)
+	after := queries()
+	limit := int(float64(clients)*elapsed.Seconds()) + clients // plus one each in flight at the edges
+	for addr, n := range after {
+		if q := n - before[addr]; q > limit {
+			t.Errorf("node %s answered %d topology queries in %v from %d clients, more than 1 per second each (%d)", addr, q, elapsed, clients, limit)
+		} else {
+			t.Logf("node %s: %d topology queries in %v (limit %d)", addr, q, elapsed.Round(time.Millisecond), limit)
+		}
+	}
+	if clusterDown.Load() == 0 {
+		t.Fatal("no call met the downed shard")
+	}
+	t.Logf("%d calls, %d failed while the shard was down (%d nodes down)", calls.Load(), clusterDown.Load(), len(down.Nodes))
+}
