@@ -376,19 +376,26 @@ func (s *Subscription) Messages(ctx context.Context) iter.Seq2[Message, error] {
 }
 
 // subscriptions is a Client's side of pub/sub: which subscription wants
-// which channel, and the subscriber connections that carry them.
+// which channel, which connection carries each channel, and those
+// connections. On a cluster a sharded channel lives on its slot's owner and
+// the others on any node; when the cluster's routes change, channels whose
+// node changed are subscribed again where they live now (see rehome).
 type subscriptions struct {
-	s      *shared
-	mu     sync.Mutex
-	wants  map[subKey]map[*Subscription]bool
-	conns  map[string]*subscriber // by server address
-	closed bool
+	s       *shared
+	mu      sync.Mutex
+	wants   map[subKey]map[*Subscription]bool
+	carrier map[subKey]*subscriber // where each wanted channel is subscribed
+	conns   map[string]*subscriber // by server address
+	closed  bool
+	watch   sync.Once     // on a cluster: the goroutine that follows route changes
+	done    chan struct{} // closed by close
 }
 
 // subscriptions returns the Client's pub/sub state, made at first use.
 func (s *shared) subscriptions() *subscriptions {
 	s.subsOnce.Do(func() {
-		s.subs = &subscriptions{s: s, wants: map[subKey]map[*Subscription]bool{}, conns: map[string]*subscriber{}}
+		s.subs = &subscriptions{s: s, wants: map[subKey]map[*Subscription]bool{},
+			carrier: map[subKey]*subscriber{}, conns: map[string]*subscriber{}, done: make(chan struct{})}
 	})
 	return s.subs
 }
@@ -410,21 +417,30 @@ func (m *subscriptions) add(ctx context.Context, s *Subscription, keys []subKey)
 		m.wants[k][s] = true
 	}
 	m.mu.Unlock()
-	return m.send(ctx, fresh, true)
+	if cl := m.s.cluster(); cl != nil {
+		m.watch.Do(func() { go m.follow(cl) })
+	}
+	return m.subscribe(ctx, fresh)
 }
 
 // remove drops s's wants, and unsubscribes from keys nobody wants any
-// more.
+// more, on the connection that carries them.
 func (m *subscriptions) remove(ctx context.Context, s *Subscription, keys []subKey) error {
 	m.mu.Lock()
-	var gone []subKey
+	groups := map[*subscriber]map[subKind][]string{}
 	for _, k := range keys {
-		if w := m.wants[k]; w != nil {
-			delete(w, s)
-			if len(w) == 0 {
-				delete(m.wants, k)
-				gone = append(gone, k)
-			}
+		w := m.wants[k]
+		if w == nil {
+			continue
+		}
+		delete(w, s)
+		if len(w) > 0 {
+			continue
+		}
+		delete(m.wants, k)
+		if sc := m.carrier[k]; sc != nil {
+			delete(m.carrier, k)
+			groupKey(groups, sc, k)
 		}
 	}
 	closed := m.closed
@@ -432,26 +448,40 @@ func (m *subscriptions) remove(ctx context.Context, s *Subscription, keys []subK
 	if closed {
 		return nil
 	}
-	return m.send(ctx, gone, false)
+	for sc, byKind := range groups {
+		for kind, names := range byKind {
+			sc.send(ctx, kind, names, false) // best effort: a dead connection has forgotten them anyway
+		}
+	}
+	return nil
 }
 
-// send subscribes to (or unsubscribes from) keys, grouped by connection and
-// kind.
-func (m *subscriptions) send(ctx context.Context, keys []subKey, subscribe bool) error {
+func groupKey(groups map[*subscriber]map[subKind][]string, sc *subscriber, k subKey) {
+	if groups[sc] == nil {
+		groups[sc] = map[subKind][]string{}
+	}
+	groups[sc][k.kind] = append(groups[sc][k.kind], k.name)
+}
+
+// subscribe subscribes keys on the connections that should carry them,
+// recording where each is.
+func (m *subscriptions) subscribe(ctx context.Context, keys []subKey) error {
 	groups := map[*subscriber]map[subKind][]string{}
 	for _, k := range keys {
 		sc, err := m.conn(ctx, k)
 		if err != nil {
 			return err
 		}
-		if groups[sc] == nil {
-			groups[sc] = map[subKind][]string{}
+		m.mu.Lock()
+		if m.wants[k] != nil {
+			m.carrier[k] = sc
 		}
-		groups[sc][k.kind] = append(groups[sc][k.kind], k.name)
+		m.mu.Unlock()
+		groupKey(groups, sc, k)
 	}
 	for sc, byKind := range groups {
 		for kind, names := range byKind {
-			if err := sc.send(ctx, kind, names, subscribe); err != nil && subscribe {
+			if err := sc.send(ctx, kind, names, true); err != nil {
 				return err
 			}
 		}
@@ -459,24 +489,37 @@ func (m *subscriptions) send(ctx context.Context, keys []subKey, subscribe bool)
 	return nil
 }
 
-// conn returns the subscriber connection for a key: the one server's, or
-// on a cluster, for a sharded channel, its slot owner's, and for the others
-// any node's (the cluster bus carries their messages to every node).
+// target is the address that should carry k: the one server's, or on a
+// cluster, for a sharded channel its slot owner's, and for the others any
+// node's (the cluster bus carries their messages to every node): slot 0's.
+func (m *subscriptions) target(k subKey) (string, error) {
+	cl := m.s.cluster()
+	if cl == nil {
+		return m.s.opts.Addr, nil
+	}
+	slot := int32(0)
+	if k.kind == subShard {
+		slot = keySlot(k.name)
+	}
+	nd := cl.target(cmdInfo{slot: slot})
+	if nd == nil {
+		return "", fmt.Errorf("zipline: no node serves the slot of %s (%w)", k.name, ErrNotSent)
+	}
+	return nd.addr, nil
+}
+
+// conn returns the subscriber connection that should carry k, dialling it
+// if it is new.
 func (m *subscriptions) conn(ctx context.Context, k subKey) (*subscriber, error) {
-	addr := m.s.opts.Addr
-	if cl := m.s.cluster(); cl != nil {
-		slot := int32(0)
-		if k.kind == subShard {
-			slot = keySlot(k.name)
-		}
-		nd := cl.target(cmdInfo{slot: slot})
-		if nd == nil {
-			return nil, fmt.Errorf("zipline: no node serves the slot of %s (%w)", k.name, ErrNotSent)
-		}
-		addr = nd.addr
+	addr, err := m.target(k)
+	if err != nil {
+		return nil, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.closed {
+		return nil, fmt.Errorf("%w (%w)", ErrClosed, ErrNotSent)
+	}
 	if sc := m.conns[addr]; sc != nil {
 		return sc, nil
 	}
@@ -488,9 +531,76 @@ func (m *subscriptions) conn(ctx context.Context, k subKey) (*subscriber, error)
 	return sc, nil
 }
 
-// deliver hands a message to every subscription that wants it.
-func (m *subscriptions) deliver(k subKey, msg Message) {
+// follow re-homes channels whenever the cluster's routes change, until the
+// subscriptions close.
+func (m *subscriptions) follow(cl *cluster) {
+	for {
+		select {
+		case <-m.done:
+			return
+		case <-cl.changes():
+		}
+		m.rehome()
+	}
+}
+
+// rehome subscribes every wanted channel whose node changed (a failover,
+// a slot moved) where it lives now, unsubscribes it where it was, and
+// reports a gap to whoever wants it: messages published in between may be
+// lost. It retries, with backoff, until each channel has a home.
+func (m *subscriptions) rehome() {
+	for attempt := 0; attempt < 50; attempt++ {
+		m.mu.Lock()
+		if m.closed {
+			m.mu.Unlock()
+			return
+		}
+		moves := map[subKey]*subscriber{}
+		for k := range m.wants {
+			addr, err := m.target(k)
+			if cur := m.carrier[k]; err != nil || cur == nil || cur.addr != addr {
+				moves[k] = m.carrier[k]
+			}
+		}
+		m.mu.Unlock()
+		if len(moves) == 0 {
+			return
+		}
+		var keys []subKey
+		for k := range moves {
+			keys = append(keys, k)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), m.s.opts.DialTimeout)
+		err := m.subscribe(ctx, keys)
+		cancel()
+		for k, old := range moves {
+			m.gapFor(k, "moved")
+			if old != nil && old.p.Connected() {
+				octx, ocancel := context.WithTimeout(context.Background(), time.Second)
+				old.send(octx, k.kind, []string{k.name}, false)
+				ocancel()
+			}
+		}
+		if err == nil {
+			return
+		}
+		select {
+		case <-m.done:
+			return
+		case <-time.After(time.Duration(attempt+1) * 20 * time.Millisecond): // backoff while the cluster settles
+		}
+	}
+}
+
+// deliver hands a message to every subscription that wants it, if it came
+// on the connection that carries it (during a move, the old node may still
+// send one: it would be a duplicate).
+func (m *subscriptions) deliver(from *subscriber, k subKey, msg Message) {
 	m.mu.Lock()
+	if m.carrier[k] != from {
+		m.mu.Unlock()
+		return
+	}
 	subs := m.wants[k]
 	targets := make([]*Subscription, 0, len(subs))
 	for s := range subs {
@@ -507,7 +617,7 @@ func (m *subscriptions) gap(sc *subscriber, reason string) {
 	m.mu.Lock()
 	var targets []*Subscription
 	for k, subs := range m.wants {
-		if m.conns[sc.addrFor(k)] != sc {
+		if m.carrier[k] != sc {
 			continue
 		}
 		for s := range subs {
@@ -520,14 +630,26 @@ func (m *subscriptions) gap(sc *subscriber, reason string) {
 	}
 }
 
-// carried lists, per kind, what sc must be subscribed to: what is wanted
-// and maps to it.
+// gapFor reports a gap to every subscription that wants k.
+func (m *subscriptions) gapFor(k subKey, reason string) {
+	m.mu.Lock()
+	targets := make([]*Subscription, 0, len(m.wants[k]))
+	for s := range m.wants[k] {
+		targets = append(targets, s)
+	}
+	m.mu.Unlock()
+	for _, s := range targets {
+		s.markGap(reason)
+	}
+}
+
+// carried lists, per kind, what sc must be subscribed to.
 func (m *subscriptions) carried(sc *subscriber) map[subKind][]string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := map[subKind][]string{}
 	for k := range m.wants {
-		if sc.addrFor(k) == sc.addr {
+		if m.carrier[k] == sc {
 			out[k.kind] = append(out[k.kind], k.name)
 		}
 	}
@@ -537,7 +659,12 @@ func (m *subscriptions) carried(sc *subscriber) map[subKind][]string {
 // close ends every subscription and closes the connections.
 func (m *subscriptions) close() {
 	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
 	m.closed = true
+	close(m.done)
 	conns := m.conns
 	m.conns = map[string]*subscriber{}
 	var subs []*Subscription
@@ -592,22 +719,6 @@ func newSubscriber(ctx context.Context, m *subscriptions, addr string) (*subscri
 	return sc, nil
 }
 
-// addrFor is the address that carries k; callers hold m.mu or accept a
-// racy answer.
-func (sc *subscriber) addrFor(k subKey) string {
-	if cl := sc.m.s.cluster(); cl != nil {
-		slot := int32(0)
-		if k.kind == subShard {
-			slot = keySlot(k.name)
-		}
-		if nd := cl.target(cmdInfo{slot: slot}); nd != nil {
-			return nd.addr
-		}
-		return ""
-	}
-	return sc.m.s.opts.Addr
-}
-
 // resubscribe runs on every new connection, before it serves requests:
 // the first subscribes nothing (Subscribe sends its own), later ones
 // everything the connection carries, and report a gap.
@@ -617,9 +728,20 @@ func (sc *subscriber) resubscribe(su *pipe.Setup) error {
 	}
 	for kind, names := range sc.m.carried(sc) {
 		cmd := subCommands[kind]
-		args := append([]string{cmd.subscribe}, names...)
-		if _, err := su.Send(len(names), cmd.subscribe, args...); err != nil {
+		cmds := make([][]string, len(names))
+		for i, n := range names {
+			cmds[i] = []string{cmd.subscribe, n}
+		}
+		vs, err := su.Pipeline(cmd.subscribe, cmds...)
+		if err != nil {
 			return err
+		}
+		for _, v := range vs {
+			if v.IsError() {
+				// Not this node's channel any more: rehome places it.
+				go sc.m.rehome()
+				break
+			}
 		}
 	}
 	sc.m.gap(sc, "reconnected")
@@ -627,7 +749,10 @@ func (sc *subscriber) resubscribe(su *pipe.Setup) error {
 }
 
 // send subscribes to or unsubscribes from names, waiting for the
-// confirmations.
+// confirmations. Each name goes in a command of its own, pipelined: every
+// command then gets exactly one reply, a confirmation or an error (a
+// sharded channel on a node that no longer owns its slot, say), and a
+// cluster's one-slot rule holds.
 func (sc *subscriber) send(ctx context.Context, kind subKind, names []string, subscribe bool) error {
 	if len(names) == 0 {
 		return nil
@@ -638,10 +763,8 @@ func (sc *subscriber) send(ctx context.Context, kind subKind, names []string, su
 		name = cmd.unsubscribe
 	}
 	call := sc.p.NewCall()
-	call.Buf = resp.AppendArrayLen(call.Buf, 1+len(names))
-	call.Buf = resp.AppendBulkString(call.Buf, name)
 	for _, n := range names {
-		call.Buf = resp.AppendBulkString(call.Buf, n)
+		call.Buf = appendCommandStrings(call.Buf, name, n)
 	}
 	call.N, call.PushKind = len(names), name
 	if err := sc.p.Do(ctx, call); err != nil {
@@ -670,54 +793,35 @@ func (sc *subscriber) push(v resp.Value) {
 		if kind == "smessage" {
 			k.kind = subShard
 		}
-		sc.m.deliver(k, Message{Channel: k.name, Payload: e[2].Bytes()})
+		sc.m.deliver(sc, k, Message{Channel: k.name, Payload: e[2].Bytes()})
 	case "pmessage":
 		if len(e) < 4 {
 			return
 		}
 		k := subKey{subPattern, string(e[1].Bytes())}
-		sc.m.deliver(k, Message{Pattern: k.name, Channel: string(e[2].Bytes()), Payload: e[3].Bytes()})
+		sc.m.deliver(sc, k, Message{Pattern: k.name, Channel: string(e[2].Bytes()), Payload: e[3].Bytes()})
 	case "sunsubscribe":
 		// The server dropped a sharded channel whose slot moved: subscribe
 		// it where it lives now.
-		sc.m.moved(subKey{subShard, string(e[1].Bytes())})
+		sc.m.moved(sc, subKey{subShard, string(e[1].Bytes())})
 	}
 }
 
-// moved re-subscribes a sharded channel after the server dropped it, on
-// whichever node now owns its slot, and reports a gap to whoever wants it.
-func (m *subscriptions) moved(k subKey) {
+// moved handles the server dropping a sharded channel whose slot moved:
+// the channel is no longer carried there, the cluster is asked for the new
+// routes, and rehome subscribes it where it lives now.
+func (m *subscriptions) moved(from *subscriber, k subKey) {
 	m.mu.Lock()
-	subs := m.wants[k]
-	targets := make([]*Subscription, 0, len(subs))
-	for s := range subs {
-		targets = append(targets, s)
+	if m.carrier[k] == from {
+		delete(m.carrier, k)
 	}
+	wanted := m.wants[k] != nil
 	m.mu.Unlock()
-	if len(targets) == 0 {
+	if !wanted {
 		return // we unsubscribed it ourselves
 	}
-	for _, s := range targets {
-		s.markGap("moved")
+	if cl := m.s.cluster(); cl != nil {
+		cl.askRefresh()
 	}
-	go func() {
-		if cl := m.s.cluster(); cl != nil {
-			cl.askRefresh()
-		}
-		for attempt := range 50 {
-			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			err := m.send(ctx, []subKey{k}, true)
-			cancel()
-			if err == nil || m.isClosed() {
-				return
-			}
-			time.Sleep(time.Duration(attempt+1) * 20 * time.Millisecond) // backoff while the cluster settles
-		}
-	}()
-}
-
-func (m *subscriptions) isClosed() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.closed
+	go m.rehome()
 }

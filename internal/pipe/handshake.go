@@ -68,11 +68,25 @@ func (s *Setup) Do(args ...string) (resp.Value, error) {
 	return vs[0], nil
 }
 
+// Pipeline writes several commands at once and reads one reply for each,
+// in order; with answerKind set, pushes of that kind count as replies.
+func (s *Setup) Pipeline(answerKind string, cmds ...[]string) ([]resp.Value, error) {
+	var buf []byte
+	for _, c := range cmds {
+		buf = appendStrings(buf, c)
+	}
+	return s.exchange(buf, len(cmds), answerKind)
+}
+
 // Send sends one command that n replies answer. With answerKind set, pushes
 // of that kind count as replies (SUBSCRIBE's confirmations in RESP3). Other
 // out-of-band pushes that arrive meanwhile go to their handlers.
 func (s *Setup) Send(n int, answerKind string, args ...string) ([]resp.Value, error) {
-	if _, err := s.c.conn.Write(appendStrings(nil, args)); err != nil {
+	return s.exchange(appendStrings(nil, args), n, answerKind)
+}
+
+func (s *Setup) exchange(buf []byte, n int, answerKind string) ([]resp.Value, error) {
+	if _, err := s.c.conn.Write(buf); err != nil {
 		return nil, err
 	}
 	out := make([]resp.Value, 0, n)
