@@ -79,7 +79,10 @@ func fanoutRun(ctx context.Context, d *demoEnv, mode fanout.Compression, n int, 
 	go hs.Serve(ln)
 	defer hs.Close()
 	channel := fmt.Sprintf("zipline-demo:fanout:%d", time.Now().UnixNano())
-	src := newRedisSource(ctx, d.addr, "", "", slog.New(slog.DiscardHandler))
+	src, err := fanout.NewRedisSource(ctx, d.client)
+	if err != nil {
+		return r, err
+	}
 	defer src.Close()
 	relayCtx, stopRelay := context.WithCancel(ctx)
 	relayed := make(chan struct{})

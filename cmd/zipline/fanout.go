@@ -11,8 +11,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -26,7 +24,7 @@ import (
 func runFanout(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("fanout", flag.ContinueOnError)
 	addr := fs.String("addr", "", "Redis `host:port` (default: start a local redis-server)")
-	rawURL := fs.String("url", "", "Redis URL, redis://[user:password@]host:port (instead of -addr)")
+	rawURL := fs.String("url", "", "Redis URL, redis[s]://[user:password@]host:port[/db] (instead of -addr)")
 	listen := fs.String("listen", "127.0.0.1:8080", "HTTP address of the demo page (/) and the hub (/ws)")
 	channel := fs.String("channel", "demo", "the channel the page follows")
 	sample := fs.Duration("sample", time.Second, "publish a sample JSON message on -channel this often (0: off)")
@@ -42,7 +40,7 @@ func runFanout(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if target.Addr == "" {
+	if target.Addr == "" && len(target.Addrs) == 0 {
 		a, _, stop, err := localServer("")
 		if err != nil {
 			return err
@@ -56,7 +54,7 @@ func runFanout(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Printf("fanout: relaying %s pub/sub; open %s/ (WebSocket at %s/ws?channel=...), Ctrl-C to stop\n",
-		target.Addr, srv.URL(), "ws"+strings.TrimPrefix(srv.URL(), "http"))
+		strings.Join(append([]string{target.Addr}, target.Addrs...), " "), srv.URL(), "ws"+strings.TrimPrefix(srv.URL(), "http"))
 	<-ctx.Done()
 	st := srv.hub.Stats()
 	fmt.Printf("\nfanout: %d broadcasts, %d deliveries, %s of payload sent as %s\n", st.Broadcasts, st.Deliveries,
@@ -64,9 +62,7 @@ func runFanout(ctx context.Context, args []string) error {
 	return srv.Close()
 }
 
-// parseRedisTarget turns -addr or -url into client options. Only the
-// address and credentials are read from a URL; zipline's own URL parser
-// will replace this when it lands.
+// parseRedisTarget turns -addr or -url into client options.
 func parseRedisTarget(addr, rawURL string) (zipline.Options, error) {
 	switch {
 	case addr != "" && rawURL != "":
@@ -74,30 +70,9 @@ func parseRedisTarget(addr, rawURL string) (zipline.Options, error) {
 	case rawURL == "":
 		return zipline.Options{Addr: addr}, nil
 	}
-	u, err := url.Parse(rawURL)
+	o, err := zipline.ParseURL(rawURL)
 	if err != nil {
 		return zipline.Options{}, fmt.Errorf("fanout: -url: %w", err)
-	}
-	if u.Scheme != "redis" {
-		return zipline.Options{}, fmt.Errorf("fanout: -url: scheme %q, want redis:// (TLS is not supported here yet)", u.Scheme)
-	}
-	o := zipline.Options{Addr: u.Host}
-	if u.Port() == "" {
-		o.Addr = net.JoinHostPort(u.Hostname(), "6379")
-	}
-	if u.User != nil {
-		o.Username = u.User.Username()
-		o.Password, _ = u.User.Password()
-		if _, ok := u.User.Password(); !ok { // redis://password@host
-			o.Username, o.Password = "", u.User.Username()
-		}
-	}
-	if db := strings.Trim(u.Path, "/"); db != "" {
-		n, err := strconv.Atoi(db)
-		if err != nil {
-			return zipline.Options{}, fmt.Errorf("fanout: -url: database %q is not a number", db)
-		}
-		o.DB = n // pub/sub ignores it; kept for the sample publisher
 	}
 	return o, nil
 }
@@ -125,7 +100,7 @@ type fanoutServer struct {
 	hub    *fanout.Hub
 	http   *http.Server
 	ln     net.Listener
-	src    *redisSource
+	src    *fanout.RedisSource
 	client *zipline.Client
 	cancel context.CancelFunc
 	done   chan struct{} // relay and sample publisher stopped
@@ -145,9 +120,14 @@ func startFanout(ctx context.Context, cfg fanoutConfig) (*fanoutServer, error) {
 		client.Close()
 		return nil, err
 	}
+	src, err := fanout.NewRedisSource(ctx, client)
+	if err != nil {
+		ln.Close()
+		client.Close()
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(ctx)
-	s := &fanoutServer{hub: fanout.New(cfg.hub), ln: ln, client: client, cancel: cancel, done: make(chan struct{})}
-	s.src = newRedisSource(ctx, cfg.redis.Addr, cfg.redis.Username, cfg.redis.Password, log)
+	s := &fanoutServer{hub: fanout.New(cfg.hub), ln: ln, client: client, src: src, cancel: cancel, done: make(chan struct{})}
 	page := template.Must(template.New("page").Parse(demoPage))
 	mux := http.NewServeMux()
 	mux.Handle("/ws", s.hub)
