@@ -43,6 +43,9 @@ type leased interface {
 type direct struct {
 	pipe      *pipe.Pipe
 	dedicated *dedicatedPool
+	// tracked is the shared connection's client-side caching state, nil
+	// when the cache is off.
+	tracked *trackedConn
 }
 
 var _ carrier = (*direct)(nil)

@@ -9,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ziplinekv/zipline/internal/pipe"
@@ -43,6 +44,7 @@ type shared struct {
 	// routing is the server's command table on a cluster (where keys are,
 	// which commands read), nil on a single server.
 	routing commandTable
+	cache   *clientCache // nil when off
 	// top is the Client's own carrier (not a lease's).
 	top      carrier
 	subs     *subscriptions
@@ -75,8 +77,14 @@ func New(opts Options) (*Client, error) {
 	}
 	s.requests.New = func() any { return &request{s: s} }
 	s.hooks = buildHooks(opts, sendOne, sendBatch)
+	if opts.ClientCache.MaxBytes > 0 {
+		s.cache = newClientCache(opts.ClientCache)
+	}
 	k, err := s.connect()
 	if err != nil {
+		if s.cache != nil {
+			s.cache.close()
+		}
 		return nil, err
 	}
 	s.top = k
@@ -115,6 +123,9 @@ func (s *shared) connect() (carrier, error) {
 		// pipeOptions): start again with those.
 		d.close()
 		s.routing = commandTable{}
+		if s.cache != nil {
+			s.cache.slots = make([]atomic.Uint32, slotCount)
+		}
 		c, err := newCluster(ctx, s, addr, seeds)
 		cancel()
 		if err != nil {
@@ -147,14 +158,24 @@ func appendCommandStrings(dst []byte, args ...string) []byte {
 	return dst
 }
 
-// newDirect connects to one server.
+// newDirect connects to one server. With the client-side cache on, its
+// shared connection tracks the keys read through it (and only that one:
+// dedicated connections do not).
 func newDirect(s *shared, addr string, ctx context.Context) (*direct, error) {
 	po := s.pipeOptions(addr)
+	dedicated := po
+	var tc *trackedConn
+	if s.cache != nil {
+		tc = s.cache.track(&po)
+	}
 	p, err := pipe.New(ctx, po)
 	if err != nil {
 		return nil, connectError(addr, err)
 	}
-	return &direct{pipe: p, dedicated: newDedicatedPool(s, po, addr)}, nil
+	if tc != nil {
+		tc.attach(p)
+	}
+	return &direct{pipe: p, dedicated: newDedicatedPool(s, dedicated, addr), tracked: tc}, nil
 }
 
 // pipeOptions are the settings of every connection to addr. On a cluster,
@@ -273,6 +294,9 @@ func (c *Client) Close() error {
 	c.s.closed.Do(func() {
 		c.s.subscriptions().close() // and none after this
 		c.s.closeErr = c.s.top.close()
+		if c.s.cache != nil {
+			c.s.cache.close()
+		}
 	})
 	return c.s.closeErr
 }
@@ -319,6 +343,8 @@ type Stats struct {
 	DedicatedOpen, DedicatedInUse int
 	// Compression counts what compression did.
 	Compression CompressionStats
+	// Cache counts what the client-side cache did.
+	Cache CacheStats
 }
 
 func (st *Stats) addPipe(p *pipe.Pipe) {
@@ -339,6 +365,9 @@ func (c *Client) Stats() Stats {
 	var st Stats
 	c.carrier.stats(&st)
 	st.Compression = c.CompressionStats()
+	if c.s.cache != nil {
+		st.Cache = c.s.cache.stats()
+	}
 	return st
 }
 

@@ -381,6 +381,9 @@ func (c *cluster) install(ctx context.Context, v *view) error {
 		}
 		for _, rg := range s.ranges {
 			for slot := rg[0]; slot <= rg[1]; slot++ {
+				if old := c.routes[slot].Load(); old != nil && r != nil && old.primary != r.primary && c.s.cache != nil {
+					c.s.cache.slotMoved(slot)
+				}
 				c.routes[slot].Store(r)
 			}
 		}
@@ -429,6 +432,9 @@ func (c *cluster) moved(ctx context.Context, slot int32, addr string) {
 	}
 	c.mu.Lock()
 	if cur := c.routes[slot].Load(); cur == nil || cur.primary != n {
+		if c.s.cache != nil {
+			c.s.cache.slotMoved(slot)
+		}
 		c.routes[slot].Store(&route{primary: n})
 		close(c.changed)
 		c.changed = make(chan struct{})

@@ -105,6 +105,11 @@ type Options struct {
 	// Default DefaultMaxIdleDedicated; negative keeps none.
 	MaxIdleDedicated int
 
+	// ClientCache turns on the client-side cache that Client.Cached reads
+	// through: values kept in the process, invalidated by the server.
+	// The zero value is off.
+	ClientCache ClientCache
+
 	// Subscriptions configure pub/sub subscriptions (Subscribe,
 	// PSubscribe, SSubscribe): buffers, overflow, liveness.
 	Subscriptions Subscriptions

@@ -26,7 +26,7 @@ func (p *Pipe) connect(ctx context.Context) (*conn, error) {
 	}
 	// Cancelling ctx (Close during a reconnect) interrupts the set-up.
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
-	live := &liveReader{conn: nc}
+	live := &liveReader{conn: nc, lastRead: p.opts.LastRead}
 	c := &conn{conn: nc, live: live, rd: resp.NewReader(live, p.opts.ReadBufferSize, p.opts.Limits)}
 	proto, err := p.handshake(c)
 	if err == nil && p.opts.OnConnect != nil {

@@ -83,6 +83,9 @@ type Options struct {
 	// OnDisconnect, if set, is told when a connection is lost, before any
 	// reconnect: state tied to it (tracked keys, subscriptions) is gone.
 	OnDisconnect func(err error)
+	// LastRead, if set, is kept at the time (UnixNano) the connection last
+	// received bytes, to within a millisecond: proof that it was alive.
+	LastRead *atomic.Int64
 	// Limits bound every reply. A reply over a limit whose size is announced
 	// up front reaches its caller as an Oversize value; others end the
 	// connection.

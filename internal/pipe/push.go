@@ -51,6 +51,9 @@ type pushQueue struct {
 	ch      chan resp.Value
 	lost    chan struct{} // capacity 1: wakes the handler to report drops
 	dropped atomic.Int64
+	// arrived and handled count pushes read and pushes handled (or dropped):
+	// while they differ, a push has reached the client but not its handler.
+	arrived, handled atomic.Uint64
 }
 
 // pushRouter dispatches out-of-band pushes by kind. It is fixed when the
@@ -86,9 +89,11 @@ func (r *pushRouter) dispatch(kind string, v resp.Value) {
 		r.unrouted.Add(1)
 		return
 	}
+	q.arrived.Add(1)
 	select {
 	case q.ch <- v:
 	default:
+		q.handled.Add(1) // dropped: Lost tells the handler
 		q.dropped.Add(1)
 		select {
 		case q.lost <- struct{}{}:
@@ -109,6 +114,7 @@ func (r *pushRouter) serve(q *pushQueue) {
 		case v := <-q.ch:
 			report()
 			q.h.Handle(v)
+			q.handled.Add(1)
 		case <-q.lost:
 			report()
 		case <-r.stop:
@@ -116,6 +122,22 @@ func (r *pushRouter) serve(q *pushQueue) {
 		}
 	}
 }
+
+// PushBacklog reports how many pushes of one kind have been read from the
+// connection and not yet handled. A reader that must not act on data a
+// push has already invalidated (a client-side cache) checks it is zero.
+type PushBacklog struct{ q *pushQueue }
+
+// Pending returns the pushes waiting for their handler.
+func (b PushBacklog) Pending() uint64 {
+	if b.q == nil {
+		return 0
+	}
+	return b.q.arrived.Load() - b.q.handled.Load()
+}
+
+// Backlog returns the backlog of the handler of kind (empty if none).
+func (p *Pipe) Backlog(kind string) PushBacklog { return PushBacklog{p.push.byKind[kind]} }
 
 func (r *pushRouter) close() {
 	close(r.stop)

@@ -224,13 +224,19 @@ func (l *replyLoop) alive() bool {
 // connection still makes progress and, if so, reads on, so the parser never
 // loses its place in a reply.
 type liveReader struct {
-	conn  net.Conn
-	alive func() bool // nil during set-up, when a deadline is final
+	conn     net.Conn
+	alive    func() bool   // nil during set-up, when a deadline is final
+	lastRead *atomic.Int64 // Options.LastRead, or nil
 }
 
 func (r *liveReader) Read(b []byte) (int, error) {
 	for {
 		n, err := r.conn.Read(b)
+		if n > 0 && r.lastRead != nil {
+			if now := time.Now().UnixNano(); now-r.lastRead.Load() > int64(time.Millisecond) {
+				r.lastRead.Store(now)
+			}
+		}
 		if n == 0 && err != nil && r.alive != nil && isTimeout(err) {
 			if r.alive() {
 				continue

@@ -1,0 +1,381 @@
+package zipline
+
+import (
+	"errors"
+	"hash/maphash"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ziplinekv/zipline/internal/pipe"
+	"github.com/ziplinekv/zipline/internal/resp"
+)
+
+// ClientCache configures the client-side cache: values read through
+// Client.Cached are kept in the process and served from there until the
+// server says they changed (CLIENT TRACKING, which needs RESP3) or they
+// expire. The zero value turns it off.
+type ClientCache struct {
+	// MaxBytes bounds the whole cache, every connection's entries
+	// together: past it, the least recently used entries go. Zero turns
+	// the cache off.
+	MaxBytes int64
+	// MaxStaleness bounds how long an entry is served without proof that
+	// its tracking connection is alive (a reply read on it): past it, reads
+	// go to the server until the connection answers again. Connections
+	// that are lost drop their entries at once regardless. Default
+	// DefaultMaxStaleness.
+	MaxStaleness time.Duration
+	// Broadcast tracks in BCAST mode: the server invalidates every key
+	// under Prefixes that anyone changes, whether this client read it or
+	// not, instead of the keys this client read (OPTIN, the default).
+	Broadcast bool
+	// Prefixes limit broadcast tracking (and so what may be cached) to keys
+	// under them; empty means every key.
+	Prefixes []string
+	// StoreExpanded keeps values expanded when compression is on, trading
+	// memory for the time to expand a value on every hit. By default entries
+	// are kept as stored, compressed, so a MiB holds about twice as many
+	// JSON values.
+	StoreExpanded bool
+}
+
+// DefaultMaxStaleness is ClientCache.MaxStaleness's default: a connection's
+// health-check interval and then some, so an idle but healthy connection
+// keeps serving.
+const DefaultMaxStaleness = DefaultHealthCheckInterval + 10*time.Second
+
+// CacheStats count what the client-side cache did.
+type CacheStats struct {
+	Hits, Misses   uint64
+	Invalidations  uint64 // keys the server said changed, and whole flushes
+	Evictions      uint64 // entries dropped for room
+	Expirations    uint64 // entries reclaimed after their time to live
+	Entries, Bytes int64  // held now
+}
+
+// clientCache is the client-side cache: a map per shard, each guarded by
+// its own lock, so that hits from many goroutines do not contend.
+type clientCache struct {
+	cfg     ClientCache
+	shards  [cacheShards]cacheShard
+	seed    maphash.Seed
+	budget  int64 // bytes per shard
+	conns   []*trackedConn
+	connsMu sync.Mutex
+	// slots, on a cluster: an epoch per slot, bumped when the slot moves.
+	slots []atomic.Uint32
+	start time.Time // monotonic clock origin for expiries
+	stop  chan struct{}
+	wg    sync.WaitGroup
+
+	hits, misses, invalidations, evictions, expirations atomic.Uint64
+	entries, bytes                                      atomic.Int64
+}
+
+const cacheShards = 64
+
+type cacheShard struct {
+	mu      sync.RWMutex
+	entries map[string]*cacheEntry
+	pending map[string]uint64 // fills in flight: key -> token
+	clock   []*cacheEntry     // CLOCK ring for eviction
+	hand    int
+	bytes   int64
+	token   uint64
+}
+
+// cacheEntry is one cached reply.
+type cacheEntry struct {
+	key      string
+	value    []byte // as stored (compressed) unless StoreExpanded; nil with missing
+	missing  bool   // the key did not exist: a cached Nil
+	expires  int64  // monotonic nanoseconds
+	conn     *trackedConn
+	epoch    uint32 // conn's epoch at fill
+	slot     int32
+	slotEp   uint32
+	size     int64
+	ref      atomic.Bool // CLOCK reference bit
+	gone     bool        // removed from the shard; guarded by the shard lock
+	position int         // index in the shard's clock ring
+}
+
+// trackedConn is one connection with tracking on: what its entries depend
+// on.
+type trackedConn struct {
+	epoch    atomic.Uint32 // bumped when its tracking is lost: its entries die
+	lastRead atomic.Int64  // UnixNano: the last proof it is alive
+	backlog  pipe.PushBacklog
+}
+
+func newClientCache(cfg ClientCache) *clientCache {
+	if cfg.MaxStaleness <= 0 {
+		cfg.MaxStaleness = DefaultMaxStaleness
+	}
+	cc := &clientCache{cfg: cfg, seed: maphash.MakeSeed(), budget: max(cfg.MaxBytes/cacheShards, 1),
+		start: time.Now(), stop: make(chan struct{})}
+	for i := range cc.shards {
+		cc.shards[i].entries = map[string]*cacheEntry{}
+		cc.shards[i].pending = map[string]uint64{}
+	}
+	cc.wg.Add(1)
+	go cc.sweep()
+	return cc
+}
+
+func (cc *clientCache) shard(key string) *cacheShard {
+	return &cc.shards[maphash.String(cc.seed, key)&(cacheShards-1)]
+}
+
+// track registers a connection whose reads fill the cache, and sets the
+// options that make it track: CLIENT TRACKING on every connect, the
+// invalidation handler, and the loss of its entries when it drops. Once the
+// pipe exists, attach gives the connection its invalidation backlog.
+func (cc *clientCache) track(o *pipe.Options) *trackedConn {
+	tc := &trackedConn{}
+	cc.connsMu.Lock()
+	cc.conns = append(cc.conns, tc)
+	cc.connsMu.Unlock()
+	args := []string{"CLIENT", "TRACKING", "ON"}
+	if cc.cfg.Broadcast {
+		args = append(args, "BCAST")
+		for _, p := range cc.cfg.Prefixes {
+			args = append(args, "PREFIX", p)
+		}
+	} else {
+		args = append(args, "OPTIN")
+	}
+	prev := o.OnConnect
+	o.OnConnect = func(su *pipe.Setup) error {
+		if prev != nil {
+			if err := prev(su); err != nil {
+				return err
+			}
+		}
+		if su.Protocol != 3 {
+			return errors.New("zipline: the client-side cache needs RESP3 (Options.Protocol 0 or 3)")
+		}
+		v, err := su.Do(args...)
+		if err == nil && v.IsError() {
+			err = serverError(v)
+		}
+		tc.epoch.Add(1) // entries from before this connection are not tracked by it
+		return err
+	}
+	prevLost := o.OnDisconnect
+	o.OnDisconnect = func(err error) {
+		tc.epoch.Add(1)
+		if prevLost != nil {
+			prevLost(err)
+		}
+	}
+	o.LastRead = &tc.lastRead
+	o.Push = append(o.Push, pipe.PushHandler{
+		Kinds:  []string{"invalidate"},
+		Handle: func(v resp.Value) { cc.invalidate(tc, v) },
+		Lost:   func(int) { cc.invalidations.Add(1); tc.epoch.Add(1) }, // cannot know which keys: all go
+	})
+	return tc
+}
+
+// attach ties a tracked connection to its pipe, whose invalidations not
+// yet handled make its entries wait.
+func (tc *trackedConn) attach(p *pipe.Pipe) { tc.backlog = p.Backlog("invalidate") }
+
+// invalidate applies one invalidation push: the keys it names, or all the
+// connection's entries when it names none (FLUSHALL, FLUSHDB, or the
+// server's tracking table overflowing).
+func (cc *clientCache) invalidate(tc *trackedConn, v resp.Value) {
+	e := v.Elems()
+	if len(e) < 2 || e[1].IsNull() {
+		cc.invalidations.Add(1)
+		tc.epoch.Add(1)
+		return
+	}
+	for _, k := range e[1].Elems() {
+		key := unsafeString(k.Bytes())
+		sh := cc.shard(key)
+		sh.mu.Lock()
+		delete(sh.pending, key)
+		if ent := sh.entries[key]; ent != nil {
+			cc.removeLocked(sh, ent)
+		}
+		sh.mu.Unlock()
+		cc.invalidations.Add(1)
+	}
+}
+
+// lookup returns the live entry for key, if any. It allocates nothing.
+func (cc *clientCache) lookup(key string) (*cacheEntry, bool) {
+	sh := cc.shard(key)
+	sh.mu.RLock()
+	ent := sh.entries[key]
+	sh.mu.RUnlock()
+	if ent == nil || !cc.valid(ent, time.Now()) {
+		return nil, false
+	}
+	ent.ref.Store(true)
+	return ent, true
+}
+
+// valid reports whether an entry may be served now: not expired, its
+// connection's tracking unbroken since it was filled, no invalidation
+// waiting for its handler, proof of life within MaxStaleness, and, on a
+// cluster, its slot not moved.
+func (cc *clientCache) valid(ent *cacheEntry, now time.Time) bool {
+	tc := ent.conn
+	return int64(now.Sub(cc.start)) < ent.expires &&
+		tc.epoch.Load() == ent.epoch &&
+		tc.backlog.Pending() == 0 &&
+		now.UnixNano()-tc.lastRead.Load() < int64(cc.cfg.MaxStaleness) &&
+		(cc.slots == nil || ent.slot < 0 || cc.slots[ent.slot].Load() == ent.slotEp)
+}
+
+// reserve records that key is being filled and returns the fill's token:
+// an invalidation that arrives before the fill completes cancels it.
+func (cc *clientCache) reserve(key string) uint64 {
+	sh := cc.shard(key)
+	sh.mu.Lock()
+	sh.token++
+	t := sh.token
+	sh.pending[key] = t
+	sh.mu.Unlock()
+	return t
+}
+
+// fill stores a reply read with tracking on tc, unless the key was
+// invalidated since reserve (or the connection's tracking was lost). ttl
+// is the local lifetime: the caller's, capped by the key's own.
+func (cc *clientCache) fill(key string, token uint64, tc *trackedConn, epoch uint32, slot int32, slotEp uint32,
+	value []byte, missing bool, ttl time.Duration) {
+	if ttl <= 0 || tc.epoch.Load() != epoch {
+		return
+	}
+	ent := &cacheEntry{key: key, value: value, missing: missing, expires: int64(time.Since(cc.start) + ttl), conn: tc, epoch: epoch,
+		slot: slot, slotEp: slotEp, size: int64(len(key)+len(value)) + entryOverhead}
+	sh := cc.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.pending[key] != token {
+		return // invalidated (or filled again) meanwhile
+	}
+	delete(sh.pending, key)
+	if old := sh.entries[key]; old != nil {
+		cc.removeLocked(sh, old)
+	}
+	for sh.bytes+ent.size > cc.budget && len(sh.clock) > 0 {
+		cc.evictLocked(sh)
+	}
+	if ent.size > cc.budget {
+		return // larger than a shard's share: never cached
+	}
+	ent.position = len(sh.clock)
+	sh.clock = append(sh.clock, ent)
+	sh.entries[key] = ent
+	sh.bytes += ent.size
+	cc.entries.Add(1)
+	cc.bytes.Add(ent.size)
+}
+
+// entryOverhead approximates an entry's bookkeeping, so that MaxBytes
+// bounds memory and not only payload.
+const entryOverhead = 128
+
+// evictLocked drops one entry chosen by the CLOCK algorithm: the hand
+// skips (and clears) recently used entries.
+func (cc *clientCache) evictLocked(sh *cacheShard) {
+	for range 2 * len(sh.clock) {
+		if sh.hand >= len(sh.clock) {
+			sh.hand = 0
+		}
+		ent := sh.clock[sh.hand]
+		if ent.ref.Swap(false) {
+			sh.hand++
+			continue
+		}
+		cc.removeLocked(sh, ent)
+		cc.evictions.Add(1)
+		return
+	}
+	cc.removeLocked(sh, sh.clock[0])
+	cc.evictions.Add(1)
+}
+
+// removeLocked takes an entry out of its shard.
+func (cc *clientCache) removeLocked(sh *cacheShard, ent *cacheEntry) {
+	if ent.gone {
+		return
+	}
+	ent.gone = true
+	delete(sh.entries, ent.key)
+	last := len(sh.clock) - 1
+	moved := sh.clock[last]
+	sh.clock[ent.position] = moved
+	moved.position = ent.position
+	sh.clock[last] = nil
+	sh.clock = sh.clock[:last]
+	sh.bytes -= ent.size
+	cc.entries.Add(-1)
+	cc.bytes.Add(-ent.size)
+}
+
+// sweep reclaims expired and dead entries actively, a few shards per tick,
+// so that memory does not wait for the entries to be read again.
+func (cc *clientCache) sweep() {
+	defer cc.wg.Done()
+	t := time.NewTicker(cacheSweepInterval)
+	defer t.Stop()
+	next := 0
+	for {
+		select {
+		case <-cc.stop:
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		for range cacheShards / 8 {
+			sh := &cc.shards[next]
+			next = (next + 1) % cacheShards
+			sh.mu.Lock()
+			for i := 0; i < len(sh.clock); {
+				ent := sh.clock[i]
+				if cc.valid(ent, now) {
+					i++
+					continue
+				}
+				cc.removeLocked(sh, ent) // moves the last entry to i
+				cc.expirations.Add(1)
+			}
+			sh.mu.Unlock()
+		}
+	}
+}
+
+// cacheSweepInterval: every shard is swept each 8 ticks.
+const cacheSweepInterval = 125 * time.Millisecond
+
+// slotEpoch returns a slot's epoch (zero on a single server).
+func (cc *clientCache) slotEpoch(slot int32) uint32 {
+	if cc.slots == nil || slot < 0 {
+		return 0
+	}
+	return cc.slots[slot].Load()
+}
+
+// slotMoved drops, on a cluster, the entries of a slot that moved.
+func (cc *clientCache) slotMoved(slot int32) {
+	if cc.slots != nil && slot >= 0 && int(slot) < len(cc.slots) {
+		cc.slots[slot].Add(1)
+	}
+}
+
+func (cc *clientCache) stats() CacheStats {
+	return CacheStats{Hits: cc.hits.Load(), Misses: cc.misses.Load(), Invalidations: cc.invalidations.Load(),
+		Evictions: cc.evictions.Load(), Expirations: cc.expirations.Load(), Entries: cc.entries.Load(), Bytes: cc.bytes.Load()}
+}
+
+func (cc *clientCache) close() {
+	close(cc.stop)
+	cc.wg.Wait()
+}

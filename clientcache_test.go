@@ -1,0 +1,319 @@
+package zipline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ziplinekv/zipline/codec"
+	"github.com/ziplinekv/zipline/internal/testkit"
+)
+
+// cachedClient is a Client with the client-side cache on, and a second
+// Client (a writer) on the same server.
+func cachedClient(t *testing.T, cfg ClientCache, opts Options) (*Client, *Client, *testkit.Server) {
+	t.Helper()
+	if cfg.MaxBytes == 0 {
+		cfg.MaxBytes = 16 << 20
+	}
+	opts.ClientCache = cfg
+	c, srv := newTestClient(t, opts)
+	w, err := New(Options{Addr: srv.Addr, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return c, w, srv
+}
+
+// A value read once is served from the process: the server sees one GET
+// for many reads, and the counters say so; MGet mixes hits and misses.
+func TestCachedHitsAndMisses(t *testing.T) {
+	c, w, srv := cachedClient(t, ClientCache{}, Options{})
+	ctx := context.Background()
+	w.Set(ctx, "a", []byte("1"))
+	w.Set(ctx, "b", []byte("2"))
+	before := getCalls(t, srv)
+	for range 100 {
+		if v, err := c.Cached(time.Minute).Get(ctx, "a"); err != nil || string(v) != "1" {
+			t.Fatalf("cached GET: %q %v", v, err)
+		}
+	}
+	if n := getCalls(t, srv) - before; n != 1 {
+		t.Fatalf("100 cached reads made %d GETs on the server", n)
+	}
+	if _, err := c.Cached(time.Minute).Get(ctx, "missing"); !errors.Is(err, Nil) {
+		t.Fatalf("missing key: %v", err)
+	}
+	vs, err := c.Cached(time.Minute).MGet(ctx, "a", "b", "missing", "c")
+	if err != nil || string(vs[0]) != "1" || string(vs[1]) != "2" || vs[2] != nil || vs[3] != nil {
+		t.Fatalf("cached MGET: %q %v", vs, err)
+	}
+	st := c.Stats().Cache
+	if st.Hits < 100 || st.Misses < 3 || st.Entries != 4 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// Never stale: a writer on another client updates a key while readers hit
+// the cache. Once the invalidation has arrived (a round trip on the
+// reader's connection, which the server orders after it), no read returns
+// an older value; concurrent readers never go backwards.
+func TestCachedNeverStaleUnderWrites(t *testing.T) {
+	c, w, _ := cachedClient(t, ClientCache{}, Options{})
+	ctx := context.Background()
+	const key = "version"
+	w.Set(ctx, key, []byte("0"))
+	var latest atomic.Int64 // the newest version whose invalidation has arrived
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var reads, regressions atomic.Int64
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			last := int64(0)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				floor := latest.Load()
+				v, err := c.Cached(time.Minute).Get(ctx, key)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				n, _ := strconv.ParseInt(string(v), 10, 64)
+				if n < floor || n < last {
+					regressions.Add(1)
+				}
+				last = n
+				reads.Add(1)
+			}
+		}()
+	}
+	for n := int64(1); n <= 100; n++ {
+		if err := w.Set(ctx, key, []byte(strconv.FormatInt(n, 10))); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Ping(ctx); err != nil { // the invalidation precedes this reply
+			t.Fatal(err)
+		}
+		latest.Store(n)
+		if v, _ := c.Cached(time.Minute).Get(ctx, key); string(v) != strconv.FormatInt(n, 10) {
+			t.Fatalf("after version %d's invalidation arrived, a read returned %q", n, v)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	st := c.Stats().Cache
+	if regressions.Load() > 0 {
+		t.Fatalf("%d reads returned a value older than one whose invalidation had arrived", regressions.Load())
+	}
+	if st.Hits < 100 || st.Invalidations < 90 {
+		t.Fatalf("the test did not exercise the cache: %+v over %d reads", st, reads.Load())
+	}
+	t.Logf("%d reads, %+v", reads.Load(), st)
+}
+
+// Losing the tracking connection drops its entries at once: a write made
+// while it was down (whose invalidation never came) is read back, not the
+// old cached value.
+func TestCachedReconnectDropsEntries(t *testing.T) {
+	c, w, srv := cachedClient(t, ClientCache{}, Options{})
+	ctx := context.Background()
+	w.Set(ctx, "k", []byte("old"))
+	if v, _ := c.Cached(time.Minute).Get(ctx, "k"); string(v) != "old" {
+		t.Fatalf("first read %q", v)
+	}
+	if _, err := srv.Do(ctx, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"); err != nil {
+		t.Fatal(err)
+	}
+	// The writer was killed too: reconnect it, then write while the
+	// reader's tracking connection is gone or new.
+	waitFor(t, func() bool { return w.Set(ctx, "k", []byte("new")) == nil })
+	waitFor(t, func() bool { return c.PipelineStats().Reconnects > 0 })
+	if v, err := c.Cached(time.Minute).Get(ctx, "k"); err != nil || string(v) != "new" {
+		t.Fatalf("after the tracking connection was lost: %q %v", v, err)
+	}
+}
+
+// FLUSHALL invalidates everything (the server sends a null invalidation).
+func TestCachedFlushAll(t *testing.T) {
+	c, w, _ := cachedClient(t, ClientCache{}, Options{})
+	ctx := context.Background()
+	for i := range 10 {
+		w.Set(ctx, "k"+strconv.Itoa(i), []byte("v"))
+		c.Cached(time.Minute).Get(ctx, "k"+strconv.Itoa(i))
+	}
+	if err := w.FlushAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.Ping(ctx) // the invalidation arrives before this reply
+	for i := range 10 {
+		if _, err := c.Cached(time.Minute).Get(ctx, "k"+strconv.Itoa(i)); !errors.Is(err, Nil) {
+			t.Fatalf("k%d after FLUSHALL: %v", i, err)
+		}
+	}
+}
+
+// An entry lives no longer than the key's own TTL on the server, and
+// expired entries are reclaimed without being read again.
+func TestCachedTTLAndActiveExpiry(t *testing.T) {
+	c, w, srv := cachedClient(t, ClientCache{}, Options{})
+	ctx := context.Background()
+	w.Set(ctx, "short", []byte("v"), PX(200*time.Millisecond))
+	if v, _ := c.Cached(time.Hour).Get(ctx, "short"); string(v) != "v" {
+		t.Fatal("first read")
+	}
+	waitFor(t, func() bool { v, _ := srv.Do(ctx, "EXISTS", "short"); return v.Int() == 0 })
+	if _, err := c.Cached(time.Hour).Get(ctx, "short"); !errors.Is(err, Nil) {
+		t.Fatalf("an entry outlived its key's TTL: %v", err)
+	}
+	for i := range 50 {
+		w.Set(ctx, "e"+strconv.Itoa(i), []byte("v"))
+		c.Cached(50 * time.Millisecond).Get(ctx, "e"+strconv.Itoa(i))
+	}
+	// At most the cached miss of "short" (an hour, its key being gone) stays.
+	waitFor(t, func() bool { return c.Stats().Cache.Entries <= 1 })
+	if st := c.Stats().Cache; st.Expirations < 50 {
+		t.Fatalf("expired entries not reclaimed actively: %+v", st)
+	}
+}
+
+// One memory bound for the whole client: filling past it evicts.
+func TestCachedMemoryBound(t *testing.T) {
+	const limit = 256 << 10
+	c, w, _ := cachedClient(t, ClientCache{MaxBytes: limit}, Options{})
+	ctx := context.Background()
+	val := bytes.Repeat([]byte("x"), 1000)
+	b := w.Batch()
+	for i := range 1000 {
+		b.Set("m"+strconv.Itoa(i), val)
+	}
+	b.Exec(ctx)
+	for i := range 1000 {
+		if v, err := c.Cached(time.Minute).Get(ctx, "m"+strconv.Itoa(i)); err != nil || len(v) != 1000 {
+			t.Fatal(err)
+		}
+	}
+	st := c.Stats().Cache
+	if st.Bytes > limit || st.Evictions == 0 {
+		t.Fatalf("1 MB read through a %d-byte cache: %+v", limit, st)
+	}
+}
+
+// With compression on, entries are kept compressed (so they take less
+// memory) and expanded on a hit; StoreExpanded keeps them expanded.
+func TestCachedCompressedEntries(t *testing.T) {
+	for _, expanded := range []bool{false, true} {
+		c, _, _ := cachedClient(t, ClientCache{StoreExpanded: expanded}, Options{Compression: Compression{Backend: codec.Zstd}})
+		ctx := context.Background()
+		c.Set(ctx, "doc", jsonDoc)
+		for range 3 {
+			if v, err := c.Cached(time.Minute).Get(ctx, "doc"); err != nil || !bytes.Equal(v, jsonDoc) {
+				t.Fatalf("expanded %v: %d bytes %v", expanded, len(v), err)
+			}
+		}
+		st := c.Stats().Cache
+		held := st.Bytes - entryOverhead - int64(len("doc"))
+		if expanded != (held == int64(len(jsonDoc))) {
+			t.Fatalf("StoreExpanded %v: the entry holds %d bytes for a %d-byte value", expanded, held, len(jsonDoc))
+		}
+	}
+}
+
+// A hit allocates nothing.
+func TestCachedHitAllocations(t *testing.T) {
+	c, w, _ := cachedClient(t, ClientCache{}, Options{})
+	ctx := context.Background()
+	w.Set(ctx, "k", []byte("v"))
+	view := c.Cached(time.Minute)
+	view.Get(ctx, "k")
+	if n := testing.AllocsPerRun(1000, func() { view.Get(ctx, "k") }); n != 0 {
+		t.Fatalf("a cache hit allocates %v times", n)
+	}
+}
+
+// On a cluster each node tracks what was read from it; a write anywhere
+// invalidates, and a slot that moves drops its entries.
+func TestCachedOnCluster(t *testing.T) {
+	c, cl := clusterClient(t, testkit.Redis, Options{ClientCache: ClientCache{MaxBytes: 1 << 20}})
+	ctx := context.Background()
+	w, err := New(Options{Addrs: cl.Addrs(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	keys := []string{"a", "b", "c", "d", "e", "f"}
+	for _, k := range keys {
+		w.Set(ctx, k, []byte("v1"))
+	}
+	vs, err := c.Cached(time.Minute).MGet(ctx, keys...)
+	if err != nil || string(vs[5]) != "v1" {
+		t.Fatalf("cached MGET on a cluster: %q %v", vs, err)
+	}
+	for _, k := range keys {
+		if err := w.Set(ctx, k, []byte("v2")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, func() bool {
+		vs, err := c.Cached(time.Minute).MGet(ctx, keys...)
+		if err != nil {
+			return false
+		}
+		for _, v := range vs {
+			if string(v) != "v2" {
+				return false
+			}
+		}
+		return true
+	})
+	if st := c.Stats().Cache; st.Invalidations < uint64(len(keys)) {
+		t.Fatalf("invalidations from every node: %+v", st)
+	}
+	// A slot moves: its entries go.
+	slot := keySlot("a")
+	c.s.cache.slotMoved(slot)
+	before := c.Stats().Cache.Misses
+	c.Cached(time.Minute).Get(ctx, "a")
+	if c.Stats().Cache.Misses != before+1 {
+		t.Fatal("an entry survived its slot's move")
+	}
+}
+
+// BenchmarkCachedGetHit measures a hit: the target is under 100 ns with no
+// allocation at one goroutine, and no global lock as goroutines grow.
+func BenchmarkCachedGetHit(b *testing.B) {
+	srv := testkit.NewServer(b, testkit.Config{})
+	c, err := New(Options{Addr: srv.Addr, Logger: quiet, ClientCache: ClientCache{MaxBytes: 64 << 20}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	keys := make([]string, 1024)
+	for i := range keys {
+		keys[i] = "key:" + strconv.Itoa(i)
+		c.Set(ctx, keys[i], []byte("value-of-64-bytes-0123456789012345678901234567890123456789012"))
+		c.Cached(time.Hour).Get(ctx, keys[i])
+	}
+	view := c.Cached(time.Hour)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			view.Get(ctx, keys[i&1023])
+			i++
+		}
+	})
+}
