@@ -179,7 +179,7 @@ func TestCachedTTLAndActiveExpiry(t *testing.T) {
 	}
 	for i := range 50 {
 		w.Set(ctx, "e"+strconv.Itoa(i), []byte("v"))
-		c.Cached(50 * time.Millisecond).Get(ctx, "e"+strconv.Itoa(i))
+		c.Cached(50*time.Millisecond).Get(ctx, "e"+strconv.Itoa(i))
 	}
 	// At most the cached miss of "short" (an hour, its key being gone) stays.
 	waitFor(t, func() bool { return c.Stats().Cache.Entries <= 1 })
