@@ -92,6 +92,18 @@ func (v Cached) MGet(ctx context.Context, keys ...string) ([][]byte, error) {
 	return out, nil
 }
 
+// Set stores val at key on the server (as Client.Set); the server then
+// invalidates every cached copy, this client's included.
+func (v Cached) Set(ctx context.Context, key string, val []byte, exp ...Expiry) error {
+	return v.c.Set(ctx, key, val, exp...)
+}
+
+// Del deletes keys on the server (as Client.Del), invalidating their
+// cached copies.
+func (v Cached) Del(ctx context.Context, keys ...string) (int64, error) {
+	return v.c.Del(ctx, keys...)
+}
+
 // cacheable: in broadcast mode with prefixes, only keys under them are
 // tracked, so only they may be cached.
 func (v Cached) cacheable(key string) bool {

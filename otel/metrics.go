@@ -107,6 +107,10 @@ func statMetrics(opts zipline.Options, base []attribute.KeyValue) []statMetric {
 	skipped := attribute.String("zipline.compression.outcome", "skipped")
 	decompressed := attribute.String("zipline.compression.outcome", "decompressed")
 	invalid := attribute.String("zipline.compression.outcome", "invalid")
+	hit := attribute.String("zipline.cache.result", "hit")
+	miss := attribute.String("zipline.cache.result", "miss")
+	evicted := attribute.String("zipline.cache.reason", "evicted")
+	expired := attribute.String("zipline.cache.reason", "expired")
 
 	return []statMetric{
 		// The shared, pipelined connection.
@@ -138,6 +142,24 @@ func statMetrics(opts zipline.Options, base []attribute.KeyValue) []statMetric {
 			func(_ *zipline.Stats, p *observer) { p.int(maxConns, pool) }},
 		{"db.client.connection.idle.max", "{connection}", "The maximum number of idle open connections allowed.", upDownCounter,
 			func(_ *zipline.Stats, p *observer) { p.int(maxIdle, pool) }},
+
+		// The client-side cache (Client.Cached).
+		{"zipline.cache.requests", "{request}", "Reads through the client-side cache, by result: hit (served locally) or miss.", counter,
+			func(st *zipline.Stats, p *observer) {
+				p.uint(st.Cache.Hits, hit)
+				p.uint(st.Cache.Misses, miss)
+			}},
+		{"zipline.cache.invalidations", "{key}", "Keys the server said changed, and whole flushes, in the client-side cache.", counter,
+			func(st *zipline.Stats, p *observer) { p.uint(st.Cache.Invalidations) }},
+		{"zipline.cache.removals", "{entry}", "Entries dropped from the client-side cache, by reason: evicted for room, or expired.", counter,
+			func(st *zipline.Stats, p *observer) {
+				p.uint(st.Cache.Evictions, evicted)
+				p.uint(st.Cache.Expirations, expired)
+			}},
+		{"zipline.cache.entries", "{entry}", "Entries held by the client-side cache.", upDownCounter,
+			func(st *zipline.Stats, p *observer) { p.int(st.Cache.Entries) }},
+		{"zipline.cache.size", "By", "Bytes held by the client-side cache, entries' bookkeeping included.", upDownCounter,
+			func(st *zipline.Stats, p *observer) { p.int(st.Cache.Bytes) }},
 
 		// Compression.
 		{"zipline.compression.encodes", "{value}", "Values written with compression on, by outcome: compressed, or skipped (stored as they are).", counter,

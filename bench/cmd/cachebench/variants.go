@@ -71,8 +71,6 @@ type aside interface {
 type variant struct {
 	name string
 	desc string
-	// slot marks a variant that is listed but not built yet.
-	slot string
 	open func(addr string, db *database, ttl time.Duration) (aside, error)
 }
 
@@ -83,14 +81,9 @@ var variants = []variant{
 		open: openZipline,
 	},
 	{
-		// SLOT: zipline's client-side cache (c.Cached(ttl), a read-through
-		// local tier with server-assisted invalidation) is being built by
-		// another engineer. When it lands, open it here as
-		// cache.New[User](c, cache.Options{TTL: ttl, Store: c.Cached(time.Minute)})
-		// and remove the slot field.
 		name: "zipline-cached",
-		desc: "zipline client + cache with Options{Store: c.Cached(ttl)}, the client-side tier",
-		slot: "c.Cached is not built yet",
+		desc: "zipline client with ClientCache{MaxBytes: 128 MiB} + cache with Options{Store: c.Cached(ttl)}: the client-side tier, invalidated by the server",
+		open: openZiplineCached,
 	},
 	{
 		name: "goredis-cache",
@@ -120,6 +113,17 @@ func openZipline(addr string, db *database, ttl time.Duration) (aside, error) {
 		return nil, err
 	}
 	return &ziplineAside{c: c, users: cache.New[User](c, cache.Options{TTL: ttl}), db: db}, nil
+}
+
+// openZiplineCached is openZipline with the client-side cache as the
+// cache's store: hits are served in the process, and a write anywhere
+// invalidates them (CLIENT TRACKING).
+func openZiplineCached(addr string, db *database, ttl time.Duration) (aside, error) {
+	c, err := zipline.New(zipline.Options{Addr: addr, Logger: quiet, ClientCache: zipline.ClientCache{MaxBytes: 128 << 20}})
+	if err != nil {
+		return nil, err
+	}
+	return &ziplineAside{c: c, users: cache.New[User](c, cache.Options{TTL: ttl, Store: c.Cached(ttl)}), db: db}, nil
 }
 
 const ziplinePrefix = "ca:zipline:user:"
