@@ -50,12 +50,44 @@ type Cmd struct {
 	r *request
 }
 
-// Name returns the command's name, as sent ("GET", "EVALSHA").
+// Name returns the command's name, as sent ("GET", "EVALSHA"). It reads
+// only the name, whatever the size of the command.
 func (c *Cmd) Name() string {
-	if args := c.args(1); len(args) > 0 {
-		return string(args[0])
+	n, rest := header(c.wire, '*')
+	if n < 1 {
+		return ""
 	}
-	return ""
+	l, rest := header(rest, '$')
+	if l < 0 || l > len(rest) {
+		return ""
+	}
+	return string(rest[:l])
+}
+
+// NArgs returns the number of arguments after the name.
+func (c *Cmd) NArgs() int {
+	n, _ := header(c.wire, '*')
+	return max(n-1, 0)
+}
+
+// header reads a RESP header line ("*3\r\n", "$5\r\n") of type t at the
+// start of b: its number, and what follows; -1 if b does not start so.
+func header(b []byte, t byte) (int, []byte) {
+	if len(b) < 4 || b[0] != t {
+		return -1, nil
+	}
+	n := 0
+	for i := 1; i < len(b); i++ {
+		switch c := b[i]; {
+		case c >= '0' && c <= '9':
+			n = n*10 + int(c-'0')
+		case c == '\r' && i+1 < len(b) && b[i+1] == '\n' && i > 1:
+			return n, b[i+2:]
+		default:
+			return -1, nil
+		}
+	}
+	return -1, nil
 }
 
 // Args returns the command's arguments after its name, as sent: stored
@@ -69,8 +101,7 @@ func (c *Cmd) Args() [][]byte {
 	return args[1:]
 }
 
-// args parses up to n (all if negative) of the encoded command's bulk
-// strings, name first.
+// args parses the encoded command's bulk strings, name first.
 func (c *Cmd) args(n int) [][]byte {
 	var v resp.Value
 	rd := resp.NewReader(strings.NewReader(unsafeString(c.wire)), len(c.wire)+1, resp.Limits{})
@@ -78,9 +109,6 @@ func (c *Cmd) args(n int) [][]byte {
 		return nil
 	}
 	elems := v.Elems()
-	if n >= 0 && n < len(elems) {
-		elems = elems[:n]
-	}
 	out := make([][]byte, len(elems))
 	for i, e := range elems {
 		out[i] = e.Bytes()

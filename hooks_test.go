@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -224,4 +225,35 @@ func TestStats(t *testing.T) {
 		st.DedicatedOpen != 1 || st.DedicatedInUse != 1 || st.Compression.Compressed != 1 || st.Compression.BytesIn != uint64(len(jsonDoc)) {
 		t.Fatalf("stats %+v", st)
 	}
+}
+
+// Cmd.Name reads only the name: a hook that asks for it costs the same for
+// a 1 MiB SET as for a PING.
+func TestCmdNameReadsOnlyTheName(t *testing.T) {
+	big := make([]byte, 1<<20)
+	wire := appendCommandStrings(nil, "SET", "k", string(big))
+	cmd := &Cmd{wire: wire}
+	if n := testing.AllocsPerRun(100, func() {
+		if cmd.Name() != "SET" || cmd.NArgs() != 2 {
+			t.Fatal("name")
+		}
+	}); n > 1 {
+		t.Fatalf("Name allocates %v times", n)
+	}
+	var total uint64
+	var ms1, ms2 runtime.MemStats
+	runtime.ReadMemStats(&ms1)
+	for range 10 {
+		total += uint64(len(cmd.Name()))
+	}
+	runtime.ReadMemStats(&ms2)
+	if grew := ms2.TotalAlloc - ms1.TotalAlloc; grew > 1024 {
+		t.Fatalf("10 Names of a 1 MiB command allocated %d bytes", grew)
+	}
+	for _, bad := range [][]byte{nil, []byte("*"), []byte("*1\r\n$9\r\nGET\r\n"), []byte("+OK\r\n")} {
+		if (&Cmd{wire: bad}).Name() != "" {
+			t.Errorf("Name of %q", bad)
+		}
+	}
+	_ = total
 }

@@ -32,6 +32,16 @@ func (e *TypeError) Error() string {
 // "array", "map", "null", ...
 func (v Value) Kind() string { return v.v.Type().String() }
 
+// Err returns the error an error reply stands for (a *ServerError), or nil
+// for any other reply: inside an array, such as a transaction's results,
+// an element can be an error.
+func (v Value) Err() error {
+	if v.v.IsError() {
+		return serverError(v.v)
+	}
+	return nil
+}
+
 // IsNil reports whether the reply is null.
 func (v Value) IsNil() bool { return v.v.IsNull() }
 

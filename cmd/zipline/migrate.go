@@ -16,7 +16,10 @@ import (
 func runMigrate(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
 	addr := fs.String("addr", zipline.DefaultAddr, "server address")
-	password := fs.String("password", "", "password (ACL user with -user)")
+	rawURL := fs.String("url", "", "server URL, redis[s]://[user[:password]@]host:port[/db] (instead of -addr); "+
+		"the password may also come from $ZIPLINE_PASSWORD, which keeps it out of the process list")
+	password := fs.String("password", "", "password (ACL user with -user); prefer $ZIPLINE_PASSWORD or -url, "+
+		"a flag shows in the process list")
 	user := fs.String("user", "", "ACL user name")
 	from := fs.String("from", "", "layout to migrate from ("+nsSpecHelp+")")
 	to := fs.String("to", "", "layout to migrate to (same syntax)")
@@ -46,7 +49,11 @@ func runMigrate(ctx context.Context, args []string) error {
 		return err
 	}
 	newNS.MigrateFrom = &oldNS
-	c, err := zipline.New(zipline.Options{Addr: *addr, Username: *user, Password: *password})
+	opts, err := serverOptions(*addr, *rawURL, *user, *password)
+	if err != nil {
+		return err
+	}
+	c, err := zipline.New(opts)
 	if err != nil {
 		return err
 	}
@@ -141,3 +148,26 @@ func (b *progressBar) finish() {
 }
 
 func megabytes(b float64) string { return fmt.Sprintf("%.2f MB", b/1e6) }
+
+// serverOptions builds client options from -addr or -url, -user, and a
+// password from -password, the URL, or $ZIPLINE_PASSWORD (in that order of
+// precedence: the environment never overrides what was given explicitly).
+func serverOptions(addr, rawURL, user, password string) (zipline.Options, error) {
+	o := zipline.Options{Addr: addr}
+	if rawURL != "" {
+		var err error
+		if o, err = zipline.ParseURL(rawURL); err != nil {
+			return o, err
+		}
+	}
+	if user != "" {
+		o.Username = user
+	}
+	switch {
+	case password != "":
+		o.Password = password
+	case o.Password == "":
+		o.Password = os.Getenv("ZIPLINE_PASSWORD")
+	}
+	return o, nil
+}

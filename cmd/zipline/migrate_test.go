@@ -358,3 +358,23 @@ func must(n int, err error) int {
 	}
 	return n
 }
+
+// The password can come from the environment or a URL, so that it never
+// shows in the process list; an explicit flag still wins.
+func TestMigratePasswordSources(t *testing.T) {
+	t.Setenv("ZIPLINE_PASSWORD", "from-env")
+	for _, tc := range []struct {
+		addr, url, user, password string
+		want                      zipline.Options
+	}{
+		{addr: "h:1", want: zipline.Options{Addr: "h:1", Password: "from-env"}},
+		{url: "redis://app:from-url@h:2/3", want: zipline.Options{Addr: "h:2", Username: "app", Password: "from-url", DB: 3}},
+		{url: "redis://app@h:2", want: zipline.Options{Addr: "h:2", Username: "app", Password: "from-env"}},
+		{addr: "h:1", user: "u", password: "from-flag", want: zipline.Options{Addr: "h:1", Username: "u", Password: "from-flag"}},
+	} {
+		o, err := serverOptions(tc.addr, tc.url, tc.user, tc.password)
+		if err != nil || o.Addr != tc.want.Addr || o.Username != tc.want.Username || o.Password != tc.want.Password || o.DB != tc.want.DB {
+			t.Errorf("%+v: got %+v %v", tc, o, err)
+		}
+	}
+}
