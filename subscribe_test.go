@@ -247,7 +247,8 @@ func TestSubscriberLivenessProbe(t *testing.T) {
 // same flood of messages, the p99 of GET/SET on the same Client with the
 // consumer stalled stays within 10 % of its p99 with the consumer keeping
 // up. Rounds alternate and the medians are compared, to see through a
-// noisy machine.
+// noisy machine; a difference within the spread of the keeping-up rounds
+// is noise, not delay.
 func TestStalledSubscriberDoesNotDelayCommands(t *testing.T) {
 	c, srv := newTestClient(t, Options{Subscriptions: Subscriptions{Buffer: 256}})
 	ctx := context.Background()
@@ -326,7 +327,11 @@ func TestStalledSubscriberDoesNotDelayCommands(t *testing.T) {
 	if sub.Stats().Dropped == 0 {
 		t.Fatal("the stalled consumer dropped nothing: the test did not stall it")
 	}
-	if s > k*11/10 {
-		t.Fatalf("a stalled subscriber raised GET/SET p99 from %v to %v", k, s)
+	// Beyond 10 %, and beyond the worst round with the consumer keeping
+	// up: on a loaded machine rounds of the same kind differ by more than
+	// 10 % themselves, while a stall that reached the commands' connection
+	// would put every stalled round far past all of them.
+	if worst := keeping[len(keeping)-1]; s > k*11/10 && s > worst {
+		t.Fatalf("a stalled subscriber raised GET/SET p99 from %v (worst round %v) to %v", k, worst, s)
 	}
 }

@@ -313,7 +313,9 @@ func TestPipeErrorClassesAtFinalLoss(t *testing.T) {
 	srv := testkit.NewServer(t, testkit.Config{})
 	opts := testOptions(srv.Addr)
 	opts.NoReconnect = true
-	opts.IOTimeout = 200 * time.Millisecond
+	// Long enough that all 16 big writes are queued or in flight before
+	// the oldest has waited it out, even on a loaded machine.
+	opts.IOTimeout = time.Second
 	p := newPipe(t, opts)
 	ctx := context.Background()
 	if err := srv.Pause(); err != nil {
