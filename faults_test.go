@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"hash/crc32"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"runtime"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,7 +45,7 @@ type load struct {
 	wrongCaller, corrupted      atomic.Int64
 	worstOvershoot              atomic.Int64 // nanoseconds past a call's deadline
 	scheduler                   schedulerProbe
-	errs                        chan error   // unexpected errors, the first few
+	errs                        chan error // unexpected errors, the first few
 
 	// vanished counts reads that found no value after this goroutine's
 	// write succeeded. A server restarted without persistence forgets
