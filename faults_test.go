@@ -7,8 +7,6 @@ import (
 	"hash/crc32"
 	"log/slog"
 	"math/rand/v2"
-	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -91,8 +89,6 @@ func (p *schedulerProbe) run(stop <-chan struct{}, wg *sync.WaitGroup) {
 // lateness is the latest the probe's timer fired.
 func (p *schedulerProbe) lateness() time.Duration { return time.Duration(p.worst.Load()) }
 
-var dumped atomic.Bool
-
 func atomicMax(a *atomic.Int64, v int64) {
 	for {
 		cur := a.Load()
@@ -156,15 +152,7 @@ func (l *load) call(f func(ctx context.Context) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), l.callTimeout)
 	defer cancel()
 	start := time.Now()
-	wd := time.AfterFunc(l.callTimeout+400*time.Millisecond, func() {
-		if dumped.CompareAndSwap(false, true) {
-			buf := make([]byte, 64<<20)
-			n := runtime.Stack(buf, true)
-			os.WriteFile("/tmp/stuck.txt", buf[:n], 0o644)
-		}
-	})
 	err := f(ctx)
-	wd.Stop()
 	if over := time.Since(start) - l.callTimeout; over > 0 {
 		atomicMax(&l.worstOvershoot, int64(over))
 	}
