@@ -206,6 +206,9 @@ func WithMinSize(n int) Option {
 // WithMaxDecompressedSize sets the largest plaintext Decode produces; a value
 // that would decompress to more makes Decode fail with ErrTooLarge, checked
 // before the plaintext is allocated when the size is declared up front.
+// It also bounds memory: whatever the value, one Decode holds at most n
+// bytes plus 128 KiB (one zstd block) for its plaintext, or 1 MiB if that
+// is more.
 // The default is DefaultMaxDecompressedSize (512 MiB); n must be positive.
 func WithMaxDecompressedSize(n int64) Option {
 	return func(c *config) error {
@@ -357,10 +360,19 @@ func (c *Codec) Encode(dst, src []byte) ([]byte, bool) {
 // The only error wraps ErrTooLarge: the plaintext would exceed the Codec's
 // maximum size. It is detected before allocating when the size is declared
 // (the LZ4 length field, a zstd frame content size) and otherwise while
-// decoding, so that memory stays within the limit, or within the zstd
-// frame's window when that is larger (at most 128 MiB, the most libzstd
-// accepts by default, and what it would allocate for that frame). dst is
-// then returned unchanged.
+// decoding. dst is then returned unchanged.
+//
+// A hostile value cannot make Decode hold more than the maximum size plus
+// 128 KiB (or 1 MiB) for its plaintext. An LZ4 block that declares more
+// than 16 times its own size has its structure checked, without writing
+// anything, before that length is allocated: a block that does not decode
+// to exactly that length is invalid. (One that declares less can cost an
+// allocation of up to 16 times its size, as a valid one of that size
+// does.) A zstd payload's frame and block headers are read first:
+// malformed ones are invalid before anything is allocated, and the rest
+// bound the plaintext, which then goes into memory of that bound (at most
+// the limit plus a block) that the decoder cannot grow. Corrupt data
+// inside a zstd block is found only while decoding, within that memory.
 //
 // dst and src must not overlap.
 func (c *Codec) Decode(dst, src []byte) ([]byte, error) {

@@ -101,21 +101,26 @@
 //
 // A Codec is safe for concurrent use and meant to be shared. It holds all of
 // its configuration; what the package shares between Codecs is only a cache of
-// stateless workers, keyed by level and limit. zstd encoders
-// are created on first use and shared by every Codec of the same level band,
-// the decoder for the default limit by every Codec with that limit; a Codec
-// with another limit has a decoder of its own. Each has GOMAXPROCS workers,
-// built together on first use, and a call waits for a free one. A zstd
-// encoder worker holds about 1.3 MiB at the default level, 12 MiB at levels
-// 6-9 and 43 MiB at 10-22, so those levels have at most 8 and 4 workers; each
-// also keeps a window buffer once it has seen a value over 128 KiB. LZ4
-// compressors (16-256 KiB of tables) are pooled. Encode and Decode append to
-// the caller's slice and, once warm and given a slice with enough capacity,
-// allocate nothing.
+// stateless workers, keyed by level. zstd encoders are created on first use
+// and shared by every Codec of the same level band, and one zstd decoder by
+// every Codec without a dictionary, for values of up to 256 KiB. Each has
+// GOMAXPROCS workers, built together on first use, and a call waits for a
+// free one. A larger zstd value is decoded by a worker from a pool of the
+// Codec's own, reset before it goes back, so that no worker keeps a large
+// value's input or plaintext. A zstd encoder worker holds about 1.3 MiB at
+// the default level, 12 MiB at levels 6-9 and 43 MiB at 10-22, so those
+// levels have at most 8 and 4 workers; each also keeps a window buffer once
+// it has seen a value over 128 KiB. LZ4 compressors (16-256 KiB of tables)
+// are pooled. Encode and Decode append to the caller's slice and, once warm
+// and given a slice with enough capacity, allocate nothing.
+//
+// Decoding holds at most the maximum decompressed size plus 128 KiB (or
+// 1 MiB, if that is more) for a value's plaintext, whatever the value: see
+// Codec.Decode.
 //
 // Workers that use a dictionary are owned by the Codec, not shared, and go
 // away with it: the dictionary's tables are built into them. A Codec with a
-// dictionary has its own zstd decoder (about 0.1 MiB), and with backend
+// dictionary has its own zstd decoders (about 0.1 MiB each), and with backend
 // ZstdDict its own encoder, whose workers (as many as above) hold about
 // 1.2 MiB each at levels below 0 and 1-2, 3.2 MiB at 0 and 3-5, 9 MiB at
 // 6-9 and 69 MiB at 10-22, with a 16 KiB dictionary: tables built from the

@@ -1,9 +1,10 @@
 package codec
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"math/bits"
+	"io"
 	"runtime"
 	"sync"
 
@@ -98,52 +99,30 @@ func (z zstdCompressor) compress(dst, src []byte, limit int) (out []byte, ok boo
 	return out, len(out)-len(dst) <= limit
 }
 
-// Decoders are created on first use. Without a stream they start no
-// goroutines, and DecodeAll is safe for concurrent use, with up to
-// GOMAXPROCS calls running at once.
-var (
-	// zstdDefaultDecoder serves every Codec with the default limit.
-	zstdDefaultDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
-		return newZstdDecoder(DefaultMaxDecompressedSize, nil)
-	})
-	// zstdPlainWindows serve frames without a dictionary whose window is
-	// larger than a Codec's limit (see zstdDecompressor).
-	zstdPlainWindows zstdWindowDecoders
-)
+// zstdPlainDecoder serves every Codec without a dictionary for small
+// payloads (see zstdDecompressor), created on first use. Without a stream a
+// decoder starts no goroutines, and DecodeAll is safe for concurrent use,
+// with up to GOMAXPROCS calls running at once.
+var zstdPlainDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
+	return newZstdDecoder(zstdNoLimit, nil, 0)
+})
 
-const zstdMaxWindowLog = 27 // zstdMaxWindow == 1<<27
+// zstdNoLimit is the largest limit klauspost's decoder takes. A decoder
+// with it never stops on size: Decode bounds such a decoder's output by the
+// frames' own block bounds, or by a content size it writes into the frame.
+const zstdNoLimit = 1 << 63
 
-// zstdWindowDecoders holds decoders sized for frame windows, built on first
-// use: decs[k] stops at 2^k bytes. Those without a dictionary are shared by
-// every Codec; a Codec with a dictionary has its own.
-type zstdWindowDecoders struct {
-	dict []byte // nil: none
-	decs [zstdMaxWindowLog + 1]struct {
-		once sync.Once
-		dec  *zstd.Decoder
-		err  error
-	}
-}
-
-// get returns the decoder for windows up to w, which must be at most
-// zstdMaxWindow.
-func (s *zstdWindowDecoders) get(w uint64) (*zstd.Decoder, error) {
-	k := max(bits.Len64(w-1), 10) // 2^k >= w, and at least zstd's 1 KiB minimum
-	e := &s.decs[k]
-	e.once.Do(func() { e.dec, e.err = newZstdDecoder(1<<k, s.dict) })
-	return e.dec, e.err
-}
-
-// newZstdDecoder returns a decoder whose DecodeAll fails with
-// zstd.ErrDecoderSizeExceeded past limit bytes. It also refuses frames whose
-// window exceeds min(limit, zstdMaxWindow). With a dictionary (already
-// validated) it reads frames that name it, and fails on frames that name
-// another.
-func newZstdDecoder(limit int64, dict []byte) (*zstd.Decoder, error) {
+// newZstdDecoder returns a decoder with the given number of workers
+// (0: GOMAXPROCS) whose DecodeAll stops with zstd.ErrDecoderSizeExceeded
+// once a frame has decoded more than limit bytes (checked after each
+// block). It also refuses frames whose window exceeds min(limit,
+// zstdMaxWindow). With a dictionary (already validated) it reads frames
+// that name it, and fails on frames that name another.
+func newZstdDecoder(limit uint64, dict []byte, workers int) (*zstd.Decoder, error) {
 	opts := []zstd.DOption{
-		zstd.WithDecoderConcurrency(0),
+		zstd.WithDecoderConcurrency(workers),
 		zstd.WithDecoderMaxWindow(zstdMaxWindow),
-		zstd.WithDecoderMaxMemory(uint64(limit)),
+		zstd.WithDecoderMaxMemory(limit),
 	}
 	if dict != nil {
 		opts = append(opts, zstd.WithDecoderDicts(dict))
@@ -160,93 +139,374 @@ func newZstdDecoder(limit int64, dict []byte) (*zstd.Decoder, error) {
 // dictionary it decodes the ZstdDict payload instead, whose first frame must
 // name that dictionary.
 //
-// Its decoder stops at the Codec's limit while decoding, so a frame with no
-// content size never grows the output much past it. But klauspost's decoder
-// also refuses a frame whose window exceeds that limit, and a window says
-// nothing about the output: GLIDE's level 3 frames ask for 2 MiB whatever
-// their size. Such a frame goes to a decoder sized for its window, and the
-// limit is checked afterwards. Memory then stays within the frame's window,
-// at most zstdMaxWindow, which is what libzstd's streaming decoder in GLIDE
-// allocates for that frame too.
+// Its memory for the plaintext stays within the limit plus one block (for
+// small payloads, under 1 MiB, see zstdSmall). Before allocating, it
+// reads every frame header and block header (scan): that rejects malformed
+// structure and declared sizes over the limit, and bounds what each frame
+// can decode to. Then the output goes into memory of that bound, never more
+// than the limit plus one block, and the decoder cannot grow it:
+//
+//   - frames whose bounds add up to at most the limit plus a block decode
+//     with an open decoder (one that stops on no size): they cannot
+//     exceed those bounds;
+//   - otherwise frame by frame, each within what the limit leaves: a frame
+//     whose bound fits, as above; the first frame, when its window allows
+//     (it is at most the limit), with a limited decoder, which stops just
+//     past the limit; any other from a copy that declares the remaining
+//     budget as its content size, so that an open decoder stops just past
+//     it. That copy of the frame's compressed bytes is the one allocation
+//     that follows the input's size rather than the plaintext's; only a
+//     frame after another, or whose window exceeds the limit, needs it.
+//
+// A frame's window says nothing about its output (GLIDE's level 3 frames ask
+// for 2 MiB whatever their size) and costs no memory here: DecodeAll keeps
+// its history in the output. So the window is checked only against
+// zstdMaxWindow, as libzstd does.
+//
+// A klauspost decoder worker keeps references to the last frame's input
+// and output until it decodes again. So small payloads, in and out, go to
+// the shared decoder, whose workers then keep at most zstdSmall bytes of
+// each; larger ones go to decoders with one worker, borrowed from a pool
+// and reset (by decoding an empty frame) before they go back.
 type zstdDecompressor struct {
-	dec      *zstd.Decoder
-	decLimit int64 // where dec stops: max(limit, zstd's 1 KiB minimum window)
+	small    *zstd.Decoder // open, GOMAXPROCS workers; shared without a dictionary
+	opens    sync.Pool     // of *pooledZstd, open
+	limited  sync.Pool     // of *pooledZstd that stop past decLimit
+	decLimit int64         // where limited decoders stop: max(limit, zstd's 1 KiB minimum window)
 	limit    int64
-	dictID   uint32              // 0: plain zstd; else the dictionary the first frame must name
-	windows  *zstdWindowDecoders // for frames whose window exceeds decLimit
+	dictID   uint32 // 0: plain zstd; else the dictionary the first frame must name
 }
 
 // newZstdDecompressor returns the decompressor for plain zstd frames when
 // dict is nil, and otherwise for ZstdDict frames written with dict, whose
 // ID is dictID.
 func newZstdDecompressor(limit int64, dict []byte, dictID uint32) (*zstdDecompressor, error) {
-	z := &zstdDecompressor{limit: limit, decLimit: max(limit, zstd.MinWindowSize), dictID: dictID, windows: &zstdPlainWindows}
+	z := &zstdDecompressor{limit: limit, decLimit: max(limit, zstd.MinWindowSize), dictID: dictID}
 	var err error
-	switch {
-	case dict != nil:
-		z.windows = &zstdWindowDecoders{dict: dict}
-		z.dec, err = newZstdDecoder(z.decLimit, dict)
-	case limit == DefaultMaxDecompressedSize:
-		z.dec, err = zstdDefaultDecoder()
-	default:
-		z.dec, err = newZstdDecoder(z.decLimit, nil)
+	if dict == nil {
+		z.small, err = zstdPlainDecoder()
+	} else {
+		z.small, err = newZstdDecoder(zstdNoLimit, dict, 0)
 	}
 	if err != nil {
 		return nil, err
 	}
+	// Build one decoder of each kind now, so that the options are checked
+	// here; the pools build more with the same options, which cannot fail.
+	for _, k := range []struct {
+		pool  *sync.Pool
+		limit uint64
+	}{{&z.opens, zstdNoLimit}, {&z.limited, uint64(z.decLimit)}} {
+		d, err := newZstdDecoder(k.limit, dict, 1)
+		if err != nil {
+			return nil, err
+		}
+		k.pool.New = func() any {
+			d, _ := newZstdDecoder(k.limit, dict, 1)
+			return &pooledZstd{dec: d}
+		}
+		k.pool.Put(&pooledZstd{dec: d})
+	}
 	return z, nil
 }
 
-func (z *zstdDecompressor) decompress(dst, payload []byte) ([]byte, error) {
-	// The header of the first frame; DecodeAll checks those of later ones.
-	// An empty payload is invalid (libzstd: "incomplete frame"), although
-	// DecodeAll would return nothing without error.
-	var h zstd.Header
-	if h.Decode(payload) != nil {
-		return dst, errInvalid
-	}
-	// A ZstdDict value decodes only with the dictionary it names. (A plain
-	// zstd frame that names one fails in DecodeAll: those decoders hold none.)
-	if z.dictID != 0 && (h.Skippable || h.DictionaryID != z.dictID) {
-		return dst, errInvalid
-	}
-	if h.HasFCS && h.FrameContentSize > uint64(z.limit) {
-		return dst, fmt.Errorf("%w: zstd frame declares %d bytes, the limit is %d", ErrTooLarge, h.FrameContentSize, z.limit)
-	}
-	dec := z.dec
-	if w := frameWindow(&h); w > uint64(z.decLimit) {
-		if w > zstdMaxWindow {
-			return dst, errInvalid // as libzstd: "frame requires too much memory"
-		}
-		var err error
-		if dec, err = z.windows.get(w); err != nil {
-			return dst, errInvalid
-		}
-	}
-	out, err := dec.DecodeAll(payload, dst)
-	if errors.Is(err, zstd.ErrWindowSizeExceeded) && z.decLimit < zstdMaxWindow {
-		// A later frame asks for a larger window than the first.
-		if wide, werr := z.windows.get(zstdMaxWindow); werr == nil {
-			out, err = wide.DecodeAll(payload, dst)
-		}
-	}
-	switch {
-	case err == nil && int64(len(out)-len(dst)) <= z.limit:
-		return out, nil
-	case err == nil, errors.Is(err, zstd.ErrDecoderSizeExceeded):
-		return dst, fmt.Errorf("%w: zstd data decodes to more than %d bytes", ErrTooLarge, z.limit)
-	}
-	return dst, errInvalid
+// zstdEmptyFrame is the smallest zstd frame: single segment, content size
+// 0, one empty raw block. Decoding it resets a decoder worker.
+var zstdEmptyFrame = []byte{0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x00, 0x01, 0x00, 0x00}
+
+// pooledZstd is a decoder with one worker, and room to decode
+// zstdEmptyFrame into without allocating.
+type pooledZstd struct {
+	dec     *zstd.Decoder
+	scratch [16]byte
 }
 
-// frameWindow returns the window a frame asks the decoder for: its window
-// descriptor, or for a single-segment frame its size, at least 1 KiB.
-func frameWindow(h *zstd.Header) uint64 {
-	switch {
-	case h.Skippable:
-		return 0
-	case h.SingleSegment:
-		return max(h.FrameContentSize, zstd.MinWindowSize)
+// decodeWith runs DecodeAll with a decoder from pool, which it then resets
+// and returns to the pool.
+func decodeWith(pool *sync.Pool, src, dst []byte) ([]byte, error) {
+	p := pool.Get().(*pooledZstd)
+	if p.dec == nil {
+		return dst, errInvalid // cannot happen: see newZstdDecompressor
 	}
-	return h.WindowSize
+	out, err := p.dec.DecodeAll(src, dst)
+	p.dec.DecodeAll(zstdEmptyFrame, p.scratch[:0])
+	pool.Put(p)
+	return out, err
+}
+
+// Sizes of the zstd format and of klauspost's decoder.
+const (
+	// zstdBlockMax is the most one block decodes to (Block_Maximum_Size,
+	// for windows of 128 KiB and more).
+	zstdBlockMax = 128 << 10
+	// zstdOverAlloc is the room DecodeAll wants past the output to use its
+	// fast copies, which write up to 16 bytes beyond (compressedBlockOverAlloc).
+	zstdOverAlloc = 16
+	// zstdSmall: a payload of at most this, whose bound is at most this
+	// too (and within the limit plus a block), decodes with the shared
+	// decoder into dst as DecodeAll grows it, as appending would: memory
+	// stays under 1 MiB. A larger one decodes with a pooled decoder into
+	// memory allocated up front for its bound.
+	zstdSmall = 256 << 10
+)
+
+func (z *zstdDecompressor) decompress(dst, payload []byte) ([]byte, error) {
+	s, err := z.scan(payload)
+	if err != nil {
+		return dst, err
+	}
+	limit := uint64(z.limit)
+	if s.bound > limit+zstdBlockMax {
+		return z.decompressFrames(dst, payload)
+	}
+	if s.bound <= zstdSmall && len(payload) <= zstdSmall {
+		out := dst
+		if s.sized && uint64(cap(dst)-len(dst)) < s.bound+zstdOverAlloc {
+			// DecodeAll would allocate the content size, and then a
+			// frame that overruns it fails in the middle of a block or
+			// after it depending on that room; with room for the bound
+			// it always fails after, so that the output it leaves, which
+			// check measures, is the same whatever dst is.
+			out = make([]byte, len(dst), uint64(len(dst))+s.bound+zstdOverAlloc)
+			copy(out, dst)
+		}
+		out, err := z.small.DecodeAll(payload, out)
+		if err := z.check(dst, out, err); err != nil {
+			return dst, err
+		}
+		return out, nil
+	}
+	// The frames cannot decode to more than the limit plus a block, so an
+	// open decoder runs with room for all of it.
+	out := dst
+	allocated := false
+	if uint64(cap(dst)-len(dst)) < s.bound+zstdOverAlloc {
+		out = make([]byte, len(dst), uint64(len(dst))+s.bound+zstdOverAlloc)
+		copy(out, dst)
+		allocated = true
+	}
+	out, err = decodeWith(&z.opens, payload, out)
+	if err := z.check(dst, out, err); err != nil {
+		return dst, err
+	}
+	if allocated {
+		out = shrink(out, len(dst), s.bound, limit+zstdBlockMax)
+	}
+	return out, nil
+}
+
+// decompressFrames decodes frames whose bounds add up to more than the
+// limit plus a block, frame by frame, into memory of that size.
+func (z *zstdDecompressor) decompressFrames(dst, payload []byte) ([]byte, error) {
+	out := dst
+	if room := z.decLimit + zstdBlockMax + zstdOverAlloc; int64(cap(dst)-len(dst)) < room {
+		out = make([]byte, len(dst), int64(len(dst))+room)
+		copy(out, dst)
+	}
+	for p := payload; len(p) > 0; {
+		f, _ := scanZstdFrame(p) // scanned already
+		frame := p[:f.size]
+		p = p[f.size:]
+		if f.Skippable {
+			continue
+		}
+		budget := uint64(z.limit) - uint64(len(out)-len(dst))
+		if f.HasFCS && f.FrameContentSize > budget {
+			// As DecodeAll checks it; decodeCapped takes no such frame.
+			return dst, fmt.Errorf("%w: zstd frame declares %d bytes with %d left of the limit %d", ErrTooLarge, f.FrameContentSize, budget, z.limit)
+		}
+		var err error
+		switch {
+		case f.bound <= budget+zstdBlockMax:
+			out, err = decodeWith(&z.opens, frame, out)
+		case len(out) == len(dst) && f.window <= min(uint64(z.decLimit), zstdMaxWindow):
+			out, err = decodeWith(&z.limited, frame, out)
+		default:
+			out, err = z.decodeCapped(out, frame, &f, budget)
+		}
+		if err := z.check(dst, out, err); err != nil {
+			return dst, err
+		}
+	}
+	return out, nil
+}
+
+// decodeCapped appends the plaintext of one frame, which has no content
+// size (one that has, and fits the budget, has a bound that fits too), and
+// stops soon after it passes budget bytes: it decodes a copy of
+// the frame that declares budget as its content size. The decoder then
+// stops after the block that passes it (zstd.ErrFrameSizeExceeded), or
+// ends a shorter frame with zstd.ErrFrameSizeMismatch, the plaintext whole
+// but its checksum unchecked; so a frame with a checksum is decoded again as
+// it is, into the same memory, now that its size is known.
+func (z *zstdDecompressor) decodeCapped(out, frame []byte, f *zstdFrame, budget uint64) ([]byte, error) {
+	hs := f.HeaderSize
+	capped := make([]byte, 0, len(frame)+8)
+	capped = append(capped, frame[:hs]...)
+	capped[4] |= 3 << 6 // Frame_Content_Size_Flag: an 8-byte field, after the header's others
+	capped = binary.LittleEndian.AppendUint64(capped, budget)
+	capped = append(capped, frame[hs:]...)
+	start := len(out)
+	res, err := decodeWith(&z.opens, capped, out)
+	if errors.Is(err, zstd.ErrFrameSizeMismatch) && uint64(len(res)-start) < budget {
+		err = nil
+		if f.HasCheckSum {
+			res, err = decodeWith(&z.opens, frame, out)
+		}
+	}
+	return res, err
+}
+
+// check classifies what DecodeAll returned for dst: nil if it decoded,
+// an error wrapping ErrTooLarge if the output (partial, if it stopped)
+// exceeds the limit, and errInvalid otherwise.
+func (z *zstdDecompressor) check(dst, out []byte, err error) error {
+	if len(out) >= len(dst) && int64(len(out)-len(dst)) > z.limit || errors.Is(err, zstd.ErrDecoderSizeExceeded) {
+		return fmt.Errorf("%w: zstd data decodes to more than %d bytes", ErrTooLarge, z.limit)
+	}
+	if err != nil {
+		return errInvalid
+	}
+	return nil
+}
+
+// shrink returns out, which was allocated for bound bytes after the first
+// n, reallocated to its length when bound was more than twice what it
+// needed: a frame's bound counts each compressed block as a full one, and
+// libzstd's higher levels write blocks of a quarter of that. It does so only
+// when both copies together stay within most bytes.
+func shrink(out []byte, n int, bound, most uint64) []byte {
+	got := uint64(len(out) - n)
+	if bound <= 2*got || bound+got > most {
+		return out
+	}
+	return append(make([]byte, 0, len(out)), out...)
+}
+
+// zstdScan is what scan learns from a payload's headers.
+type zstdScan struct {
+	bound uint64 // the most the frames decode to, adding their bounds
+	sized bool   // some frame declares its content size
+}
+
+// scan reads the headers of every frame and block of payload, without
+// decoding. It returns errInvalid for a payload DecodeAll would refuse on
+// its structure alone: empty, a bad magic number or header, a block that is
+// malformed, too large or cut short, a missing checksum, a window over
+// zstdMaxWindow, or bytes after the last frame. For a ZstdDict payload, the
+// first frame must name the Codec's dictionary. It returns an error wrapping
+// ErrTooLarge when the frames' declared content sizes add up to more than
+// the limit: each is checked when its header is read, before any block of
+// that frame, as DecodeAll would.
+func (z *zstdDecompressor) scan(payload []byte) (zstdScan, error) {
+	var s zstdScan
+	if len(payload) == 0 {
+		return s, errInvalid // libzstd: "incomplete frame"; DecodeAll returns nothing
+	}
+	var declared uint64
+	for p, first := payload, true; len(p) > 0; first = false {
+		f, err := scanZstdFrame(p)
+		if first && z.dictID != 0 && (f.Skippable || f.DictionaryID != z.dictID) {
+			// A ZstdDict value decodes only with the dictionary it names.
+			// (A plain zstd frame that names one fails in DecodeAll: those
+			// decoders hold none.)
+			return s, errInvalid
+		}
+		if f.HasFCS {
+			if f.FrameContentSize > uint64(z.limit)-declared {
+				return s, fmt.Errorf("%w: zstd frame declares %d bytes, the limit is %d", ErrTooLarge, f.FrameContentSize, z.limit)
+			}
+			declared += f.FrameContentSize
+			s.sized = true
+		}
+		if err != nil {
+			return s, errInvalid
+		}
+		s.bound += f.bound
+		p = p[f.size:]
+	}
+	return s, nil
+}
+
+// zstdFrame is what scanZstdFrame learns from one frame's headers.
+type zstdFrame struct {
+	zstd.Header
+	size   int    // of the frame in the payload, checksum included
+	window uint64 // the window DecodeAll uses: the descriptor's, or the content size's
+	bound  uint64 // the most DecodeAll writes for the frame before it stops
+}
+
+// scanZstdFrame reads the frame at the start of p: its header, then the
+// header of each block, skipping their contents, then the checksum. It
+// fails on what DecodeAll fails on without decoding a block. The header
+// fields are set as far as the header could be read, also on error.
+//
+// The bound adds the sizes of raw and RLE blocks and, for compressed
+// blocks, the most a block decodes to, min(window, 128 KiB). DecodeAll
+// enforces those per block, and with a content size stops after the block
+// that passes it.
+func scanZstdFrame(p []byte) (f zstdFrame, err error) {
+	rest, err := f.DecodeAndStrip(p)
+	if err != nil {
+		return f, err
+	}
+	if f.Skippable {
+		if uint64(len(rest)) < uint64(f.SkippableSize) {
+			return f, io.ErrUnexpectedEOF
+		}
+		f.size = f.HeaderSize + int(f.SkippableSize)
+		return f, nil
+	}
+	f.window = f.WindowSize
+	if f.SingleSegment {
+		f.window = max(f.FrameContentSize, zstd.MinWindowSize)
+	}
+	if f.window > zstdMaxWindow {
+		return f, zstd.ErrWindowSizeExceeded // as libzstd: "frame requires too much memory"
+	}
+	blockMax := min(f.window, zstdBlockMax)
+	i := f.HeaderSize
+	for {
+		if len(p)-i < 3 {
+			return f, io.ErrUnexpectedEOF
+		}
+		bh := uint32(p[i]) | uint32(p[i+1])<<8 | uint32(p[i+2])<<16
+		i += 3
+		size := uint64(bh >> 3)
+		if size > blockMax {
+			return f, zstd.ErrCompressedSizeTooBig
+		}
+		switch bh >> 1 & 3 {
+		case 0: // raw
+			f.bound += size
+		case 1: // RLE: one byte, repeated
+			f.bound += size
+			size = 1
+		case 2: // compressed: at least the literals and sequences headers
+			if size < 2 {
+				return f, zstd.ErrBlockTooSmall
+			}
+			f.bound += blockMax
+		default:
+			return f, zstd.ErrReservedBlockType
+		}
+		if uint64(len(p)-i) < size {
+			return f, io.ErrUnexpectedEOF
+		}
+		i += int(size)
+		if bh&1 != 0 { // the last block
+			break
+		}
+	}
+	if f.HasCheckSum {
+		if len(p)-i < 4 {
+			return f, io.ErrUnexpectedEOF
+		}
+		i += 4
+	}
+	if f.HasFCS && f.FrameContentSize < f.bound {
+		f.bound = min(f.bound, f.FrameContentSize+blockMax)
+	}
+	f.size = i
+	return f, nil
 }
