@@ -1,0 +1,362 @@
+package doordash
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/compression"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/latency"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/netshape"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
+	"github.com/ziplinekv/zipline/internal/localserver"
+)
+
+// Op is a phase of a variant's run.
+type Op string
+
+const (
+	Set Op = "SET"
+	Get Op = "GET"
+)
+
+// Quantiles are the points of each phase's latency distribution kept for
+// the report and the chart.
+var Quantiles = []float64{0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.97, 0.99, 0.995, 0.999}
+
+// Phase is one SET or GET pass over all the menus.
+type Phase struct {
+	Op       Op
+	Elapsed  time.Duration
+	Ops      int // operations that succeeded
+	Errors   int
+	FirstErr string `json:",omitempty"`
+	// Latency holds the latency at each of Quantiles.
+	Latency []time.Duration
+	// Wire is the bytes that crossed the path (see netshape.Path.WireBytes),
+	// -1 when unknown.
+	Wire int64
+	// CPU time of the measuring process (the client) and the server.
+	ClientCPU, ServerCPU time.Duration
+	// Read and write system calls of the client and the server, from
+	// /proc/<pid>/io; -1 when unknown.
+	ClientSyscalls, ServerSyscalls int64
+	// OtherCPU is what other processes used, in % of one CPU; -1 unknown.
+	OtherCPU float64
+}
+
+// Quantile returns the latency at q, which must be one of Quantiles.
+func (p Phase) Quantile(q float64) time.Duration {
+	for i, x := range Quantiles {
+		if x == q && i < len(p.Latency) {
+			return p.Latency[i]
+		}
+	}
+	return 0
+}
+
+// VariantRun is one variant's SET and GET passes in one round.
+type VariantRun struct {
+	Variant string // compression.Variant.Name()
+	Round   int
+	// Stored is the bytes the server holds after the SET pass (STRLEN
+	// summed over the keys): Plain over Stored is the compression ratio.
+	Stored   int64
+	Set, Get Phase
+	Failed   string `json:",omitempty"`
+}
+
+// ProfileResult is everything measured on one profile.
+type ProfileResult struct {
+	Setup  netshape.Setup
+	Server string
+	Corpus CorpusStats
+	Runs   []VariantRun
+}
+
+// CorpusStats describes the menus a profile ran with.
+type CorpusStats struct {
+	N        int
+	Plain    int64 // bytes
+	Min, Max int
+}
+
+// ServeChild is the child's side of the run: if this process was started
+// by Run inside a profile's namespace, it measures the profile, sends the
+// result back and returns true, and the program should exit (non-zero on
+// error). Otherwise it returns false. Call it after parsing the flags and
+// before anything else.
+func ServeChild(ctx context.Context, c *Config) (bool, error) {
+	return netshape.Serve(ctx, c.measure)
+}
+
+// quiet discards the measuring side's own client's connection events.
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// measure runs every round of every variant on path: a fresh
+// redis-server, the menus, and for each variant a flushed server, a SET
+// pass, the stored size, and a GET pass.
+func (c *Config) measure(ctx context.Context, path *netshape.Path, _ struct{}) (ProfileResult, error) {
+	var res ProfileResult
+	t0 := time.Now()
+	menus := corpus.Menus(c.Menus, c.Seed)
+	res.Corpus = CorpusStats{N: len(menus), Min: len(menus[0]), Max: len(menus[0])}
+	for _, m := range menus {
+		res.Corpus.Plain += int64(len(m))
+		res.Corpus.Min, res.Corpus.Max = min(res.Corpus.Min, len(m)), max(res.Corpus.Max, len(m))
+	}
+	c.progressf("[%s] %d menus, %.0f MB, in %v\n", path.Profile.Name, len(menus), float64(res.Corpus.Plain)/1e6, time.Since(t0).Round(time.Millisecond))
+	keys := make([]string, len(menus))
+	for i := range keys {
+		keys[i] = fmt.Sprintf("menu:%05d", i)
+	}
+
+	srv, err := localserver.Start(localserver.Config{})
+	if err != nil {
+		return res, fmt.Errorf("starting redis-server: %w", err)
+	}
+	defer srv.Stop()
+	adm, err := zipline.New(zipline.Options{Addr: srv.Addr, Logger: quiet})
+	if err != nil {
+		return res, err
+	}
+	defer adm.Close()
+	res.Server = serverVersion(ctx, adm, srv)
+	addr, err := path.Front(srv.Addr)
+	if err != nil {
+		return res, err
+	}
+	for round := range c.Rounds {
+		for i := range c.Variants {
+			v := c.Variants[(i+round)%len(c.Variants)]
+			run, err := c.runVariant(ctx, v, round, addr, adm, srv.PID(), path, keys, menus)
+			res.Runs = append(res.Runs, run)
+			if err != nil {
+				return res, err
+			}
+			c.progressf("[%s] round %d %-16s %s | %s\n", path.Profile.Name, round+1, v.Name(), phaseLine(run.Set), phaseLine(run.Get))
+		}
+	}
+	return res, nil
+}
+
+// runVariant measures one variant: a client of its own, on a flushed
+// server. A variant that fails is recorded, not fatal; an interrupt is.
+func (c *Config) runVariant(ctx context.Context, v compression.Variant, round int, addr string, adm *zipline.Client,
+	serverPID int, path *netshape.Path, keys []string, menus [][]byte) (VariantRun, error) {
+	run := VariantRun{Variant: v.Name(), Round: round}
+	if _, err := adm.Do(ctx, "FLUSHALL", "SYNC"); err != nil {
+		return run, fmt.Errorf("FLUSHALL: %w", err)
+	}
+	runtime.GC()
+	cl, err := v.New(ctx, addr)
+	if err != nil {
+		run.Failed = "connect: " + err.Error()
+		return run, ctx.Err()
+	}
+	defer cl.Close()
+	prof := ""
+	if c.CPUProfile != "" && round == 0 {
+		prof = fmt.Sprintf("%s-%s-%s-%s", c.CPUProfile, path.Profile.Name, slug(v.Client), v.Backend)
+	}
+	run.Set = c.phase(ctx, cl, Set, keys, menus, serverPID, path, prof)
+	if ctx.Err() != nil {
+		return run, ctx.Err()
+	}
+	if run.Stored, err = sumStrlen(ctx, adm, keys); err != nil {
+		return run, err
+	}
+	run.Get = c.phase(ctx, cl, Get, keys, menus, serverPID, path, prof)
+	return run, ctx.Err()
+}
+
+// phaseTimeout bounds one pass; the clients' own timeouts fire long before.
+const phaseTimeout = 10 * time.Minute
+
+// phase runs one pass: c.Goroutines goroutines take the menus in order,
+// one SET or GET each, until every menu is done. Each GET's length is
+// checked against the menu's.
+func (c *Config) phase(ctx context.Context, cl compression.Client, op Op, keys []string, menus [][]byte,
+	serverPID int, path *netshape.Path, prof string) Phase {
+	ctx, cancel := context.WithTimeout(ctx, phaseTimeout)
+	defer cancel()
+	p := Phase{Op: op}
+	if prof != "" {
+		f, err := os.Create(prof + "-" + strings.ToLower(string(op)) + ".pprof")
+		if err == nil {
+			defer f.Close()
+			if pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
+	}
+	type worker struct {
+		hist     latency.Histogram
+		ops      int
+		errs     int
+		firstErr error
+		_        [64]byte
+	}
+	workers := make([]worker, c.Goroutines)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	wire0, ios0 := path.WireBytes(), readIO(os.Getpid(), serverPID)
+	s0 := sysstat.Take(serverPID)
+	for g := range workers {
+		wg.Go(func() {
+			w := &workers[g]
+			for range len(keys) { // each goroutine does at most every menu
+				i := int(next.Add(1)) - 1
+				if i >= len(keys) || ctx.Err() != nil {
+					return
+				}
+				t := time.Now()
+				var err error
+				if op == Set {
+					err = cl.SetBatch(ctx, keys[i:i+1], menus[i:i+1])
+				} else {
+					var n int
+					n, err = cl.GetBatch(ctx, keys[i:i+1])
+					if err == nil && n != len(menus[i]) {
+						err = fmt.Errorf("GET %s returned %d bytes, want %d", keys[i], n, len(menus[i]))
+					}
+				}
+				if err != nil {
+					if w.errs == 0 {
+						w.firstErr = err
+					}
+					w.errs++
+					continue
+				}
+				w.hist.Record(time.Since(t))
+				w.ops++
+			}
+		})
+	}
+	wg.Wait()
+	u := sysstat.Take(serverPID).Sub(s0)
+	wire1, ios1 := path.WireBytes(), readIO(os.Getpid(), serverPID)
+	var h latency.Histogram
+	for i := range workers {
+		w := &workers[i]
+		h.Merge(&w.hist)
+		p.Ops += w.ops
+		p.Errors += w.errs
+		if w.firstErr != nil && p.FirstErr == "" {
+			p.FirstErr = w.firstErr.Error()
+		}
+	}
+	for _, q := range Quantiles {
+		p.Latency = append(p.Latency, h.Quantile(q))
+	}
+	p.Elapsed, p.ClientCPU, p.OtherCPU = u.Elapsed, u.Self, u.OtherPercent()
+	if u.ServerOK {
+		p.ServerCPU = u.Server
+	}
+	p.Wire = -1
+	if wire0 >= 0 && wire1 >= 0 {
+		p.Wire = wire1 - wire0
+	}
+	p.ClientSyscalls, p.ServerSyscalls = ios1[0]-ios0[0], ios1[1]-ios0[1]
+	if ios0[0] < 0 || ios1[0] < 0 {
+		p.ClientSyscalls = -1
+	}
+	if ios0[1] < 0 || ios1[1] < 0 {
+		p.ServerSyscalls = -1
+	}
+	return p
+}
+
+// readIO returns the read plus write system calls of the two processes so
+// far, from /proc/<pid>/io (syscr + syscw), -1 where unknown.
+func readIO(pids ...int) [2]int64 {
+	out := [2]int64{-1, -1}
+	for i, pid := range pids[:min(len(pids), 2)] {
+		b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "io"))
+		if err != nil {
+			continue
+		}
+		var n int64
+		for line := range strings.Lines(string(b)) {
+			k, v, _ := strings.Cut(line, ":")
+			if k == "syscr" || k == "syscw" {
+				x, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				n += x
+			}
+		}
+		out[i] = n
+	}
+	return out
+}
+
+// sumStrlen returns the bytes stored under keys, in batches of STRLEN.
+func sumStrlen(ctx context.Context, adm *zipline.Client, keys []string) (int64, error) {
+	const chunk = 1000
+	var sum int64
+	b := adm.Batch()
+	replies := make([]*zipline.Future[zipline.Value], 0, chunk)
+	for lo := 0; lo < len(keys); lo += chunk {
+		replies = replies[:0]
+		for _, k := range keys[lo:min(lo+chunk, len(keys))] {
+			replies = append(replies, b.Do("STRLEN", k))
+		}
+		if err := b.Exec(ctx); err != nil {
+			return 0, fmt.Errorf("STRLEN: %w", err)
+		}
+		for _, r := range replies {
+			n, err := r.Val().AsInt64()
+			if err != nil {
+				return 0, fmt.Errorf("STRLEN: %w", err)
+			}
+			sum += n
+		}
+	}
+	return sum, nil
+}
+
+// serverVersion describes the server, e.g. "redis 7.0.15 (/usr/bin/redis-server)".
+func serverVersion(ctx context.Context, adm *zipline.Client, srv *localserver.Server) string {
+	bin, _ := localserver.Binary(srv.Kind)
+	m, err := adm.Info(ctx, "server")
+	if err != nil {
+		return bin
+	}
+	if v := m["valkey_version"]; v != "" {
+		return "valkey " + v + " (" + bin + ")"
+	}
+	return "redis " + m["redis_version"] + " (" + bin + ")"
+}
+
+// phaseLine is a progress summary of a phase.
+func phaseLine(p Phase) string {
+	s := fmt.Sprintf("%s %6.2fs p99 %7.2fms", p.Op, p.Elapsed.Seconds(), ms(p.Quantile(0.99)))
+	if p.Wire >= 0 {
+		s += fmt.Sprintf(" %6.0fMB", float64(p.Wire)/1e6)
+	}
+	if p.Errors > 0 {
+		s += fmt.Sprintf(" %d errors (%s)", p.Errors, p.FirstErr)
+	}
+	return s
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// slug turns a client name into a file-name part: "GLIDE Go" → "glide-go".
+func slug(s string) string {
+	return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), " ", "-")
+}
+
+var errNoRuns = errors.New("doordash: nothing measured")
