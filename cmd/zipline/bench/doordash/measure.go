@@ -85,6 +85,47 @@ type ProfileResult struct {
 	Server string
 	Corpus CorpusStats
 	Runs   []VariantRun
+	// Waited is the time spent waiting for other processes to go quiet,
+	// and Remeasured the variant runs measured again because they were
+	// disturbed.
+	Waited     time.Duration
+	Remeasured int
+}
+
+// noise is the most CPU other processes used during either phase of r, in
+// % of one CPU.
+func (r VariantRun) noise() float64 { return max(r.Set.OtherCPU, r.Get.OtherCPU) }
+
+// The quiet gate: before each variant the run waits, up to quietWait, for
+// a quietSample during which other processes use less than quietCPU % of
+// one CPU, until it has waited quietBudget on the profile; a variant whose
+// phases saw more than noisyCPU is measured once more.
+const (
+	quietCPU    = 25
+	noisyCPU    = 50
+	quietSample = 250 * time.Millisecond
+	quietWait   = 15 * time.Second
+	quietBudget = 3 * time.Minute // per profile; then the run just measures
+)
+
+// waitQuiet waits for the machine to go quiet (see quietCPU) and returns
+// how long it waited.
+func waitQuiet(ctx context.Context, serverPID int) time.Duration {
+	start := time.Now()
+	for range int(quietWait / quietSample) {
+		s0 := sysstat.Take(serverPID)
+		t := time.NewTimer(quietSample)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return time.Since(start)
+		case <-t.C:
+		}
+		if o := sysstat.Take(serverPID).Sub(s0).OtherPercent(); o >= 0 && o < quietCPU {
+			break
+		}
+	}
+	return time.Since(start)
 }
 
 // CorpusStats describes the menus a profile ran with.
@@ -142,12 +183,28 @@ func (c *Config) measure(ctx context.Context, path *netshape.Path, _ struct{}) (
 	for round := range c.Rounds {
 		for i := range c.Variants {
 			v := c.Variants[(i+round)%len(c.Variants)]
-			run, err := c.runVariant(ctx, v, round, addr, adm, srv.PID(), path, keys, menus)
-			res.Runs = append(res.Runs, run)
-			if err != nil {
-				return res, err
+			var run VariantRun
+			// A run disturbed by other processes is measured once more,
+			// and the quieter of the two kept.
+			for attempt := range 2 {
+				if res.Waited < quietBudget {
+					res.Waited += waitQuiet(ctx, srv.PID())
+				}
+				r, err := c.runVariant(ctx, v, round, addr, adm, srv.PID(), path, keys, menus)
+				if err != nil {
+					res.Runs = append(res.Runs, r)
+					return res, err
+				}
+				if attempt == 0 || r.noise() < run.noise() {
+					run = r
+				}
+				c.progressf("[%s] round %d %-16s %s | %s\n", path.Profile.Name, round+1, v.Name(), phaseLine(r.Set), phaseLine(r.Get))
+				if run.noise() <= noisyCPU {
+					break
+				}
+				res.Remeasured++
 			}
-			c.progressf("[%s] round %d %-16s %s | %s\n", path.Profile.Name, round+1, v.Name(), phaseLine(run.Set), phaseLine(run.Get))
+			res.Runs = append(res.Runs, run)
 		}
 	}
 	return res, nil

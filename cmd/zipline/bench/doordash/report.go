@@ -304,7 +304,8 @@ func (r *Report) writeGoals(e *errWriter) {
 
 func (r *Report) writeProfile(e *errWriter, pr ProfileResult) {
 	p := pr.Setup.Profile
-	e.printf("## %s\n\n%s. Server: %s.\n\n", p.Name, pr.Setup.Describe(), pr.Server)
+	e.printf("## %s\n\n%s. Server: %s. Quiet gate: waited %v for other processes to go quiet, measured %d variant run(s) again.\n\n",
+		p.Name, pr.Setup.Describe(), pr.Server, pr.Waited.Round(100*time.Millisecond), pr.Remeasured)
 	wire := "MB on the wire"
 	if pr.Setup.Mode == netshape.ModeNetNS {
 		wire += " (lo, headers included)"
