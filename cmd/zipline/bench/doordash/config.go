@@ -16,9 +16,12 @@ type Config struct {
 	Seed       int64
 	Goroutines int // callers sharing each client
 	Rounds     int // passes over the variants; the report shows medians
-	Profiles   []netshape.Profile
-	Mode       netshape.Mode
-	Variants   []compression.Variant
+	// QuietGate waits for other processes to go quiet before each variant
+	// and measures a disturbed one again (see waitQuiet).
+	QuietGate bool
+	Profiles  []netshape.Profile
+	Mode      netshape.Mode
+	Variants  []compression.Variant
 	// Reference is the peer zipline must beat at every point, if it is
 	// among Variants.
 	Reference string
@@ -62,7 +65,7 @@ const DefaultProfiles = "1gbit,10gbit,unshaped"
 // QuickMenus and QuickRounds unless -menus or -rounds are given.
 func RegisterFlags(fs *flag.FlagSet, variants []compression.Variant) func() (*Config, error) {
 	var (
-		quick             bool
+		quick, quiet      bool
 		menus, gor, round int
 		seed              int64
 		profiles, mode    string
@@ -76,6 +79,7 @@ func RegisterFlags(fs *flag.FlagSet, variants []compression.Variant) func() (*Co
 	fs.StringVar(&profiles, "profiles", DefaultProfiles, "network profiles: unshaped, or rates such as 1gbit, 10gbit, 500mbit+200us (rate+netem delay)")
 	fs.StringVar(&mode, "mode", string(netshape.ModeAuto), "how profiles are built: auto (a shaped namespace, else a rate-limiting proxy), netns or proxy")
 	fs.StringVar(&cpuprofile, "cpuprofile", "", "path prefix for a CPU profile of each phase of the first round")
+	fs.BoolVar(&quiet, "quiet-gate", true, "wait for other processes to go quiet before each variant, and measure a disturbed one again")
 	return func() (*Config, error) {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -85,7 +89,7 @@ func RegisterFlags(fs *flag.FlagSet, variants []compression.Variant) func() (*Co
 		if quick && !set["rounds"] {
 			round = QuickRounds
 		}
-		c := &Config{Menus: menus, Seed: seed, Goroutines: gor, Rounds: round, Variants: variants, CPUProfile: cpuprofile}
+		c := &Config{Menus: menus, Seed: seed, Goroutines: gor, Rounds: round, QuietGate: quiet, Variants: variants, CPUProfile: cpuprofile}
 		var err error
 		if c.Profiles, err = netshape.ParseProfiles(profiles); err != nil {
 			return nil, err

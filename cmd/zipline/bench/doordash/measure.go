@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/ziplinekv/zipline"
@@ -54,6 +55,11 @@ type Phase struct {
 	// Read and write system calls of the client and the server, from
 	// /proc/<pid>/io; -1 when unknown.
 	ClientSyscalls, ServerSyscalls int64
+	// The client's minor page faults, heap bytes allocated and garbage
+	// collections.
+	ClientFaults int64
+	Allocated    uint64
+	GCs          uint32
 	// OtherCPU is what other processes used, in % of one CPU; -1 unknown.
 	OtherCPU float64
 }
@@ -187,7 +193,7 @@ func (c *Config) measure(ctx context.Context, path *netshape.Path, _ struct{}) (
 			// A run disturbed by other processes is measured once more,
 			// and the quieter of the two kept.
 			for attempt := range 2 {
-				if res.Waited < quietBudget {
+				if c.QuietGate && res.Waited < quietBudget {
 					res.Waited += waitQuiet(ctx, srv.PID())
 				}
 				r, err := c.runVariant(ctx, v, round, addr, adm, srv.PID(), path, keys, menus)
@@ -199,7 +205,7 @@ func (c *Config) measure(ctx context.Context, path *netshape.Path, _ struct{}) (
 					run = r
 				}
 				c.progressf("[%s] round %d %-16s %s | %s\n", path.Profile.Name, round+1, v.Name(), phaseLine(r.Set), phaseLine(r.Get))
-				if run.noise() <= noisyCPU {
+				if !c.QuietGate || run.noise() <= noisyCPU {
 					break
 				}
 				res.Remeasured++
@@ -270,7 +276,9 @@ func (c *Config) phase(ctx context.Context, cl compression.Client, op Op, keys [
 	workers := make([]worker, c.Goroutines)
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	wire0, ios0 := path.WireBytes(), readIO(os.Getpid(), serverPID)
+	wire0, ios0, faults0 := path.WireBytes(), readIO(os.Getpid(), serverPID), minorFaults()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
 	s0 := sysstat.Take(serverPID)
 	for g := range workers {
 		wg.Go(func() {
@@ -306,6 +314,9 @@ func (c *Config) phase(ctx context.Context, cl compression.Client, op Op, keys [
 	wg.Wait()
 	u := sysstat.Take(serverPID).Sub(s0)
 	wire1, ios1 := path.WireBytes(), readIO(os.Getpid(), serverPID)
+	p.ClientFaults = minorFaults() - faults0
+	runtime.ReadMemStats(&m1)
+	p.Allocated, p.GCs = m1.TotalAlloc-m0.TotalAlloc, m1.NumGC-m0.NumGC
 	var h latency.Histogram
 	for i := range workers {
 		w := &workers[i]
@@ -357,6 +368,15 @@ func readIO(pids ...int) [2]int64 {
 		out[i] = n
 	}
 	return out
+}
+
+// minorFaults returns this process's minor page faults so far.
+func minorFaults() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Minflt
 }
 
 // sumStrlen returns the bytes stored under keys, in batches of STRLEN.

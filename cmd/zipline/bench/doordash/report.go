@@ -52,6 +52,9 @@ type Cell struct {
 	Wire                 int64           // -1 unknown
 	ClientCPU, ServerCPU time.Duration
 	ClientSys, ServerSys float64 // system calls per operation; -1 unknown
+	Faults               float64 // the client's minor page faults per operation
+	AllocKB              float64 // KB the client allocated per operation
+	GCs                  uint32
 	Stored               int64
 	Errors               int
 	FirstErr             string
@@ -104,6 +107,9 @@ func (pr ProfileResult) Cell(variant string, op Op) (Cell, bool) {
 	}
 	c.ClientSys = median(collect(phases, func(p Phase) float64 { return perOp(p.ClientSyscalls, p) }))
 	c.ServerSys = median(collect(phases, func(p Phase) float64 { return perOp(p.ServerSyscalls, p) }))
+	c.Faults = median(collect(phases, func(p Phase) float64 { return perOp(p.ClientFaults, p) }))
+	c.AllocKB = median(collect(phases, func(p Phase) float64 { return perOp(int64(p.Allocated), p) / 1000 }))
+	c.GCs = uint32(median(collect(phases, func(p Phase) int64 { return int64(p.GCs) })))
 	for i := range Quantiles {
 		c.Latency = append(c.Latency, median(collect(phases, func(p Phase) time.Duration {
 			if i < len(p.Latency) {
@@ -314,14 +320,15 @@ func (r *Report) writeProfile(e *errWriter, pr ProfileResult) {
 	}
 	base := compression.Zipline(compression.None).Name()
 	for _, op := range []Op{Set, Get} {
-		e.printf("**%s** (n = %d)\n\n| variant | stored MB (ratio) | total s | ops/s | × none | p50 ms | p99 ms | p99.9 ms | %s | client CPU µs/op | server CPU µs/op | client / server syscalls per op | other CPU |\n",
+		e.printf("**%s** (n = %d)\n\n| variant | stored MB (ratio) | total s | ops/s | × none | p50 ms | p99 ms | p99.9 ms | %s | "+
+			"client CPU µs/op | server CPU µs/op | client / server syscalls per op | client faults per op, KB allocated per op, GCs | other CPU |\n",
 			op, pr.Corpus.N, wire)
-		e.printf("| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |\n")
+		e.printf("| --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |\n")
 		ref, okRef := pr.Cell(base, op)
 		for _, v := range r.Variants {
 			c, ok := pr.Cell(v.Name(), op)
 			if !ok {
-				e.printf("| %s | failed |%s\n", v.Name(), strings.Repeat(" |", 11))
+				e.printf("| %s | failed |%s\n", v.Name(), strings.Repeat(" |", 12))
 				continue
 			}
 			n := pr.Corpus.N
@@ -329,12 +336,12 @@ func (r *Report) writeProfile(e *errWriter, pr ProfileResult) {
 			if okRef {
 				speed = fmt.Sprintf("%.2f", ref.Elapsed.Seconds()/c.Elapsed.Seconds())
 			}
-			e.printf("| %s | %.1f (%.2f) | %.2f | %.0f | %s | %.2f | %.2f | %.2f | %s | %.0f | %.0f | %s / %s | %s |\n",
+			e.printf("| %s | %.1f (%.2f) | %.2f | %.0f | %s | %.2f | %.2f | %.2f | %s | %.0f | %.0f | %s / %s | %.1f, %.0f, %d | %s |\n",
 				v.Name(), float64(c.Stored)/1e6, float64(pr.Corpus.Plain)/float64(max(c.Stored, 1)), c.Elapsed.Seconds(), c.OpsPerSec(n), speed,
 				ms(c.Quantile(0.5)), ms(c.Quantile(0.99)), ms(c.Quantile(0.999)), mb(c.Wire),
-				perOpUS(c.ClientCPU, n), perOpUS(c.ServerCPU, n), sys(c.ClientSys), sys(c.ServerSys), other(c.OtherCPU))
+				perOpUS(c.ClientCPU, n), perOpUS(c.ServerCPU, n), sys(c.ClientSys), sys(c.ServerSys), c.Faults, c.AllocKB, c.GCs, other(c.OtherCPU))
 			if c.Errors > 0 {
-				e.printf("| ↳ %d errors: %s |%s\n", c.Errors, c.FirstErr, strings.Repeat(" |", 12))
+				e.printf("| ↳ %d errors: %s |%s\n", c.Errors, c.FirstErr, strings.Repeat(" |", 13))
 			}
 		}
 		e.printf("\n")

@@ -3,6 +3,7 @@ package doordash
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,7 +20,8 @@ import (
 // Run measures every profile, each in a child process inside its own
 // shaped namespace (or here, behind a proxy; see netshape.Run), and
 // writes the report and chart after each one, so an interrupted run keeps
-// what it measured. The caller must have called ServeChild first.
+// what it measured (and returns the interruption's error). The caller must
+// have called ServeChild first.
 func Run(ctx context.Context, c *Config) (*Report, error) {
 	r := &Report{Title: c.Title, Command: c.Command, Date: time.Now(), Machine: sysstat.Machine(), GoVersion: runtime.Version(),
 		Menus: c.Menus, Seed: c.Seed, Goroutines: c.Goroutines, Rounds: c.Rounds, Variants: c.Variants, Reference: c.Reference,
@@ -44,12 +46,8 @@ func Run(ctx context.Context, c *Config) (*Report, error) {
 		if err != nil {
 			if ctx.Err() != nil {
 				r.Notes = append(r.Notes, "**Interrupted**: the run was stopped early; the tables hold what was measured until then.")
-				err = nil
 			}
-			if werr := c.write(r); werr != nil {
-				return r, werr
-			}
-			return r, err
+			return r, errors.Join(err, c.write(r))
 		}
 		if err := c.write(r); err != nil {
 			return r, err

@@ -112,10 +112,12 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 			if p.bucket != nil {
 				p.bucket.take(n)
 			}
+			// Counted before the write, so a reader that has its bytes
+			// sees them counted.
+			p.bytes.Add(int64(n))
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return
 			}
-			p.bytes.Add(int64(n))
 		}
 		if err != nil {
 			return
