@@ -182,10 +182,11 @@ func (c *Config) measure(ctx context.Context, path *netshape.Path, _ struct{}) (
 	}
 	defer adm.Close()
 	res.Server = serverVersion(ctx, adm, srv)
-	addr, err := path.Front(srv.Addr)
+	front, err := path.Front(srv.Addr)
 	if err != nil {
 		return res, err
 	}
+	s := &session{Config: c, path: path, srv: srv, adm: adm, front: front, keys: keys, menus: menus}
 	for round := range c.Rounds {
 		for i := range c.Variants {
 			v := c.Variants[(i+round)%len(c.Variants)]
@@ -196,7 +197,7 @@ func (c *Config) measure(ctx context.Context, path *netshape.Path, _ struct{}) (
 				if c.QuietGate && res.Waited < quietBudget {
 					res.Waited += waitQuiet(ctx, srv.PID())
 				}
-				r, err := c.runVariant(ctx, v, round, addr, adm, srv.PID(), path, keys, menus)
+				r, err := s.runVariant(ctx, v, round)
 				if err != nil {
 					res.Runs = append(res.Runs, r)
 					return res, err
@@ -216,44 +217,56 @@ func (c *Config) measure(ctx context.Context, path *netshape.Path, _ struct{}) (
 	return res, nil
 }
 
+// session is one profile's measurement: its path, its server (reached
+// directly by the admin client, and by the clients under test at front)
+// and the menus.
+type session struct {
+	*Config
+	path  *netshape.Path
+	srv   *localserver.Server
+	adm   *zipline.Client
+	front string
+	keys  []string
+	menus [][]byte
+}
+
 // runVariant measures one variant: a client of its own, on a flushed
 // server. A variant that fails is recorded, not fatal; an interrupt is.
-func (c *Config) runVariant(ctx context.Context, v compression.Variant, round int, addr string, adm *zipline.Client,
-	serverPID int, path *netshape.Path, keys []string, menus [][]byte) (VariantRun, error) {
+func (s *session) runVariant(ctx context.Context, v compression.Variant, round int) (VariantRun, error) {
 	run := VariantRun{Variant: v.Name(), Round: round}
-	if _, err := adm.Do(ctx, "FLUSHALL", "SYNC"); err != nil {
+	if _, err := s.adm.Do(ctx, "FLUSHALL", "SYNC"); err != nil {
 		return run, fmt.Errorf("FLUSHALL: %w", err)
 	}
 	runtime.GC()
-	cl, err := v.New(ctx, addr)
+	cl, err := v.New(ctx, s.front)
 	if err != nil {
 		run.Failed = "connect: " + err.Error()
 		return run, ctx.Err()
 	}
 	defer cl.Close()
 	prof := ""
-	if c.CPUProfile != "" && round == 0 {
-		prof = fmt.Sprintf("%s-%s-%s-%s", c.CPUProfile, path.Profile.Name, slug(v.Client), v.Backend)
+	if s.CPUProfile != "" && round == 0 {
+		prof = fmt.Sprintf("%s-%s-%s-%s", s.CPUProfile, s.path.Profile.Name, slug(v.Client), v.Backend)
 	}
-	run.Set = c.phase(ctx, cl, Set, keys, menus, serverPID, path, prof)
+	run.Set = s.phase(ctx, cl, Set, prof)
 	if ctx.Err() != nil {
 		return run, ctx.Err()
 	}
-	if run.Stored, err = sumStrlen(ctx, adm, keys); err != nil {
+	if run.Stored, err = compression.SumEach(ctx, s.srv.Addr, "STRLEN", s.keys); err != nil {
 		return run, err
 	}
-	run.Get = c.phase(ctx, cl, Get, keys, menus, serverPID, path, prof)
+	run.Get = s.phase(ctx, cl, Get, prof)
 	return run, ctx.Err()
 }
 
 // phaseTimeout bounds one pass; the clients' own timeouts fire long before.
 const phaseTimeout = 10 * time.Minute
 
-// phase runs one pass: c.Goroutines goroutines take the menus in order,
+// phase runs one pass: s.Goroutines goroutines take the menus in order,
 // one SET or GET each, until every menu is done. Each GET's length is
 // checked against the menu's.
-func (c *Config) phase(ctx context.Context, cl compression.Client, op Op, keys []string, menus [][]byte,
-	serverPID int, path *netshape.Path, prof string) Phase {
+func (s *session) phase(ctx context.Context, cl compression.Client, op Op, prof string) Phase {
+	keys, menus, serverPID := s.keys, s.menus, s.srv.PID()
 	ctx, cancel := context.WithTimeout(ctx, phaseTimeout)
 	defer cancel()
 	p := Phase{Op: op}
@@ -273,10 +286,10 @@ func (c *Config) phase(ctx context.Context, cl compression.Client, op Op, keys [
 		firstErr error
 		_        [64]byte
 	}
-	workers := make([]worker, c.Goroutines)
+	workers := make([]worker, s.Goroutines)
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	wire0, ios0, faults0 := path.WireBytes(), readIO(os.Getpid(), serverPID), minorFaults()
+	wire0, ios0, faults0 := s.path.WireBytes(), readIO(os.Getpid(), serverPID), minorFaults()
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	s0 := sysstat.Take(serverPID)
@@ -313,7 +326,7 @@ func (c *Config) phase(ctx context.Context, cl compression.Client, op Op, keys [
 	}
 	wg.Wait()
 	u := sysstat.Take(serverPID).Sub(s0)
-	wire1, ios1 := path.WireBytes(), readIO(os.Getpid(), serverPID)
+	wire1, ios1 := s.path.WireBytes(), readIO(os.Getpid(), serverPID)
 	p.ClientFaults = minorFaults() - faults0
 	runtime.ReadMemStats(&m1)
 	p.Allocated, p.GCs = m1.TotalAlloc-m0.TotalAlloc, m1.NumGC-m0.NumGC
@@ -377,31 +390,6 @@ func minorFaults() int64 {
 		return 0
 	}
 	return ru.Minflt
-}
-
-// sumStrlen returns the bytes stored under keys, in batches of STRLEN.
-func sumStrlen(ctx context.Context, adm *zipline.Client, keys []string) (int64, error) {
-	const chunk = 1000
-	var sum int64
-	b := adm.Batch()
-	replies := make([]*zipline.Future[zipline.Value], 0, chunk)
-	for lo := 0; lo < len(keys); lo += chunk {
-		replies = replies[:0]
-		for _, k := range keys[lo:min(lo+chunk, len(keys))] {
-			replies = append(replies, b.Do("STRLEN", k))
-		}
-		if err := b.Exec(ctx); err != nil {
-			return 0, fmt.Errorf("STRLEN: %w", err)
-		}
-		for _, r := range replies {
-			n, err := r.Val().AsInt64()
-			if err != nil {
-				return 0, fmt.Errorf("STRLEN: %w", err)
-			}
-			sum += n
-		}
-	}
-	return sum, nil
 }
 
 // serverVersion describes the server, e.g. "redis 7.0.15 (/usr/bin/redis-server)".

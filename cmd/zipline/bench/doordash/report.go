@@ -211,21 +211,15 @@ func (r *Report) Goals() []Goal {
 	return goals
 }
 
-// errWriter keeps the first write error.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
+// md collects markdown; writing to memory cannot fail, so the writers
+// print freely and WriteMarkdown writes once.
+type md struct{ bytes.Buffer }
 
-func (e *errWriter) printf(format string, args ...any) {
-	if e.err == nil {
-		_, e.err = fmt.Fprintf(e.w, format, args...)
-	}
-}
+func (e *md) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
 
 // WriteMarkdown writes the report.
 func (r *Report) WriteMarkdown(w io.Writer) error {
-	e := &errWriter{w: w}
+	e := new(md)
 	e.printf("# %s\n\n", r.Title)
 	e.printf("```sh\n%s\n```\n\n", r.Command)
 	e.printf("%s UTC; %s; %s. %d menus (seed %d), %d goroutines per client, %d round(s), variants in rotating order; "+
@@ -247,10 +241,11 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	if r.Chart != "" {
 		e.printf("## Latency distribution\n\n![latency per operation](%s)\n", r.Chart)
 	}
-	return e.err
+	_, err := w.Write(e.Bytes())
+	return err
 }
 
-func (r *Report) writeCorpus(e *errWriter) {
+func (r *Report) writeCorpus(e *md) {
 	e.printf("## Corpus\n\n")
 	if len(r.Profiles) > 0 {
 		c := r.Profiles[0].Corpus
@@ -268,7 +263,7 @@ func (r *Report) writeCorpus(e *errWriter) {
 
 // writeDoorDash writes DoorDash's table shape: seconds for all the menus,
 // per profile and variant, with DoorDash's own figures.
-func (r *Report) writeDoorDash(e *errWriter) {
+func (r *Report) writeDoorDash(e *md) {
 	e.printf("## DoorDash's table\n\nSeconds to SET, then GET, all the menus (DoorDash: 10,000 menus, over its production network).\n\n")
 	e.printf("| profile | op |")
 	for _, v := range r.Variants {
@@ -292,7 +287,7 @@ func (r *Report) writeDoorDash(e *errWriter) {
 	e.printf("\n")
 }
 
-func (r *Report) writeGoals(e *errWriter) {
+func (r *Report) writeGoals(e *md) {
 	goals := r.Goals()
 	if len(goals) == 0 {
 		return
@@ -308,7 +303,7 @@ func (r *Report) writeGoals(e *errWriter) {
 	e.printf("\n")
 }
 
-func (r *Report) writeProfile(e *errWriter, pr ProfileResult) {
+func (r *Report) writeProfile(e *md, pr ProfileResult) {
 	p := pr.Setup.Profile
 	e.printf("## %s\n\n%s. Server: %s. Quiet gate: waited %v for other processes to go quiet, measured %d variant run(s) again.\n\n",
 		p.Name, pr.Setup.Describe(), pr.Server, pr.Waited.Round(100*time.Millisecond), pr.Remeasured)
@@ -415,10 +410,3 @@ func (r *Report) LatencyChart(w io.Writer) error {
 
 // nines maps a quantile to its number of nines: p90 → 1, p99 → 2.
 func nines(q float64) float64 { return -math.Log10(1 - q) }
-
-// markdown renders the report.
-func (r *Report) markdown() ([]byte, error) {
-	var buf bytes.Buffer
-	err := r.WriteMarkdown(&buf)
-	return buf.Bytes(), err
-}

@@ -101,11 +101,11 @@ func (c *Config) write(r *Report) error {
 	if err := os.WriteFile(filepath.Join(dir, r.Chart), svg.Bytes(), 0o644); err != nil {
 		return err
 	}
-	md, err := r.markdown()
-	if err != nil {
+	var md bytes.Buffer
+	if err := r.WriteMarkdown(&md); err != nil {
 		return err
 	}
-	return os.WriteFile(c.Out, md, 0o644)
+	return os.WriteFile(c.Out, md.Bytes(), 0o644)
 }
 
 // summary prints the DoorDash table's goals and where the report went.
