@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,7 +67,11 @@ func (c config) measure(ctx context.Context, path *netshape.Path, _ struct{}) (p
 		for i := range c.Clients {
 			name := c.Clients[(i+round)%len(c.Clients)]
 			for _, mixed := range []bool{false, true} {
-				cl, err := c.runCell(ctx, addr, srv.PID(), name, mixed)
+				prof := ""
+				if c.CPUProfile != "" && mixed && round == 0 {
+					prof = fmt.Sprintf("%s-%s-%s.pprof", c.CPUProfile, path.Profile.Name, name)
+				}
+				cl, err := c.runCell(ctx, addr, srv.PID(), name, mixed, prof)
 				cl.Round = round
 				res.Cells = append(res.Cells, cl)
 				fmt.Fprintf(os.Stderr, "[%s] round %d %-8s mixed=%-5v small p50 %6.2fms p99 %7.2fms p99.9 %7.2fms (%d)  large %d ops p99 %.1fms  errors %d %s\n",
@@ -97,7 +102,7 @@ const stopTimeout = 30 * time.Second
 // c.Small goroutines GET the small keys round-robin and, if mixed,
 // c.Movers goroutines SET and GET a large value each. Only an interrupt
 // is an error; a failing client is recorded in the cell.
-func (c config) runCell(ctx context.Context, addr string, serverPID int, name string, mixed bool) (cell, error) {
+func (c config) runCell(ctx context.Context, addr string, serverPID int, name string, mixed bool, prof string) (cell, error) {
 	out := cell{Client: name, Mixed: mixed}
 	f, _ := bench.Lookup(name)
 	runtime.GC()
@@ -176,11 +181,13 @@ func (c config) runCell(ctx context.Context, addr string, serverPID int, name st
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	sleep(ctx, c.Warmup)
+	stopProfile := startProfile(prof)
 	s0 := sysstat.Take(serverPID)
 	phase.Store(phaseMeasure)
 	sleep(ctx, c.Duration)
 	phase.Store(phaseStop)
 	u := sysstat.Take(serverPID).Sub(s0)
+	stopProfile()
 	select {
 	case <-done:
 	case <-time.After(stopTimeout):
@@ -220,6 +227,23 @@ func (c config) runCell(ctx context.Context, addr string, serverPID int, name st
 		return out, errors.New("no small GET succeeded: " + out.FirstErr)
 	}
 	return out, nil
+}
+
+// startProfile starts a CPU profile into path, if set, and returns what
+// stops it. A profile that cannot be written is skipped.
+func startProfile(path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return func() {}
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }
 
 // sleep waits for d or until ctx ends.

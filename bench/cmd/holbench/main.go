@@ -47,6 +47,9 @@ type config struct {
 	Duration time.Duration
 	Warmup   time.Duration
 	Rounds   int
+	// CPUProfile, if set, is a path prefix: each cell with large values of
+	// the first round writes <prefix>-<profile>-<client>.pprof.
+	CPUProfile string
 }
 
 func run() error {
@@ -65,6 +68,7 @@ func run() error {
 	fs.DurationVar(&c.Duration, "duration", 4*time.Second, "measured time per cell")
 	fs.DurationVar(&c.Warmup, "warmup", 500*time.Millisecond, "unmeasured time per cell")
 	fs.IntVar(&c.Rounds, "rounds", 3, "passes over the cells, clients in rotating order; the report shows medians")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "path prefix for a CPU profile of each cell with large values in the first round")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return err
 	}

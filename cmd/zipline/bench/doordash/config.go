@@ -111,26 +111,36 @@ func RegisterFlags(fs *flag.FlagSet, variants []compression.Variant) func() (*Co
 	}
 }
 
-// Estimate is a rough wall time for the run: the bytes each variant moves
-// at each profile's rate (or 1 GB/s where loopback is faster), plus the
-// corpus and server set-up per profile.
+// Estimate is a rough wall time for the run, from the run of 2026-11-23
+// (bench/RESULTS.md): each pass moves the menus' bytes (a fifth of them
+// with LZ4, a ninth with zstd) at the profile's rate, and takes at least
+// 100 µs per menu of CPU; every variant is measured twice when the
+// machine is busy, and the quiet gate may wait up to quietBudget per
+// profile on top.
 func (c *Config) Estimate() time.Duration {
-	bytes := float64(c.Menus) * 75_000 // corpus.Menus' mean size
-	var d time.Duration
+	plain := float64(c.Menus) * 75_000 // corpus.Menus' mean size
+	var d float64                      // seconds
 	for _, p := range c.Profiles {
-		rate := 1e9 // bytes/s
-		if p.Shaped() {
-			rate = min(rate, float64(p.Rate)/8)
+		for _, v := range c.Variants {
+			bytes := plain
+			switch v.Backend {
+			case compression.LZ4:
+				bytes /= 5.7
+			case compression.Zstd:
+				bytes /= 9
+			}
+			pass := float64(c.Menus) * 100e-6
+			if p.Shaped() {
+				pass = max(pass, bytes*8/float64(p.Rate))
+			}
+			d += 2 * 2 * pass * float64(c.Rounds) // SET and GET, measured twice
 		}
-		// SET and GET; compressed variants move a fifth as much.
-		perVariant := 2 * bytes / rate
-		if len(c.Variants) > 1 {
-			perVariant *= (1 + 0.25*float64(len(c.Variants)-1)) / float64(len(c.Variants))
+		d += float64(c.Menus)*500e-6 + 2 // the menus and the server
+		if c.QuietGate {
+			d += quietBudget.Seconds()
 		}
-		d += time.Duration(perVariant*float64(len(c.Variants)*c.Rounds)*float64(time.Second)) +
-			time.Duration(c.Menus)*800*time.Microsecond + 2*time.Second
 	}
-	return d
+	return time.Duration(d * float64(time.Second))
 }
 
 func (c *Config) progressf(format string, args ...any) {

@@ -33,7 +33,7 @@ func Run(ctx context.Context, c *Config) (*Report, error) {
 	if r.Examples, err = examples(); err != nil {
 		return nil, err
 	}
-	c.progressf("%s\nestimated time: %v\n", r.Machine, c.Estimate().Round(time.Second))
+	c.progressf("%s\nestimated time: about %v\n", r.Machine, c.Estimate().Round(time.Second))
 	runner := netshape.Runner{Mode: c.Mode, Args: c.Args, Progress: c.Progress}
 	for _, p := range c.Profiles {
 		c.progressf("profile %s: building the path\n", p.Name)
@@ -124,7 +124,7 @@ func (c *Config) summary(r *Report) {
 		if !g.Met {
 			mark, missed = "MISS", missed+1
 		}
-		fmt.Fprintf(w, "%s %-48s %-9s %.2f (bar %.2f) %s\n", mark, g.What, g.Profile, g.Measured, g.Bar, g.Detail)
+		fmt.Fprintf(w, "%s %-48s %-9s %.3f (bar %.2f) %s\n", mark, g.What, g.Profile, g.Measured, g.Bar, g.Detail)
 	}
 	fmt.Fprintf(w, "%d goals missed\nreport: %s, %s\n", missed, c.Out, r.Chart)
 }
