@@ -8,7 +8,7 @@
 // a namespace of the run's own, this program started again inside it).
 //
 //	cd bench
-//	go run ./cmd/holbench -out results/hol.md     # 2 profiles × 3 clients × 2 loads × 3 rounds, ~3 min
+//	go run ./cmd/holbench -out results/hol.md     # 2 profiles × 3 clients × 2 loads × 5 rounds, ~5 min
 //	go run ./cmd/holbench -quick                  # 1 round of 2 s cells
 //
 // A small GET cannot overtake a large value in the same TCP stream, so on a
@@ -67,7 +67,7 @@ func run() error {
 	fs.IntVar(&c.Large, "large", 700_000, "bytes per large value")
 	fs.DurationVar(&c.Duration, "duration", 4*time.Second, "measured time per cell")
 	fs.DurationVar(&c.Warmup, "warmup", 500*time.Millisecond, "unmeasured time per cell")
-	fs.IntVar(&c.Rounds, "rounds", 3, "passes over the cells, clients in rotating order; the report shows medians")
+	fs.IntVar(&c.Rounds, "rounds", 5, "passes over the cells, clients in rotating order; the report shows medians")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "path prefix for a CPU profile of each cell with large values in the first round")
 	if err := fs.Parse(os.Args[1:]); err != nil {
 		return err

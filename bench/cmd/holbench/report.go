@@ -25,8 +25,9 @@ type report struct {
 type summary struct {
 	rounds   int
 	small    [3]time.Duration
-	smallOps float64 // per second
-	largeMBs float64 // MB per second moved by the large values
+	p99Range [2]time.Duration // the lowest and highest round's p99
+	smallOps float64          // per second
+	largeMBs float64          // MB per second moved by the large values
 	largeP99 time.Duration
 	errors   int
 	firstErr string
@@ -50,7 +51,9 @@ func (pr profileResult) summary(c config, client string, mixed bool) (summary, b
 	s.smallOps = median(cells, func(cl cell) float64 { return float64(cl.SmallOps) / cl.Elapsed.Seconds() }, id)
 	s.largeMBs = median(cells, func(cl cell) float64 { return float64(cl.LargeOps) * float64(c.Large) / cl.Elapsed.Seconds() / 1e6 }, id)
 	s.largeP99 = median(cells, func(cl cell) float64 { return float64(cl.LargeP99) }, func(x float64) time.Duration { return time.Duration(x) })
+	s.p99Range = [2]time.Duration{cells[0].Small[1], cells[0].Small[1]}
 	for _, cl := range cells {
+		s.p99Range = [2]time.Duration{min(s.p99Range[0], cl.Small[1]), max(s.p99Range[1], cl.Small[1])}
 		s.errors += cl.Errors
 		if s.firstErr == "" {
 			s.firstErr = cl.FirstErr
@@ -105,8 +108,8 @@ func (r *report) markdown(w io.Writer) {
 			"flight at a time, and both directions share the path, so a small GET's request and its reply can each queue behind "+
 			"at most %d of them: %.1f ms per round trip at most.\n\n",
 			p.Name, pr.Setup.Describe(), c.Large, ms(wire), netshape.FormatRate(rate), c.Movers, ms(2*time.Duration(c.Movers)*wire))
-		fmt.Fprintf(w, "| client | load | small GET p50 ms | p99 ms | p99.9 ms | p99 with / without large | small GETs/s | large MB/s | large op p99 ms | errors | other CPU |\n")
-		fmt.Fprintf(w, "| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: |\n")
+		fmt.Fprintf(w, "| client | load | small GET p50 ms | p99 ms | p99 range over rounds | p99.9 ms | p99 with / without large | small GETs/s | large MB/s | large op p99 ms | errors | other CPU |\n")
+		fmt.Fprintf(w, "| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: | --: |\n")
 		for _, client := range c.Clients {
 			alone, okAlone := pr.summary(c, client, false)
 			for _, mixed := range []bool{false, true} {
@@ -116,7 +119,7 @@ func (r *report) markdown(w io.Writer) {
 					load = fmt.Sprintf("with %d × %d KB", c.Movers, c.Large/1000)
 				}
 				if !ok {
-					fmt.Fprintf(w, "| %s | %s | failed | | | | | | | | |\n", client, load)
+					fmt.Fprintf(w, "| %s | %s | failed | | | | | | | | | |\n", client, load)
 					continue
 				}
 				vs, large, largeP99 := "", "", ""
@@ -130,8 +133,8 @@ func (r *report) markdown(w io.Writer) {
 				if s.errors > 0 {
 					errs += " (" + s.firstErr + ")"
 				}
-				fmt.Fprintf(w, "| %s | %s | %.2f | %.2f | %.2f | %s | %.0f | %s | %s | %s | %.0f %% |\n", client, load,
-					ms(s.small[0]), ms(s.small[1]), ms(s.small[2]), vs, s.smallOps, large, largeP99, errs, s.other)
+				fmt.Fprintf(w, "| %s | %s | %.2f | %.2f | %.1f-%.1f | %.2f | %s | %.0f | %s | %s | %s | %.0f %% |\n", client, load,
+					ms(s.small[0]), ms(s.small[1]), ms(s.p99Range[0]), ms(s.p99Range[1]), ms(s.small[2]), vs, s.smallOps, large, largeP99, errs, s.other)
 			}
 		}
 		fmt.Fprintln(w)
