@@ -11,7 +11,9 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/compression"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/netshape"
+	"github.com/ziplinekv/zipline/codec"
 	"github.com/ziplinekv/zipline/internal/localserver"
 )
 
@@ -132,5 +134,46 @@ func TestRunThroughProxy(t *testing.T) {
 	}
 	if !strings.HasPrefix(string(svg), "<svg") || !bytes.Contains(svg, []byte("200mbit GET")) {
 		t.Errorf("chart: %.200s", svg)
+	}
+}
+
+// BenchmarkExpand measures what expanding one menu costs the client:
+// codec.Decode into a new buffer, as a GET does, and into a reused one.
+// The difference is allocating, zeroing and faulting in the result.
+//
+//	go test -run '^$' -bench Expand ./cmd/zipline/bench/doordash/
+func BenchmarkExpand(b *testing.B) {
+	menus := corpus.Menus(500, 1)
+	for _, be := range []codec.Backend{codec.LZ4, codec.Zstd} {
+		c, err := codec.New(be)
+		if err != nil {
+			b.Fatal(err)
+		}
+		var stored [][]byte
+		plain := 0
+		for _, m := range menus {
+			s, _ := c.Encode(nil, m)
+			stored = append(stored, s)
+			plain += len(m)
+		}
+		for _, reuse := range []bool{false, true} {
+			name := be.String() + "/new"
+			if reuse {
+				name = be.String() + "/reuse"
+			}
+			b.Run(name, func(b *testing.B) {
+				b.SetBytes(int64(plain / len(menus)))
+				var buf []byte
+				f0 := minorFaults()
+				for i := 0; b.Loop(); i++ {
+					if reuse {
+						buf, _ = c.Decode(buf[:0], stored[i%len(stored)])
+					} else {
+						buf, _ = c.Decode(nil, stored[i%len(stored)])
+					}
+				}
+				b.ReportMetric(float64(minorFaults()-f0)/float64(b.N), "faults/op")
+			})
+		}
 	}
 }
