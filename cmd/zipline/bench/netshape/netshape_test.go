@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 	"time"
 )
@@ -22,32 +23,47 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// netnsID returns the network namespace the process runs in, and the
-// bytes its loopback has sent, to show that the child ran inside.
-func netnsID(ctx context.Context, p *Path, _ struct{}) (childInfo, error) {
+// netnsID returns the network namespace the process runs in and the
+// bytes its loopback has sent, to show that the child ran inside, and
+// with lowest, the slowest rate the test accepts, probes the path up to
+// extraProbes more times while every probe has been slower: a busy
+// machine can slow a probe down, never speed it past the shaper.
+func netnsID(ctx context.Context, p *Path, lowest float64) (childInfo, error) {
 	id, err := os.Readlink("/proc/self/ns/net")
-	return childInfo{ModeNetNS: id, Mode: p.Mode, Wire: p.WireBytes()}, err
+	info := childInfo{NetNS: id, Mode: p.Mode, Wire: p.WireBytes()}
+	for range extraProbes {
+		if err != nil || lowest == 0 || slices.Max(append(info.Probes, p.Probe)) >= lowest {
+			break
+		}
+		var r float64
+		r, err = Probe(ctx, time.Second, 0)
+		info.Probes = append(info.Probes, r)
+	}
+	return info, err
 }
+
+const extraProbes = 2
 
 type childInfo struct {
-	ModeNetNS string
-	Mode      Mode
-	Wire      int64
+	NetNS  string
+	Mode   Mode
+	Wire   int64
+	Probes []float64
 }
 
-// probeTolerance is how far a probe may fall from the target rate: the
+// probeLow and probeHigh bound a probe's rate over the target: the
 // bucket's burst and timer slack push it up a little, a busy CPU down.
 const probeLow, probeHigh = 0.80, 1.10
 
 // TestShapedLoopback is the CI smoke test of the shaped path: it makes a
-// namespace, shapes its loopback to 1 Gbit/s, probes it from inside,
-// checks the rate, and checks that the namespace is removed.
+// namespace, shapes its loopback to 1 Gbit/s, probes it from inside three
+// times, checks the rates, and checks that the namespace is removed.
 func TestShapedLoopback(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	r := Runner{Mode: ModeNetNS, Args: []string{"-test.run=^$"}, Progress: os.Stderr}
 	p := Profile{Name: "1gbit", Rate: 1e9}
-	info, setup, err := Run(ctx, r, p, struct{}{}, netnsID)
+	info, setup, err := Run(ctx, r, p, probeLow*float64(p.Rate), netnsID)
 	if errors.Is(err, ErrUnavailable) {
 		t.Skipf("no shaped namespace on this machine: %v", err)
 	}
@@ -59,14 +75,25 @@ func TestShapedLoopback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.ModeNetNS == self || info.Mode != ModeNetNS {
-		t.Errorf("child ran in %s (mode %s), the test in %s: not in a namespace of its own", info.ModeNetNS, info.Mode, self)
+	if info.NetNS == self || info.Mode != ModeNetNS {
+		t.Errorf("child ran in %s (mode %s), the test in %s: not in a namespace of its own", info.NetNS, info.Mode, self)
 	}
 	if info.Wire <= 0 {
 		t.Errorf("child's loopback sent %d bytes: the probe did not cross it", info.Wire)
 	}
-	if r := setup.ProbeRatio(); r < probeLow || r > probeHigh {
-		t.Errorf("probe %s, %.2f of the 1 Gbit/s target: outside [%.2f, %.2f]", FormatRate(setup.Probe), r, probeLow, probeHigh)
+	// Every probe must stay under the target (the shaper works), and the
+	// best must come near it (traffic flows at the rate).
+	best := 0.0
+	for _, rate := range append(info.Probes, setup.Probe) {
+		r := rate / float64(p.Rate)
+		t.Logf("probe %s, %.2f of the target", FormatRate(rate), r)
+		if r > probeHigh {
+			t.Errorf("probe %s, %.2f of the 1 Gbit/s target: above %.2f, the shaper does not hold", FormatRate(rate), r, probeHigh)
+		}
+		best = max(best, r)
+	}
+	if best < probeLow {
+		t.Errorf("best of %d probes %.2f of the 1 Gbit/s target: below %.2f", len(info.Probes)+1, best, probeLow)
 	}
 	if len(setup.Qdisc) == 0 || setup.Qdisc[0].Kind != "tbf" && setup.Qdisc[0].Kind != "netem" || setup.Qdisc[0].Bytes == 0 {
 		t.Errorf("qdisc counters %+v: traffic did not go through the shaper", setup.Qdisc)
@@ -80,18 +107,28 @@ func TestShapedLoopback(t *testing.T) {
 }
 
 // TestProxyRate checks the fallback path: the proxy holds a transfer to
-// its rate.
+// its rate. Like the shaped test, it probes again while the machine is too
+// busy to reach the rate, up to three times.
 func TestProxyRate(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	const rate = 200e6
-	got, err := Probe(ctx, time.Second, rate)
-	if err != nil {
-		t.Fatal(err)
+	best := 0.0
+	for range 1 + extraProbes {
+		got, err := Probe(ctx, time.Second, rate)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("proxy at %s: probe %s", FormatRate(rate), FormatRate(got))
+		if got/rate > probeHigh {
+			t.Errorf("probe through the proxy %s, %.2f of %s: the proxy does not hold its rate", FormatRate(got), got/rate, FormatRate(rate))
+		}
+		if best = max(best, got/rate); best >= probeLow {
+			break
+		}
 	}
-	t.Logf("proxy at %s: probe %s", FormatRate(rate), FormatRate(got))
-	if r := got / rate; r < probeLow || r > probeHigh {
-		t.Errorf("probe through the proxy %s, %.2f of %s", FormatRate(got), r, FormatRate(rate))
+	if best < probeLow {
+		t.Errorf("best probe through the proxy %.2f of %s: below %.2f", best, FormatRate(rate), probeLow)
 	}
 }
 

@@ -104,6 +104,9 @@ func (s Setup) Describe() string {
 type Path struct {
 	Profile Profile
 	Mode    Mode
+	// Probe is the rate the probe reached before the measurement, in bits
+	// per second.
+	Probe   float64
 	proxies []*Proxy
 }
 
@@ -233,7 +236,7 @@ func Run[Req, Resp any](ctx context.Context, r Runner, p Profile, req Req,
 	if setup.Probe, err = Probe(ctx, probeTime, p.Rate); err != nil {
 		return zero, setup, fmt.Errorf("netshape: probe: %w", err)
 	}
-	path := &Path{Profile: p, Mode: ModeProxy}
+	path := &Path{Profile: p, Mode: ModeProxy, Probe: setup.Probe}
 	defer path.close()
 	resp, err := fn(ctx, path, req)
 	return resp, setup, err
@@ -332,7 +335,7 @@ func Serve[Req, Resp any](ctx context.Context, fn func(context.Context, *Path, R
 		rep.Probe, err = Probe(ctx, env.ProbeTime, 0)
 	}
 	if err == nil {
-		path := &Path{Profile: env.Profile, Mode: ModeNetNS}
+		path := &Path{Profile: env.Profile, Mode: ModeNetNS, Probe: rep.Probe}
 		rep.Response, err = fn(ctx, path, env.Request)
 		path.close()
 	}
