@@ -167,10 +167,12 @@ func parseQdiscStats(out string) []QdiscStats {
 }
 
 // Command returns a command running name with args inside the namespace.
-// It is killed if this process dies.
+// When ctx ends it gets SIGTERM, so that it can stop what it started, and
+// SIGKILL 5 s later; it is killed at once if this process dies.
 func (n *Namespace) Command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, n.ip, append([]string{"netns", "exec", n.name, name}, args...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 5 * time.Second
 	return cmd
 }

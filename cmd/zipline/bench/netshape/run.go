@@ -81,9 +81,13 @@ func (s Setup) Describe() string {
 			fmt.Fprintf(&b, " (%s)", s.Reason)
 		}
 	}
-	fmt.Fprintf(&b, "; probe %s", FormatRate(s.Probe))
-	if r := s.ProbeRatio(); r > 0 {
-		fmt.Fprintf(&b, " (%.2f of the target)", r)
+	if s.Probe > 0 {
+		fmt.Fprintf(&b, "; probe %s", FormatRate(s.Probe))
+		if r := s.ProbeRatio(); r > 0 {
+			fmt.Fprintf(&b, " (%.2f of the target)", r)
+		}
+	} else {
+		b.WriteString("; no probe result")
 	}
 	for _, q := range s.Qdisc {
 		if q.Dropped > 0 {
