@@ -112,31 +112,19 @@ func (c config) runCell(ctx context.Context, addr string, serverPID int, name st
 		return out, ctx.Err()
 	}
 	var phase atomic.Int32
-	type worker struct {
-		hist     latency.Histogram
-		ops      int
-		errs     int
-		firstErr error
-		_        [64]byte
-	}
-	small := make([]worker, c.Small)
-	movers := make([]worker, c.Movers)
+	small := make([]latency.Recorder, c.Small)
+	movers := make([]latency.Recorder, c.Movers)
 	if !mixed {
 		movers = nil
 	}
 	large := bench.Value(c.Large)
 	opCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	record := func(w *worker, d time.Duration, err error) {
-		switch {
-		case err != nil && phase.Load() != phaseStop:
-			if w.errs == 0 {
-				w.firstErr = err
-			}
-			w.errs++
-		case err == nil && phase.Load() == phaseMeasure:
-			w.hist.Record(d)
-			w.ops++
+	// Failures count from the warm-up on, latencies in the window only;
+	// calls cut short by the stop count as neither.
+	record := func(w *latency.Recorder, d time.Duration, err error) {
+		if ph := phase.Load(); ph == phaseMeasure || err != nil && ph != phaseStop {
+			w.Done(d, err)
 		}
 	}
 	var wg sync.WaitGroup
@@ -201,24 +189,20 @@ func (c config) runCell(ctx context.Context, addr string, serverPID int, name st
 	}
 	cl.Close()
 	out.Elapsed, out.OtherCPU = u.Elapsed, u.OtherPercent()
-	var hs, hl latency.Histogram
+	var hs, hl latency.Recorder
 	for i := range small {
-		hs.Merge(&small[i].hist)
-		out.SmallOps += small[i].ops
+		hs.Merge(&small[i])
 	}
 	for i := range movers {
-		hl.Merge(&movers[i].hist)
-		out.LargeOps += movers[i].ops
+		hl.Merge(&movers[i])
 	}
 	for i, q := range quantiles {
-		out.Small[i] = hs.Quantile(q)
+		out.Small[i] = hs.Hist.Quantile(q)
 	}
-	out.LargeP99 = hl.Quantile(0.99)
-	for _, w := range append(small, movers...) {
-		out.Errors += w.errs
-		if w.firstErr != nil && out.FirstErr == "" {
-			out.FirstErr = w.firstErr.Error()
-		}
+	out.SmallOps, out.LargeOps, out.LargeP99 = hs.Ops, hl.Ops, hl.Hist.Quantile(0.99)
+	out.Errors = hs.Errors + hl.Errors
+	if err := errors.Join(hs.FirstErr, hl.FirstErr); err != nil && out.FirstErr == "" {
+		out.FirstErr = err.Error()
 	}
 	if ctx.Err() != nil {
 		return out, ctx.Err()

@@ -279,14 +279,7 @@ func (s *session) phase(ctx context.Context, cl compression.Client, op Op, prof 
 			}
 		}
 	}
-	type worker struct {
-		hist     latency.Histogram
-		ops      int
-		errs     int
-		firstErr error
-		_        [64]byte
-	}
-	workers := make([]worker, s.Goroutines)
+	workers := make([]latency.Recorder, s.Goroutines)
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	wire0, ios0, faults0 := s.path.WireBytes(), readIO(os.Getpid(), serverPID), minorFaults()
@@ -312,15 +305,7 @@ func (s *session) phase(ctx context.Context, cl compression.Client, op Op, prof 
 						err = fmt.Errorf("GET %s returned %d bytes, want %d", keys[i], n, len(menus[i]))
 					}
 				}
-				if err != nil {
-					if w.errs == 0 {
-						w.firstErr = err
-					}
-					w.errs++
-					continue
-				}
-				w.hist.Record(time.Since(t))
-				w.ops++
+				w.Done(time.Since(t), err)
 			}
 		})
 	}
@@ -330,18 +315,16 @@ func (s *session) phase(ctx context.Context, cl compression.Client, op Op, prof 
 	p.ClientFaults = minorFaults() - faults0
 	runtime.ReadMemStats(&m1)
 	p.Allocated, p.GCs = m1.TotalAlloc-m0.TotalAlloc, m1.NumGC-m0.NumGC
-	var h latency.Histogram
+	var all latency.Recorder
 	for i := range workers {
-		w := &workers[i]
-		h.Merge(&w.hist)
-		p.Ops += w.ops
-		p.Errors += w.errs
-		if w.firstErr != nil && p.FirstErr == "" {
-			p.FirstErr = w.firstErr.Error()
-		}
+		all.Merge(&workers[i])
+	}
+	p.Ops, p.Errors = all.Ops, all.Errors
+	if all.FirstErr != nil {
+		p.FirstErr = all.FirstErr.Error()
 	}
 	for _, q := range Quantiles {
-		p.Latency = append(p.Latency, h.Quantile(q))
+		p.Latency = append(p.Latency, all.Hist.Quantile(q))
 	}
 	p.Elapsed, p.ClientCPU, p.OtherCPU = u.Elapsed, u.Self, u.OtherPercent()
 	if u.ServerOK {
