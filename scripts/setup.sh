@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what zipline's demo and tests need, skipping whatever is already
-# there. Safe to run again. Usage: scripts/setup.sh [redis] [glide] [valkey] [chromium]
-# (no argument: everything).
+# there. Safe to run again. Usage: scripts/setup.sh [redis] [glide] [valkey]
+# [chromium] [iproute2] (no argument: everything).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -9,7 +9,7 @@ tools="$root/.tools"
 
 want() { [ $# -eq 0 ] && return 0; for w in "${WANT[@]}"; do [ "$w" = "$1" ] && return 0; done; return 1; }
 WANT=("$@")
-[ ${#WANT[@]} -eq 0 ] && WANT=(redis glide valkey chromium)
+[ ${#WANT[@]} -eq 0 ] && WANT=(redis glide valkey chromium iproute2)
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -74,9 +74,21 @@ setup_chromium() {
 	DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq chromium >/dev/null
 }
 
+# ip and tc, for the bandwidth-shaped benchmarks (cmd/zipline/bench/netshape)
+# and their test, which skips without them.
+setup_iproute2() {
+	if command -v ip >/dev/null && command -v tc >/dev/null; then
+		return
+	fi
+	echo "setup: installing iproute2 (Debian package)"
+	as_root apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq iproute2 >/dev/null
+}
+
 need_go
 want redis && setup_redis
 want glide && setup_glide
 want valkey && setup_valkey
 want chromium && setup_chromium
+want iproute2 && setup_iproute2
 exit 0

@@ -2,7 +2,7 @@
 //
 //	zipline demo [flags]     the main job: implicit pipelining against a local server
 //	zipline migrate [flags]  move a namespace to a new key layout, live
-//	zipline bench <suite>    benchmarks: compression, layouts
+//	zipline bench <suite>    benchmarks: compression, layouts, doordash
 //	zipline fanout [flags]   a WebSocket hub relaying Redis pub/sub, with a demo page
 //
 // Run "zipline <command> -h" for a command's flags.
@@ -26,7 +26,7 @@ type command struct {
 var commands = map[string]command{
 	"demo":    {"run a mixed workload through zipline and through one request per round trip, and compare", runDemo},
 	"migrate": {"move a namespace's keys to a new layout, live, resumable (-dry-run projects the saving)", runMigrate},
-	"bench":   {"benchmarks: compression (GLIDE's table), layouts (the me-redis table)", runBench},
+	"bench":   {"benchmarks: compression (GLIDE's table), layouts (the me-redis table), doordash (large values over a bandwidth limit)", runBench},
 	"fanout":  {"relay Redis pub/sub to WebSocket clients, compressing each message once; demo page at /", runFanout},
 }
 

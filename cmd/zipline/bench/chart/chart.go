@@ -1,5 +1,5 @@
 // Package chart draws the benchmark reports' charts as standalone SVG: a
-// grouped bar chart and heatmap panels. The SVG is written by hand, enough
+// grouped bar chart, heatmap panels and line panels (lines.go). The SVG is written by hand, enough
 // for a report and readable in any browser or on GitHub, with no
 // dependency.
 package chart

@@ -128,12 +128,17 @@ func (a *admin) settle(ctx context.Context, clients int) (int64, error) {
 	}
 }
 
-// sumEach sends "cmd key" for every key, in batches on a client of its own
-// that is closed afterwards (so its buffers do not linger in used_memory),
-// and returns the sum of the integer replies: with STRLEN the stored bytes,
-// with DEL the keys deleted.
+// sumEach is SumEach on the admin's server.
 func (a *admin) sumEach(ctx context.Context, cmd string, keys []string) (int64, error) {
-	c, err := zipline.New(zipline.Options{Addr: a.addr, Logger: quiet})
+	return SumEach(ctx, a.addr, cmd, keys)
+}
+
+// SumEach sends "cmd key" for every key to the server at addr, in batches
+// on a client of its own that is closed afterwards (so its buffers do not
+// linger in used_memory), and returns the sum of the integer replies: with
+// STRLEN the stored bytes, with DEL the keys deleted.
+func SumEach(ctx context.Context, addr, cmd string, keys []string) (int64, error) {
+	c, err := zipline.New(zipline.Options{Addr: addr, Logger: quiet})
 	if err != nil {
 		return 0, fmt.Errorf("compression: %w", err)
 	}

@@ -22,6 +22,13 @@
 //   - Session: express-session payloads as connect-redis stores them,
 //     JSON.stringify of the session (see below).
 //
+// Menus makes a fourth kind, outside GLIDE's table: restaurant menus as
+// a delivery app caches them (store, menus, categories, items with prices,
+// images and option groups), with sizes spread from 9.5 KB to 709 KB like
+// the 10,000 menus of DoorDash's compression post. Menus of its two
+// examples' sizes compress with LZ4 like them (6.3x at 64 KB, 5.2x at
+// 350 KB; TestMenuCompressibility prints ours).
+//
 // Names, products, statuses and prose come from small word lists, and keys
 // repeat across list items, which is what makes real payloads compress.
 // Ids, UUIDs, hashes and tokens are random, which is what stops them

@@ -90,3 +90,39 @@ func (h *Histogram) Quantile(q float64) time.Duration {
 	low, w := bounds(buckets - 1)
 	return time.Duration(low + w/2)
 }
+
+// Recorder is one goroutine's record of its operations: the latency of
+// each success, the number of failures and the first error. A benchmark
+// gives each goroutine its own (the padding keeps neighbours off each
+// other's cache lines) and merges them when the goroutines are done.
+type Recorder struct {
+	Hist     Histogram
+	Ops      int
+	Errors   int
+	FirstErr error
+	_        [64]byte
+}
+
+// Done records an operation that took d and ended with err: its latency
+// if it succeeded, a failure otherwise.
+func (r *Recorder) Done(d time.Duration, err error) {
+	if err != nil {
+		if r.Errors == 0 {
+			r.FirstErr = err
+		}
+		r.Errors++
+		return
+	}
+	r.Hist.Record(d)
+	r.Ops++
+}
+
+// Merge adds o's record to r; r keeps its first error if it has one.
+func (r *Recorder) Merge(o *Recorder) {
+	r.Hist.Merge(&o.Hist)
+	r.Ops += o.Ops
+	if r.FirstErr == nil {
+		r.FirstErr = o.FirstErr
+	}
+	r.Errors += o.Errors
+}

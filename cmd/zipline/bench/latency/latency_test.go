@@ -1,6 +1,7 @@
 package latency
 
 import (
+	"errors"
 	"testing"
 	"time"
 )
@@ -48,5 +49,23 @@ func TestRecordDoesNotAllocate(t *testing.T) {
 	var h Histogram
 	if n := testing.AllocsPerRun(1000, func() { h.Record(1234 * time.Nanosecond) }); n != 0 {
 		t.Fatalf("%v allocations", n)
+	}
+}
+
+func TestRecorder(t *testing.T) {
+	var a, b Recorder
+	a.Done(time.Millisecond, nil)
+	a.Done(time.Second, errors.New("first"))
+	b.Done(2*time.Millisecond, nil)
+	b.Done(time.Second, errors.New("second"))
+	b.Done(time.Second, errors.New("third"))
+	a.Merge(&b)
+	if a.Ops != 2 || a.Errors != 3 || a.FirstErr.Error() != "first" || a.Hist.Count() != 2 {
+		t.Errorf("merged recorder: %d ops, %d errors, first %v, %d latencies", a.Ops, a.Errors, a.FirstErr, a.Hist.Count())
+	}
+	var c Recorder
+	c.Merge(&b)
+	if c.FirstErr.Error() != "second" {
+		t.Errorf("first error of an empty recorder after a merge: %v", c.FirstErr)
 	}
 }
