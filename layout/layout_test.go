@@ -381,10 +381,15 @@ func TestTTL(t *testing.T) {
 
 func TestQueuedInBatchAndTx(t *testing.T) {
 	c, _ := newClient(t, testkit.Redis)
+	queuedOperations(t, c, c.Batch(), c.Tx())
+}
+
+// queuedOperations runs a Store's queued operations in each of batches.
+func queuedOperations(t *testing.T, c *zipline.Client, batches ...*zipline.Batch) {
 	ctx := context.Background()
 	s := openStore(t, c, Namespace{Prefix: "user:", ZipAs: "u:", Buckets: Dense(100),
 		Codec: zipline.Compression{Backend: codec.LZ4}})
-	for _, b := range []*zipline.Batch{c.Batch(), c.Tx()} {
+	for _, b := range batches {
 		q := s.In(b)
 		set := q.Set("user:1", []byte("one"))
 		mset := q.MSet(zipline.KeyValue{Key: "user:2", Value: bigValue}, zipline.KeyValue{Key: "user:3", Value: []byte("three")})

@@ -47,15 +47,8 @@ func (s *Store) move(ctx context.Context, keys []string) (MoveResult, error) {
 	if s.cluster {
 		return s.splitMove(ctx, keys)
 	}
-	b := s.c.Batch()
-	ps := make([]moving, len(keys))
-	for i, k := range keys {
-		var err error
-		if ps[i], err = s.queueMoving(b, k); err != nil {
-			return res, err
-		}
-	}
-	if err := execReads(ctx, b); err != nil {
+	ps, err := s.readMoving(ctx, keys)
+	if err != nil {
 		return res, err
 	}
 	var lists []*opList
@@ -122,6 +115,20 @@ func (s *Store) move(ctx context.Context, keys []string) (MoveResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// readMoving reads the copies of keys in the old layout, in full, with
+// their expiry, in one round trip.
+func (s *Store) readMoving(ctx context.Context, keys []string) ([]moving, error) {
+	b := s.c.Batch()
+	ms := make([]moving, len(keys))
+	for i, k := range keys {
+		var err error
+		if ms[i], err = s.queueMoving(b, k); err != nil {
+			return nil, err
+		}
+	}
+	return ms, execReads(ctx, b)
 }
 
 // queueMoving queues the reading of key's copy in the old layout, in full

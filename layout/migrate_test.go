@@ -224,6 +224,7 @@ type propertyCounts struct {
 	during           int // operations that ran while the topology changed
 	passes, moved    int64
 	staleMoves       int // moves held across other operations (cluster)
+	staleDied        int // of which stopped between two steps
 	tombstones, sets int // left by the migration, before the sweep
 	keys, oversize   int // at the end
 	kept             int // keys kept in the old layout for their TTL
@@ -353,6 +354,11 @@ func migrationProperty(t testing.TB, pb propertyBed, seed uint64, ops int) prope
 			}
 			stale, err = s.startMove(ctx, keys)
 			counts.staleMoves++
+		case rng.IntN(5) == 0:
+			// The mover dies between two steps: what it wrote stays, and
+			// the old copies it would have deleted too.
+			stale, staleStep = nil, 0
+			counts.staleDied++
 		case staleStep == 0:
 			err = stale.adopt(ctx)
 			staleStep = 1
@@ -740,9 +746,9 @@ func migrationProperty(t testing.TB, pb propertyBed, seed uint64, ops int) prope
 	counts.ops, counts.passes, counts.moved = ops, passes.Load(), moved.Load()
 	counts.keys, counts.oversize, counts.kept = len(m), a.Markers, len(kept)
 	t.Logf("%d ops %v, %d during a topology change, of which %d failed; %d migration passes moved %d keys (%d retried after concurrent changes), "+
-		"%d stale moves; at the end %d keys, %d oversize values, %d orphans, %d dangling, %d kept in the old layout, "+
+		"%d stale moves (%d stopped part-way); at the end %d keys, %d oversize values, %d orphans, %d dangling, %d kept in the old layout, "+
 		"%d tombstones in %d sets swept", ops, ops_, counts.during, counts.failed, passes.Load(), moved.Load(), changed.Load(),
-		counts.staleMoves, len(m), a.Markers, a.Orphans, a.Dangling, len(kept), a.Tombstones, a.TombSets)
+		counts.staleMoves, counts.staleDied, len(m), a.Markers, a.Orphans, a.Dangling, len(kept), a.Tombstones, a.TombSets)
 	return counts
 }
 

@@ -145,15 +145,8 @@ func (ob observation) exp() string {
 // observe reads the old copies of keys, each with its expiry (an absolute
 // time), in one round trip.
 func (s *Store) observe(ctx context.Context, keys []string) ([]observation, error) {
-	b := s.c.Batch()
-	ms := make([]moving, len(keys))
-	for i, k := range keys {
-		var err error
-		if ms[i], err = s.queueMoving(b, k); err != nil {
-			return nil, err
-		}
-	}
-	if err := execReads(ctx, b); err != nil {
+	ms, err := s.readMoving(ctx, keys)
+	if err != nil {
 		return nil, err
 	}
 	out := make([]observation, len(keys))
@@ -567,140 +560,125 @@ func (s *Store) splitTTL(ctx context.Context, key string) (time.Duration, error)
 }
 
 // splitGet reads keys: each key's old copy and its state in the new layout
-// (Q: its value, or whether it is touched) in one round trip, in no
-// particular order. The new layout's value wins, a tombstone means
-// missing, and otherwise the old copy answers. A key found in neither is
-// read again from the new layout alone: its old copy may have moved between
-// the two reads, which the second sees.
+// (Q: its value, or whether it is touched), as splitRounds does.
 func (s *Store) splitGet(ctx context.Context, keys []string) ([][]byte, error) {
 	out := make([][]byte, len(keys))
-	locs := make([]location, len(keys))
-	for i, k := range keys {
-		var err error
-		if locs[i], err = s.locate(k); err != nil {
-			return nil, err
-		}
-	}
-	need := make([]int, len(keys))
-	for i := range need {
-		need[i] = i
-	}
-	for round := 0; len(need) > 0; round++ {
-		g := s.newLists()
-		qs := make([]ref, len(keys))
-		for _, i := range need {
-			o := g.of(locs[i].anchor())
-			qs[i] = ref{o, o.op(s.addWhere(o, []any{"Q"}, locs[i])...)}
-		}
-		reads := make([]*read, len(keys))
-		r, err := s.runWith(ctx, g, func(b *zipline.Batch) error {
-			if round > 0 {
-				return nil
-			}
-			for _, i := range need {
-				var err error
-				if reads[i], err = s.old.queueRead(b, keys[i], true); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		var again []int
-		for _, i := range need {
-			v := r.of(qs[i])
-			if v.Kind() != "integer" {
+	reads := make([]*read, len(keys))
+	err := s.splitRounds(ctx, keys, func(o *opList, l location) int { return o.op(s.addWhere(o, []any{"Q"}, l)...) },
+		func(b *zipline.Batch, i int) (err error) {
+			reads[i], err = s.old.queueRead(b, keys[i], true)
+			return err
+		},
+		func(i int, v zipline.Value, first bool) (bool, error) {
+			if v.Kind() != "integer" { // the new layout's value
 				raw, err := v.AsBytes()
-				if err != nil {
-					return nil, err
+				if err == nil {
+					out[i], err = s.decode(raw)
 				}
-				if out[i], err = s.decode(raw); err != nil {
-					return nil, err
-				}
-				continue
+				return false, err
 			}
-			if state, _ := v.AsInt64(); state == stateTouched || round > 0 {
-				continue
+			if state, _ := v.AsInt64(); state == stateTouched || !first {
+				return false, nil
 			}
 			raw, err := reads[i].resolveHere()
 			switch {
 			case errors.Is(err, zipline.Nil):
-				again = append(again, i)
+				return true, nil
 			case err != nil:
-				return nil, err
-			default:
-				if out[i], err = s.old.decode(raw); err != nil {
-					return nil, err
-				}
+				return false, err
 			}
-		}
-		need = again
-	}
-	return out, nil
+			out[i], err = s.old.decode(raw)
+			return false, err
+		})
+	return out, err
 }
 
 // splitExists counts the keys that exist, as splitGet decides.
 func (s *Store) splitExists(ctx context.Context, keys []string) (int64, error) {
+	var n int64
+	checks := make([]*existsCheck, len(keys))
+	err := s.splitRounds(ctx, keys, func(o *opList, l location) int {
+		return o.op(append(s.addWhere(o, []any{"A", "g", 0}, l), "")...)
+	},
+		func(b *zipline.Batch, i int) error {
+			cs, err := s.old.queueExists(b, keys[i:i+1], true)
+			if err == nil {
+				checks[i] = cs[0][0]
+			}
+			return err
+		},
+		func(i int, v zipline.Value, first bool) (bool, error) {
+			switch state, _ := v.AsInt64(); {
+			case state == stateLive:
+				n++
+				return false, nil
+			case state == stateTouched || !first:
+				return false, nil
+			}
+			ok, err := checks[i].exists()
+			if ok {
+				n++
+			}
+			return !ok, err
+		})
+	return n, err
+}
+
+// splitRounds runs a read of keys in the cluster protocol: probe appends
+// a key's operation in the new layout, old queues its reads in the old
+// one, in one round trip, in no particular order; then decide says, from
+// the new layout's reply, whether the key needs another look: it answers
+// unless the key is absent and untouched there, and then the old copy
+// does, unless there is none. Such keys are probed again, in the new
+// layout only (first false): their old copy may have moved between the two
+// reads, which the second sees; if it finds nothing, the key was in
+// neither layout at that moment.
+func (s *Store) splitRounds(ctx context.Context, keys []string, probe func(o *opList, l location) int,
+	old func(b *zipline.Batch, i int) error, decide func(i int, v zipline.Value, first bool) (bool, error)) error {
 	locs := make([]location, len(keys))
+	need := make([]int, len(keys))
 	for i, k := range keys {
 		var err error
 		if locs[i], err = s.locate(k); err != nil {
-			return 0, err
+			return err
 		}
-	}
-	exists := make([]bool, len(keys))
-	need := make([]int, len(keys))
-	for i := range need {
 		need[i] = i
 	}
 	for round := 0; len(need) > 0; round++ {
 		g := s.newLists()
-		st := make([]ref, len(keys))
+		probes := make([]ref, len(keys))
 		for _, i := range need {
 			o := g.of(locs[i].anchor())
-			st[i] = ref{o, o.op(append(s.addWhere(o, []any{"A", "g", 0}, locs[i]), "")...)}
+			probes[i] = ref{o, probe(o, locs[i])}
 		}
-		var checks [][]*existsCheck
-		r, err := s.runWith(ctx, g, func(b *zipline.Batch) error {
-			if round > 0 {
+		var queue func(b *zipline.Batch) error
+		if round == 0 {
+			queue = func(b *zipline.Batch) error {
+				for _, i := range need {
+					if err := old(b, i); err != nil {
+						return err
+					}
+				}
 				return nil
 			}
-			var err error
-			checks, err = s.old.queueExists(b, keys, true)
-			return err
-		})
+		}
+		r, err := s.runWith(ctx, g, queue)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		var again []int
 		for _, i := range need {
-			switch state, _ := r.of(st[i]).AsInt64(); {
-			case state == stateLive:
-				exists[i] = true
-			case state == stateTouched || round > 0:
-			default:
-				ok, err := checks[i][0].exists()
-				if err != nil {
-					return 0, err
-				}
-				if ok {
-					exists[i] = true
-				} else {
-					again = append(again, i)
-				}
+			more, err := decide(i, r.of(probes[i]), round == 0)
+			if err != nil {
+				return err
+			}
+			if more {
+				again = append(again, i)
 			}
 		}
 		need = again
 	}
-	var n int64
-	for _, e := range exists {
-		if e {
-			n++
-		}
-	}
-	return n, nil
+	return nil
 }
 
 // splitMove moves keys: it reads their old copies, then writes each into
