@@ -259,7 +259,7 @@ func TestClusterMigrationProperty(t *testing.T) {
 	for _, kind := range []testkit.Kind{testkit.Redis, testkit.Valkey} {
 		t.Run(string(kind), func(t *testing.T) {
 			c, cl := newCluster(t, kind, false)
-			for _, seed := range []uint64{1, 2, 3} {
+			for seed := uint64(1); seed <= *propertySeeds; seed++ {
 				t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 					if err := c.FlushAll(context.Background()); err != nil {
 						t.Fatal(err)

@@ -150,10 +150,10 @@
 //     is dead by then too. (A client that stops between its steps leaves
 //     an old copy behind N's answer: never read, and deleted by the next
 //     Migrate pass, which counts it as Replaced.)
-//  3. So if N is absent and untouched at some moment, it has been so since
-//     the migration began, nobody has deleted O, and O holds what any
-//     earlier read of it saw (unless it expired, which the server's clock
-//     tells).
+//  3. So if N is absent and untouched at some moment, it has held nothing
+//     since the migration began (but perhaps a copy of O that expired with
+//     it), nobody has deleted O, and O holds what any earlier read of it
+//     saw, unless it expired, which the server's clock tells.
 //
 // A write leaves N live; a deletion leaves a tombstone. From then on N
 // answers (2): a read cannot return the old value, and a mover or

@@ -311,9 +311,10 @@ type Progress struct {
 	Cursor  string // where to resume; "0" when the scan is complete ("" before, on a cluster)
 }
 
-// Complete reports whether the pass that p sums up left nothing for
-// another: every key it found was already gone, or kept in the old layout
-// for its TTL. On a cluster that is when tombstones may go (see Sweep).
+// Complete reports whether the pass that p sums up, if it started from
+// the beginning (no Cursor), left nothing for another: every key it found
+// was already gone, or kept in the old layout for its TTL. On a cluster
+// that is when tombstones may go (see Sweep).
 func (p Progress) Complete() bool {
 	return p.Cursor == "0" && p.Moved+p.Changed+p.Replaced == 0
 }

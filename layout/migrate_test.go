@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	stdflag "flag"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -177,7 +178,7 @@ func (m model) setTTL(k string, v []byte, d time.Duration, t0, t1 time.Time) {
 // key belongs to a marker and every marker has its key.
 func TestMigrationProperty(t *testing.T) {
 	for _, kind := range []testkit.Kind{testkit.Redis, testkit.Valkey} {
-		for _, seed := range []uint64{1, 2, 3} {
+		for seed := uint64(1); seed <= *propertySeeds; seed++ {
 			t.Run(fmt.Sprintf("%s/seed%d", kind, seed), func(t *testing.T) {
 				c, srv := newClient(t, kind)
 				migrationProperty(t, propertyBed{c: c, b: serverBed{srv}, kind: kind}, seed, 3000)
@@ -191,6 +192,10 @@ func withoutMigration(ns Namespace) Namespace {
 	ns.MigrateFrom = nil
 	return ns
 }
+
+// propertySeeds is how many seeds the migration property tests run, each
+// on Redis and Valkey, on a server and on a cluster.
+var propertySeeds = stdflag.Uint64("property-seeds", 3, "seeds of the migration property tests")
 
 // propertyBed is where migrationProperty runs.
 type propertyBed struct {

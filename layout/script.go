@@ -523,7 +523,7 @@ func (o *opList) queue(b *zipline.Batch) *zipline.Future[zipline.Value] {
 }
 
 // queueDigest queues the script on b by its digest (EVALSHA): the reply is
-// NOSCRIPT where the server has not cached it (see runWith).
+// NOSCRIPT where the server has not cached it (see runOpsBatch).
 func (o *opList) queueDigest(b *zipline.Batch) *zipline.Future[zipline.Value] {
 	return b.Do(o.call("EVALSHA", opsScript.SHA1())...)
 }
