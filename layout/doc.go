@@ -88,33 +88,130 @@
 // # Migration
 //
 // A Namespace can name the layout it migrates from (MigrateFrom). Reads try
-// the new layout, then the old, in one round trip. Writes go to the new
-// layout and delete the old copy in one atomic step (a small Lua script that
-// runs a list of commands), so a deleted value can never come back; deletes
-// remove both copies the same way. Operations that act on a value in place
-// (IncrBy, SetNX, Expire, TTL) first move that key. Migrate moves the rest
-// in the background: it scans the old layout, reads each key with its
-// expiry (an absolute time where the server has PEXPIRETIME, so a move does
-// not lengthen it), and moves it with a script that checks the old copy is
-// unchanged, so a concurrent write or delete wins and the key is retried on
-// the next pass. A TTL that the new layout cannot hold (a bucket on a server
-// without field expiry) keeps the key in the old layout, where it still
-// reads, and where operations that act in place find it. Migrate can be
-// stopped at any point and resumed from the cursor of its last Progress.
+// the new layout, then the old, in one round trip. On a single server,
+// writes go to the new layout and delete the old copy in one atomic step (a
+// small Lua script that runs a list of commands), so a deleted value can
+// never come back; deletes remove both copies the same way. Operations that
+// act on a value in place (IncrBy, SetNX, Expire, TTL) first move that key.
+// Migrate moves the rest in the background: it scans the old layout, reads
+// each key with its expiry (an absolute time where the server has
+// PEXPIRETIME, so a move does not lengthen it), and moves it with a script
+// that checks the old copy is unchanged, so a concurrent write or delete
+// wins and the key is retried on the next pass. A TTL that the new layout
+// cannot hold (a bucket on a server without field expiry) keeps the key in
+// the old layout, where it still reads, and where operations that act in
+// place find it. Migrate can be stopped at any point and resumed from the
+// cursor of its last Progress.
 //
 // Roll out in this order: deploy code that uses the new layout with
-// MigrateFrom, run Migrate (or "zipline migrate") until it moves nothing,
-// then drop MigrateFrom. While old code still writes the old layout, its
+// MigrateFrom, run Migrate (or "zipline migrate") until a pass is complete
+// (Progress.Complete: it moved nothing), then drop MigrateFrom, then, on a
+// cluster, run Sweep once. While old code still writes the old layout, its
 // writes can be shadowed by a newer copy in the new layout.
+//
+// # Migration on a cluster
+//
+// On a Redis or Valkey Cluster a key's old copy (O below) and its place in
+// the new layout (N) are in different hash slots, which no script can join:
+// every step is a script in one slot, and the steps of one operation run
+// one after the other. The new layout then keeps tombstones: sets that
+// record the keys "touched" during the migration, one per bucket
+// ("<stored>#!{<bucket>}", whose members are fields, in the bucket's slot)
+// and one per hash slot for keys stored as plain keys (members are their
+// stored names). A key's state in N is live (N holds a value), a tombstone
+// (absent and touched), or absent and untouched; only the last lets O
+// answer for the key.
+//
+//   - Get, MGet, Exists read O and N's state in one round trip, and N
+//     answers unless absent and untouched; then O does. A key found in
+//     neither is read from N once more (its old copy may have moved between
+//     the two reads: the second read sees it).
+//   - Set, MSet and GetSet write N, then delete O. SetEX writes N and touches
+//     it in one script, then deletes O; Del deletes N's value and touches it,
+//     then deletes O.
+//   - Operations whose result depends on the current value (Del's count,
+//     GetSet's previous value, SetNX, IncrBy, Expire) first read O (an
+//     observation, with its absolute expiry), then run one script in N's
+//     slot that decides from N's state, and from the observation if N is
+//     absent and untouched (its expiry compared with the server's TIME).
+//     IncrBy and Expire then write the observed value into N (with its
+//     expiry) before acting on it; Expire touches the key. Then O goes.
+//   - The mover reads O, then copies it into N only where N is absent and
+//     untouched (with O's expiry), then deletes O where N now answers.
+//
+// Why no write is lost and no deleted value comes back:
+//
+//  1. O only loses its value (deletion, expiry); nothing writes the old
+//     layout (but see kept keys below).
+//  2. O is deleted only once N answers for the key, and N keeps answering:
+//     every value written into N with a TTL of its own touches the key, so
+//     that its expiry leaves a tombstone; the only values that expire
+//     untouched are copies of O, which carry O's own absolute expiry, so O
+//     is dead by then too. (A client that stops between its steps leaves
+//     an old copy behind N's answer: never read, and deleted by the next
+//     Migrate pass, which counts it as Replaced.)
+//  3. So if N is absent and untouched at some moment, it has held nothing
+//     since the migration began (but perhaps a copy of O that expired with
+//     it), nobody has deleted O, and O holds what any earlier read of it
+//     saw, unless it expired, which the server's clock tells.
+//
+// A write leaves N live; a deletion leaves a tombstone. From then on N
+// answers (2): a read cannot return the old value, and a mover or
+// operation that read the old value earlier writes it into N only where N
+// is absent and untouched, which it no longer is; that is what tombstones
+// are for. Conversely, when such a step finds N absent and untouched, the
+// value it read is the key's current one (3), so it loses nothing. A read
+// that finds N absent and untouched returns O's value as it was at that
+// moment, whichever of the two reads ran first (1, 3); a key found in
+// neither was in neither when N was read again, after O (1).
+//
+// TTLs: a copy carries O's absolute expiry (PEXPIRETIME; the old copy's
+// PTTL added to the client's clock on servers before Redis 7.0), so it
+// never outlives the original, and its old copy dies with it. A write with
+// a TTL deletes O, and its tombstone makes sure that once it expires
+// nothing older comes back. Expiries in different slots are compared with
+// each node's clock, which a cluster keeps in step to well within a TTL's
+// millisecond grain.
+//
+// Keys whose TTL the new layout cannot hold (a bucket on a server without
+// field expiry, and no BucketTTL) stay in the old layout: IncrBy and Expire
+// act on them there, only if they still exist. An IncrBy there that runs
+// concurrently with a GetSet of the same key can leave GetSet reporting the
+// value before the increment.
+//
+// When a pass is complete and no process runs with MigrateFrom any longer,
+// Sweep deletes the tombstones: before that, a process that read an old
+// value before its deletion could still copy it into the new layout. They
+// cost one set member per key deleted, expired or given a TTL during the
+// migration; code without MigrateFrom never reads them. Migrate on a
+// cluster scans every primary (Client.Scan) and cannot resume from a
+// cursor; starting over is correct. A pass that overlaps a resharding may
+// miss keys that move meanwhile: the next pass finds them.
+//
+// Costs while migrating on a cluster (on a single server, every operation
+// is still one script call): Set, MSet and SetEX take two round trips;
+// Del, GetSet, SetNX, IncrBy and Expire three; Get, MGet and Exists one,
+// two for missing keys; TTL two; the mover three per batch of keys. Batched
+// operations (Store.In) are refused: ErrQueuedWhileSplit.
+//
+// # Clusters
+//
+// A Store finds out at New whether its server is a cluster node (INFO
+// cluster). Every script declares all the keys it touches, and they share
+// one hash slot: a bucket, its oversize keys and its tombstone set hash to
+// the bucket key (the "{<bucket key>}" tag in their names), and a plain
+// key's tombstone set is named after its slot. Stored prefixes whose braces
+// would hash a part of one name and the whole of another ("u{:", "u}:",
+// "{}u:") are refused there; a prefix with a whole hash tag ("{users}:")
+// puts the whole namespace in one slot. Legacy oversize names (another
+// slot) are off. MSet, MGet and Del across buckets are atomic per bucket
+// and per plain key, not as a whole. A migration's target needs ZipAs or
+// Buckets, so that its tombstones have names no application key can take,
+// and cannot use BucketTTL on a server without field expiry (a bucket's
+// expiry would take fields that left no tombstone).
 //
 // # Limits
 //
-// Namespaces are for a standalone server. Every script declares all the keys
-// it touches, and the operations on one key touch one hash slot (a bucket
-// and its oversize keys share it), except for the cleanup of values written
-// by earlier versions, whose plain name is in another slot. What a cluster
-// cannot run atomically: MSet, MGet and Del across buckets, and migration,
-// whose moves, writes and deletes join the old layout's key and the new
-// bucket. Valkey counts expired fields in HLEN until it reclaims them, so
-// Count can be briefly high there.
+// Valkey counts expired fields in HLEN until it reclaims them, so Count can
+// be briefly high there.
 package layout

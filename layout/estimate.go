@@ -17,22 +17,14 @@ func (s *Store) Source() *Store { return s.old }
 // HLEN per bucket.
 func (s *Store) Count(ctx context.Context) (int64, error) {
 	var n int64
-	for cursor := "0"; ; {
-		v, err := s.c.Do(ctx, "SCAN", cursor, "MATCH", globEscape(s.stored)+"*", "COUNT", 1000)
-		if err != nil {
-			return 0, err
-		}
-		page, err := v.AsSlice()
-		if err != nil || len(page) != 2 {
-			return 0, errors.Join(err, errors.New("layout: malformed SCAN reply"))
-		}
-		cursor, _ = page[0].AsString()
-		keys, _ := page[1].AsStrings()
+	err := s.scanStored(ctx, "0", 1000, func(names []string, _ string) (bool, error) {
 		b := s.c.Batch()
 		var lens []*zipline.Future[int64]
-		for _, sk := range keys {
+		for _, sk := range names {
 			rest := sk[len(s.stored):]
 			switch {
+			case isTouchedName(rest):
+				// a tombstone set of a migration on a cluster
 			case s.buckets != nil && strings.HasPrefix(rest, string(bucketMarker)):
 				// A bucket, or an oversize value's key (#{...}): only
 				// buckets are counted, through their fields.
@@ -47,16 +39,15 @@ func (s *Store) Count(ctx context.Context) (int64, error) {
 		}
 		if b.Len() > 0 {
 			if err := b.Exec(ctx); err != nil {
-				return 0, err
+				return false, err
 			}
 			for _, l := range lens {
 				n += l.Val()
 			}
 		}
-		if cursor == "0" {
-			return n, nil
-		}
-	}
+		return true, nil
+	})
+	return n, err
 }
 
 // isBucketable reports whether a stored plain key's name belongs to a key
@@ -105,7 +96,12 @@ func (s *Store) Estimate(ctx context.Context, sample int) (Estimate, error) {
 	if e.Keys, err = s.old.Count(ctx); err != nil {
 		return e, err
 	}
-	keys, _, err := s.old.scanPage(ctx, "0", int64(max(sample, 1)))
+	var keys []string
+	err = s.old.scanStored(ctx, "0", int64(max(sample, 1)), func(names []string, _ string) (bool, error) {
+		var err error
+		keys, err = s.old.appKeys(ctx, names)
+		return false, err
+	})
 	if err != nil {
 		return e, err
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/internal/resp"
 	"github.com/ziplinekv/zipline/internal/testkit"
 )
 
@@ -89,49 +90,34 @@ type accounting struct {
 	PlainKeys    int // string keys of keys that have no bucket
 	Orphans      int // oversize keys that no marker points to
 	Dangling     int // markers whose key is missing
+	Tombstones   int // members of tombstone sets (a migration on a cluster)
+	TombSets     int // tombstone sets
 }
 
-// account reads s's layout (not its MigrateFrom). It knows the stored
-// names from the layout's documentation: buckets are <stored>#<base62>,
-// oversize keys <stored>#{<bucket>}<field> or, in the legacy naming, the
-// key's plain name.
-func account(t *testing.T, srv *testkit.Server, s *Store) accounting {
+// account reads s's layout (not its MigrateFrom) on a server or a cluster.
+// It knows the stored names from the layout's documentation: buckets are
+// <stored>#<base62>, oversize keys <stored>#{<bucket>}<field> or, in the
+// legacy naming, the key's plain name, tombstone sets <stored>#!{...}.
+func account(t testing.TB, b bed, s *Store) accounting {
 	t.Helper()
 	ctx := context.Background()
 	var a accounting
-	var names []string
-	for cursor, pages := "0", 0; ; pages++ {
-		if pages > 10000 {
-			t.Fatal("SCAN did not finish")
-		}
-		v, err := srv.Do(ctx, "SCAN", cursor, "MATCH", globEscape(s.stored)+"*", "COUNT", 1000)
+	names := b.keys(t, globEscape(s.stored)+"*")
+	do := func(args ...any) resp.Value {
+		t.Helper()
+		v, err := b.do(ctx, args[1].(string), args...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		page := v.Elems()
-		cursor = string(page[0].Bytes())
-		for _, e := range page[1].Elems() {
-			names = append(names, string(e.Bytes()))
-		}
-		if cursor == "0" {
-			break
-		}
+		return v
 	}
 	referenced := map[string]bool{}
 	var strs []string
 	for _, name := range names {
-		typ, err := srv.Do(ctx, "TYPE", name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		switch string(typ.Bytes()) {
+		switch typ := string(do("TYPE", name).Bytes()); typ {
 		case "hash":
 			a.Buckets++
-			all, err := srv.Do(ctx, "HGETALL", name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			kv := all.Elems() // RESP2: field, value, ...
+			kv := do("HGETALL", name).Elems() // RESP2: field, value, ...
 			for i := 0; i+1 < len(kv); i += 2 {
 				f, val := string(kv[i].Bytes()), kv[i+1].Bytes()
 				var target string
@@ -149,15 +135,21 @@ func account(t *testing.T, srv *testkit.Server, s *Store) accounting {
 				}
 				a.Markers++
 				referenced[target] = true
-				if n, err := srv.Do(ctx, "EXISTS", target); err != nil || n.Int() != 1 {
+				if n := do("EXISTS", target); n.Int() != 1 {
 					a.Dangling++
 				}
 			}
 		case "string":
 			strs = append(strs, name)
+		case "set":
+			if !isTouchedName(name[len(s.stored):]) {
+				t.Fatalf("%s is a set", name)
+			}
+			a.TombSets++
+			a.Tombstones += int(do("SCARD", name).Int())
 		case "none": // expired meanwhile
 		default:
-			t.Fatalf("%s is a %s", name, typ.Bytes())
+			t.Fatalf("%s is a %s", name, typ)
 		}
 	}
 	for _, name := range strs {
@@ -176,7 +168,33 @@ func account(t *testing.T, srv *testkit.Server, s *Store) accounting {
 	return a
 }
 
-func bucketNumber(t *testing.T, s *Store, bucket string) uint64 {
+// A bed is the servers under a test, one or a cluster: the keys matching a
+// pattern on every primary, and a command on a key's own node.
+type bed interface {
+	keys(t testing.TB, pattern string) []string
+	do(ctx context.Context, key string, args ...any) (resp.Value, error)
+}
+
+type serverBed struct{ *testkit.Server }
+
+func (b serverBed) keys(t testing.TB, pattern string) []string {
+	t.Helper()
+	v, err := b.Do(context.Background(), "KEYS", pattern)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range v.Elems() {
+		out = append(out, string(e.Bytes()))
+	}
+	return out
+}
+
+func (b serverBed) do(ctx context.Context, _ string, args ...any) (resp.Value, error) {
+	return b.Do(ctx, args...)
+}
+
+func bucketNumber(t testing.TB, s *Store, bucket string) uint64 {
 	t.Helper()
 	n, ok := parseBase62(strings.TrimPrefix(bucket, s.stored+"#"))
 	if !ok {

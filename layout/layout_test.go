@@ -36,7 +36,7 @@ func newClient(t *testing.T, kind testkit.Kind) (*zipline.Client, *testkit.Serve
 	return c, srv
 }
 
-func openStore(t *testing.T, c *zipline.Client, ns Namespace) *Store {
+func openStore(t testing.TB, c *zipline.Client, ns Namespace) *Store {
 	t.Helper()
 	s, err := New(context.Background(), c, ns)
 	if err != nil {
@@ -86,93 +86,99 @@ func short(vs [][]byte) string {
 }
 
 func TestStoreOperations(t *testing.T) {
-	ctx := context.Background()
 	for name, ns := range namespaces() {
 		t.Run(name, func(t *testing.T) {
 			c, _ := newClient(t, testkit.Redis)
-			s := openStore(t, c, ns)
-			keys := []string{"user:1", "user:12345", "user:007", "user:alice", "user:a:b:7", "user:"}
-			for i, k := range keys {
-				v := []byte("v" + strconv.Itoa(i))
-				if i%2 == 1 {
-					v = bigValue // oversize in a bucket; compressed or not
-				}
-				if err := s.Set(ctx, k, v); err != nil {
-					t.Fatalf("Set %s: %v", k, err)
-				}
-				got, err := s.Get(ctx, k)
-				if err != nil || !bytes.Equal(got, v) {
-					t.Fatalf("Get %s = %q, %v", k, got, err)
-				}
-			}
-			// 007 and 7 are different keys.
-			if err := s.Set(ctx, "user:7", []byte("seven")); err != nil {
-				t.Fatal(err)
-			}
-			if v, _ := s.Get(ctx, "user:007"); string(v) != "v2" {
-				t.Fatalf("user:007 clobbered by user:7: %q", v)
-			}
-			if _, err := s.Get(ctx, "user:999"); !errors.Is(err, zipline.Nil) {
-				t.Fatalf("missing key: %v", err)
-			}
-			if _, err := s.Get(ctx, "other:1"); !errors.Is(err, ErrNotInNamespace) {
-				t.Fatalf("foreign key: %v", err)
-			}
-			got, err := s.MGet(ctx, "user:1", "user:999", "user:12345", "user:007")
-			if err != nil || string(got[0]) != "v0" || got[1] != nil || !bytes.Equal(got[2], bigValue) || string(got[3]) != "v2" {
-				t.Fatalf("MGet = %s, %v", short(got), err)
-			}
-			if err := s.MSet(ctx, zipline.KeyValue{Key: "user:101", Value: []byte("a")}, zipline.KeyValue{Key: "user:102", Value: bigValue},
-				zipline.KeyValue{Key: "user:103", Value: []byte("c")}); err != nil {
-				t.Fatal(err)
-			}
-			if v, _ := s.Get(ctx, "user:102"); !bytes.Equal(v, bigValue) {
-				t.Fatal("MSet oversize value")
-			}
-			if n, err := s.Exists(ctx, "user:101", "user:102", "user:nope", "user:alice"); err != nil || n != 3 {
-				t.Fatalf("Exists = %d, %v", n, err)
-			}
-			if n, err := s.Incr(ctx, "user:500"); err != nil || n != 1 {
-				t.Fatalf("Incr = %d, %v", n, err)
-			}
-			if n, err := s.IncrBy(ctx, "user:500", 41); err != nil || n != 42 {
-				t.Fatalf("IncrBy = %d, %v", n, err)
-			}
-			if v, _ := s.Get(ctx, "user:500"); string(v) != "42" {
-				t.Fatalf("counter reads %q", v)
-			}
-			if ok, err := s.SetNX(ctx, "user:101", []byte("x")); err != nil || ok {
-				t.Fatalf("SetNX existing: %v %v", ok, err)
-			}
-			if ok, err := s.SetNX(ctx, "user:600", bigValue); err != nil || !ok {
-				t.Fatalf("SetNX new oversize: %v %v", ok, err)
-			}
-			if old, err := s.GetSet(ctx, "user:600", []byte("small")); err != nil || !bytes.Equal(old, bigValue) {
-				t.Fatalf("GetSet old = %q, %v", old, err)
-			}
-			if v, _ := s.Get(ctx, "user:600"); string(v) != "small" {
-				t.Fatalf("after GetSet: %q", v)
-			}
-			if n, err := s.Del(ctx, "user:101", "user:102", "user:nope", "user:alice"); err != nil || n != 3 {
-				t.Fatalf("Del = %d, %v", n, err)
-			}
-			if n, _ := s.Exists(ctx, "user:101", "user:102", "user:alice"); n != 0 {
-				t.Fatalf("%d keys survived Del", n)
-			}
-			// Scan lists the application's names, each once.
-			var listed []string
-			for k, err := range s.Scan(ctx) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				listed = append(listed, k)
-			}
-			sort.Strings(listed)
-			want := []string{"user:", "user:007", "user:1", "user:103", "user:12345", "user:500", "user:600", "user:7", "user:a:b:7"}
-			if !slices.Equal(listed, want) {
-				t.Fatalf("Scan = %v, want %v", listed, want)
-			}
+			storeOperations(t, c, ns)
 		})
+	}
+}
+
+// storeOperations runs every operation of a Store for ns on an empty
+// database (a server or a cluster) and checks the results.
+func storeOperations(t *testing.T, c *zipline.Client, ns Namespace) {
+	ctx := context.Background()
+	s := openStore(t, c, ns)
+	keys := []string{"user:1", "user:12345", "user:007", "user:alice", "user:a:b:7", "user:"}
+	for i, k := range keys {
+		v := []byte("v" + strconv.Itoa(i))
+		if i%2 == 1 {
+			v = bigValue // oversize in a bucket; compressed or not
+		}
+		if err := s.Set(ctx, k, v); err != nil {
+			t.Fatalf("Set %s: %v", k, err)
+		}
+		got, err := s.Get(ctx, k)
+		if err != nil || !bytes.Equal(got, v) {
+			t.Fatalf("Get %s = %q, %v", k, got, err)
+		}
+	}
+	// 007 and 7 are different keys.
+	if err := s.Set(ctx, "user:7", []byte("seven")); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := s.Get(ctx, "user:007"); string(v) != "v2" {
+		t.Fatalf("user:007 clobbered by user:7: %q", v)
+	}
+	if _, err := s.Get(ctx, "user:999"); !errors.Is(err, zipline.Nil) {
+		t.Fatalf("missing key: %v", err)
+	}
+	if _, err := s.Get(ctx, "other:1"); !errors.Is(err, ErrNotInNamespace) {
+		t.Fatalf("foreign key: %v", err)
+	}
+	got, err := s.MGet(ctx, "user:1", "user:999", "user:12345", "user:007")
+	if err != nil || string(got[0]) != "v0" || got[1] != nil || !bytes.Equal(got[2], bigValue) || string(got[3]) != "v2" {
+		t.Fatalf("MGet = %s, %v", short(got), err)
+	}
+	if err := s.MSet(ctx, zipline.KeyValue{Key: "user:101", Value: []byte("a")}, zipline.KeyValue{Key: "user:102", Value: bigValue},
+		zipline.KeyValue{Key: "user:103", Value: []byte("c")}); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := s.Get(ctx, "user:102"); !bytes.Equal(v, bigValue) {
+		t.Fatal("MSet oversize value")
+	}
+	if n, err := s.Exists(ctx, "user:101", "user:102", "user:nope", "user:alice"); err != nil || n != 3 {
+		t.Fatalf("Exists = %d, %v", n, err)
+	}
+	if n, err := s.Incr(ctx, "user:500"); err != nil || n != 1 {
+		t.Fatalf("Incr = %d, %v", n, err)
+	}
+	if n, err := s.IncrBy(ctx, "user:500", 41); err != nil || n != 42 {
+		t.Fatalf("IncrBy = %d, %v", n, err)
+	}
+	if v, _ := s.Get(ctx, "user:500"); string(v) != "42" {
+		t.Fatalf("counter reads %q", v)
+	}
+	if ok, err := s.SetNX(ctx, "user:101", []byte("x")); err != nil || ok {
+		t.Fatalf("SetNX existing: %v %v", ok, err)
+	}
+	if ok, err := s.SetNX(ctx, "user:600", bigValue); err != nil || !ok {
+		t.Fatalf("SetNX new oversize: %v %v", ok, err)
+	}
+	if old, err := s.GetSet(ctx, "user:600", []byte("small")); err != nil || !bytes.Equal(old, bigValue) {
+		t.Fatalf("GetSet old = %q, %v", old, err)
+	}
+	if v, _ := s.Get(ctx, "user:600"); string(v) != "small" {
+		t.Fatalf("after GetSet: %q", v)
+	}
+	if n, err := s.Del(ctx, "user:101", "user:102", "user:nope", "user:alice"); err != nil || n != 3 {
+		t.Fatalf("Del = %d, %v", n, err)
+	}
+	if n, _ := s.Exists(ctx, "user:101", "user:102", "user:alice"); n != 0 {
+		t.Fatalf("%d keys survived Del", n)
+	}
+	// Scan lists the application's names, each once.
+	var listed []string
+	for k, err := range s.Scan(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		listed = append(listed, k)
+	}
+	sort.Strings(listed)
+	want := []string{"user:", "user:007", "user:1", "user:103", "user:12345", "user:500", "user:600", "user:7", "user:a:b:7"}
+	if !slices.Equal(listed, want) {
+		t.Fatalf("Scan = %v, want %v", listed, want)
 	}
 }
 
@@ -375,10 +381,15 @@ func TestTTL(t *testing.T) {
 
 func TestQueuedInBatchAndTx(t *testing.T) {
 	c, _ := newClient(t, testkit.Redis)
+	queuedOperations(t, c, c.Batch(), c.Tx())
+}
+
+// queuedOperations runs a Store's queued operations in each of batches.
+func queuedOperations(t *testing.T, c *zipline.Client, batches ...*zipline.Batch) {
 	ctx := context.Background()
 	s := openStore(t, c, Namespace{Prefix: "user:", ZipAs: "u:", Buckets: Dense(100),
 		Codec: zipline.Compression{Backend: codec.LZ4}})
-	for _, b := range []*zipline.Batch{c.Batch(), c.Tx()} {
+	for _, b := range batches {
 		q := s.In(b)
 		set := q.Set("user:1", []byte("one"))
 		mset := q.MSet(zipline.KeyValue{Key: "user:2", Value: bigValue}, zipline.KeyValue{Key: "user:3", Value: []byte("three")})

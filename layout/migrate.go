@@ -13,9 +13,14 @@ import (
 // MoveResult counts what a move did.
 type MoveResult struct {
 	Moved   int // copied to the new layout and deleted from the old
-	Missing int // not in the old layout (already moved, deleted, or never there)
+	Missing int // not in the old layout (already moved, deleted, expired, or never there)
 	Changed int // changed while being moved; the next pass retries them
 	Kept    int // left in the old layout: their TTL cannot be carried over
+	// Replaced counts old copies found dead and deleted: on a cluster, the
+	// new layout already held a newer value or a tombstone for the key (a
+	// write or deletion whose second step, deleting the old copy, had not
+	// run yet, or never will).
+	Replaced int
 }
 
 func (r *MoveResult) add(o MoveResult) {
@@ -23,6 +28,7 @@ func (r *MoveResult) add(o MoveResult) {
 	r.Missing += o.Missing
 	r.Changed += o.Changed
 	r.Kept += o.Kept
+	r.Replaced += o.Replaced
 }
 
 // move copies keys from the layout being migrated from into the new one,
@@ -30,43 +36,20 @@ func (r *MoveResult) add(o MoveResult) {
 // number of keys. Each key moves atomically, in one call of the ops script
 // whose guards check that the old copy still holds the bytes read (its
 // field, and the value behind an oversize marker), so a value deleted or
-// rewritten meanwhile is never resurrected.
+// rewritten meanwhile is never resurrected. On a cluster, where the two
+// copies are in different slots, see splitMove.
 func (s *Store) move(ctx context.Context, keys []string) (MoveResult, error) {
 	var res MoveResult
 	old := s.old
 	if old == nil {
 		return res, errors.New("layout: the namespace has no MigrateFrom")
 	}
-	b := s.c.Batch()
-	ps := make([]moving, len(keys))
-	for i, k := range keys {
-		r, err := old.queueRead(b, k, true)
-		if err != nil {
-			return res, err
-		}
-		p := moving{key: k, r: r}
-		if r.l.bucket == "" {
-			p.plain = s.queueExpiry(b, r.l.plain)
-		} else {
-			p.over = s.queueExpiry(b, old.oversizeKey(r.l))
-			if name := old.legacyKey(r.l); name != "" {
-				p.legacy = s.queueExpiry(b, name)
-			}
-			if old.fieldTTL.hpexpire {
-				cmd := "HPTTL"
-				if s.fieldTTL.pexpiretime {
-					cmd = "HPEXPIRETIME"
-				}
-				p.field = b.Do(cmd, r.l.bucket, "FIELDS", 1, r.l.field)
-			}
-		}
-		ps[i] = p
+	if s.cluster {
+		return s.splitMove(ctx, keys)
 	}
-	if err := b.Exec(ctx); err != nil && !errors.Is(err, zipline.Nil) {
-		var se *zipline.ServerError
-		if !errors.As(err, &se) {
-			return res, err
-		}
+	ps, err := s.readMoving(ctx, keys)
+	if err != nil {
+		return res, err
 	}
 	var lists []*opList
 	var buckets []string // the new bucket of each list, or ""
@@ -112,7 +95,7 @@ func (s *Store) move(ctx context.Context, keys []string) (MoveResult, error) {
 		lists = append(lists, o)
 		buckets = append(buckets, l.bucket)
 	}
-	results, err := s.runOpsBatch(ctx, lists)
+	results, err := s.runOpsBatch(ctx, lists, nil)
 	if err != nil {
 		return res, err
 	}
@@ -132,6 +115,46 @@ func (s *Store) move(ctx context.Context, keys []string) (MoveResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// readMoving reads the copies of keys in the old layout, in full, with
+// their expiry, in one round trip.
+func (s *Store) readMoving(ctx context.Context, keys []string) ([]moving, error) {
+	b := s.c.Batch()
+	ms := make([]moving, len(keys))
+	for i, k := range keys {
+		var err error
+		if ms[i], err = s.queueMoving(b, k); err != nil {
+			return nil, err
+		}
+	}
+	return ms, execReads(ctx, b)
+}
+
+// queueMoving queues the reading of key's copy in the old layout, in full
+// (an oversize value with its marker), with its expiry.
+func (s *Store) queueMoving(b *zipline.Batch, key string) (moving, error) {
+	r, err := s.old.queueRead(b, key, true)
+	if err != nil {
+		return moving{}, err
+	}
+	p := moving{key: key, r: r}
+	if r.l.bucket == "" {
+		p.plain = s.queueExpiry(b, r.l.plain)
+		return p, nil
+	}
+	p.over = s.queueExpiry(b, s.old.oversizeKey(r.l))
+	if name := s.old.legacyKey(r.l); name != "" {
+		p.legacy = s.queueExpiry(b, name)
+	}
+	if s.old.fieldTTL.hpexpire {
+		cmd := "HPTTL"
+		if s.fieldTTL.pexpiretime {
+			cmd = "HPEXPIRETIME"
+		}
+		p.field = b.Do(cmd, r.l.bucket, "FIELDS", 1, r.l.field)
+	}
+	return p, nil
 }
 
 // queueExpiry queues the reading of a key's expiry: its absolute time
@@ -179,6 +202,20 @@ func (m *moving) expiry(abs bool) (time.Duration, time.Time) {
 	return expiryOf(f.Val(), abs)
 }
 
+// expiryAt returns the old copy's expiry as a Unix time in milliseconds,
+// 0 for none: read as such with abs (PEXPIRETIME), or a remaining time
+// added to this machine's clock.
+func (m *moving) expiryAt(abs bool) int64 {
+	ttl, at := m.expiry(abs)
+	switch {
+	case !at.IsZero():
+		return at.UnixMilli()
+	case ttl > 0:
+		return time.Now().Add(ttl).UnixMilli()
+	}
+	return 0
+}
+
 // expiryOf reads a PTTL or PEXPIRETIME reply (or one of their hash field
 // forms): negative values mean no expiry, or no key.
 func expiryOf(v zipline.Value, abs bool) (time.Duration, time.Time) {
@@ -199,32 +236,33 @@ type opResult struct {
 }
 
 // runOpsBatch runs several lists of operations in one round trip, each its
-// own call of the script, by digest. If the server lost its script cache
-// (a restart), it loads the script and runs those calls again: a call that
-// failed with NOSCRIPT ran nothing.
-func (s *Store) runOpsBatch(ctx context.Context, lists []*opList) ([]opResult, error) {
+// own call of the script, by digest, with the reads that queue (if not nil)
+// puts on the same batch. If a server lost its script cache (a restart, or
+// a replica promoted on a cluster), it loads the script and runs again the
+// calls that failed with NOSCRIPT, and only those: they ran nothing, while
+// the others ran and must not run twice.
+func (s *Store) runOpsBatch(ctx context.Context, lists []*opList, queue func(b *zipline.Batch) error) ([]opResult, error) {
 	out := make([]opResult, len(lists))
 	pending := make([]int, len(lists))
 	for i := range pending {
 		pending[i] = i
 	}
-	for attempt := 0; len(pending) > 0; attempt++ {
+	for attempt := 0; len(pending) > 0 || (attempt == 0 && queue != nil); attempt++ {
 		b := s.c.Batch()
-		fs := make([]*zipline.Future[zipline.Value], len(pending))
-		for n, i := range pending {
-			o := lists[i]
-			args := make([]any, 0, 3+len(o.keys)+len(o.args))
-			args = append(args, "EVALSHA", opsScript.SHA1(), len(o.keys))
-			for _, k := range o.keys {
-				args = append(args, k)
-			}
-			fs[n] = b.Do(append(args, o.args...)...)
-		}
-		if err := b.Exec(ctx); err != nil {
-			var se *zipline.ServerError
-			if !errors.As(err, &se) {
+		if attempt == 0 && queue != nil {
+			if err := queue(b); err != nil {
 				return nil, err
 			}
+		}
+		fs := make([]*zipline.Future[zipline.Value], len(pending))
+		for n, i := range pending {
+			fs[n] = lists[i].queueDigest(b)
+		}
+		if b.Len() == 0 {
+			break
+		}
+		if err := execReads(ctx, b); err != nil {
+			return nil, err
 		}
 		var again []int
 		for n, i := range pending {
@@ -251,13 +289,16 @@ func (s *Store) runOpsBatch(ctx context.Context, lists []*opList) ([]opResult, e
 
 // MigrateOptions tune a background migration.
 type MigrateOptions struct {
-	// Batch is how many keys move per round trip pair. Default 100.
+	// Batch is how many keys move per round trip pair (per three round
+	// trips on a cluster). Default 100.
 	Batch int
 	// Rate caps keys moved per second; 0 is no cap.
 	Rate int
 	// Cursor resumes a migration where an earlier Progress left it; "" or
 	// "0" starts from the beginning. (Moved keys leave the old layout, so
-	// starting over is always correct, only slower.)
+	// starting over is always correct, only slower.) A migration on a
+	// cluster scans every primary in turn and cannot resume: its Progress
+	// reports the cursor "" until the scan is complete.
 	Cursor string
 	// OnProgress, if set, is called after each batch.
 	OnProgress func(Progress)
@@ -267,7 +308,15 @@ type MigrateOptions struct {
 type Progress struct {
 	MoveResult
 	Scanned int    // old-layout keys looked at
-	Cursor  string // where to resume; "0" when the scan is complete
+	Cursor  string // where to resume; "0" when the scan is complete ("" before, on a cluster)
+}
+
+// Complete reports whether the pass that p sums up, if it started from
+// the beginning (no Cursor), left nothing for another: every key it found
+// was already gone, or kept in the old layout for its TTL. On a cluster
+// that is when tombstones may go (see Sweep).
+func (p Progress) Complete() bool {
+	return p.Cursor == "0" && p.Moved+p.Changed+p.Replaced == 0
 }
 
 // Migrate moves every key of the layout being migrated from into the new
@@ -283,36 +332,35 @@ func (s *Store) Migrate(ctx context.Context, opts MigrateOptions) (Progress, err
 		opts.Batch = 100
 	}
 	p := Progress{Cursor: opts.Cursor}
-	if p.Cursor == "" {
+	if p.Cursor == "" && !s.cluster {
 		p.Cursor = "0"
 	}
 	start := time.Now()
-	for {
-		keys, next, err := s.old.scanPage(ctx, p.Cursor, int64(opts.Batch))
+	err := s.old.scanStored(ctx, p.Cursor, int64(opts.Batch), func(names []string, next string) (bool, error) {
+		keys, err := s.old.appKeys(ctx, names)
 		if err != nil {
-			return p, err
+			return false, err
 		}
 		for len(keys) > 0 {
 			n := min(len(keys), opts.Batch)
 			res, err := s.move(ctx, keys[:n])
 			if err != nil {
-				return p, err
+				return false, err
 			}
 			p.Scanned += n
 			p.add(res)
 			keys = keys[n:]
 			if err := pace(ctx, start, p.Scanned, opts.Rate); err != nil {
-				return p, err
+				return false, err
 			}
 		}
 		p.Cursor = next
 		if opts.OnProgress != nil {
 			opts.OnProgress(p)
 		}
-		if next == "0" {
-			return p, nil
-		}
-	}
+		return true, nil
+	})
+	return p, err
 }
 
 // pace sleeps so that done keys since start stay within rate per second.

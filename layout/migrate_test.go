@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	stdflag "flag"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -124,12 +125,15 @@ func TestMigrationCarriesTTL(t *testing.T) {
 // model is the reference: a Go map applied the same operations. A key with
 // a TTL has a window: it certainly exists before lo and is certainly gone
 // after hi (the server set its expiry somewhere within the call that gave
-// it); in between, whatever the server answers decides.
+// it); in between, whatever the server answers decides. A key whose last
+// operation failed (during a failover) is unknown: any answer is right
+// until an operation that succeeds sets it again.
 type model map[string]entry
 
 type entry struct {
-	v      []byte
-	lo, hi time.Time // zero: no TTL
+	v       []byte
+	lo, hi  time.Time // zero: no TTL
+	unknown bool
 }
 
 type presence int
@@ -149,6 +153,8 @@ func (m model) at(k string, t0, t1 time.Time) (entry, presence) {
 	switch {
 	case !ok:
 		return e, absent
+	case e.unknown:
+		return e, maybe
 	case e.lo.IsZero() || t1.Before(e.lo):
 		return e, present
 	case t0.After(e.hi):
@@ -172,18 +178,78 @@ func (m model) setTTL(k string, v []byte, d time.Duration, t0, t1 time.Time) {
 // key belongs to a marker and every marker has its key.
 func TestMigrationProperty(t *testing.T) {
 	for _, kind := range []testkit.Kind{testkit.Redis, testkit.Valkey} {
-		for _, seed := range []uint64{1, 2, 3} {
-			t.Run(fmt.Sprintf("%s/seed%d", kind, seed), func(t *testing.T) { migrationProperty(t, kind, seed, 3000) })
+		for seed := uint64(1); seed <= *propertySeeds; seed++ {
+			t.Run(fmt.Sprintf("%s/seed%d", kind, seed), func(t *testing.T) {
+				c, srv := newClient(t, kind)
+				migrationProperty(t, propertyBed{c: c, b: serverBed{srv}, kind: kind}, seed, 3000)
+			})
 		}
 	}
 }
 
-func migrationProperty(t *testing.T, kind testkit.Kind, seed uint64, ops int) {
-	c, srv := newClient(t, kind)
+// withoutMigration is ns once its migration is over.
+func withoutMigration(ns Namespace) Namespace {
+	ns.MigrateFrom = nil
+	return ns
+}
+
+// propertySeeds is how many seeds the migration property tests run, each
+// on Redis and Valkey, on a server and on a cluster.
+var propertySeeds = stdflag.Uint64("property-seeds", 3, "seeds of the migration property tests")
+
+// propertyBed is where migrationProperty runs.
+type propertyBed struct {
+	c    *zipline.Client
+	b    bed
+	kind testkit.Kind
+	// during, if set, runs once while the operations run, concurrently
+	// (a failover, a resharding); operations that fail meanwhile leave
+	// their keys unknown to the model.
+	during func(ctx context.Context) error
+}
+
+// topologyError reports whether err is one a change of a cluster's
+// topology explains: a connection lost, a request not sent, or the cluster
+// still redirecting or down when the client stopped retrying.
+func topologyError(err error) bool {
+	var se *zipline.ServerError
+	if errors.As(err, &se) {
+		switch se.Prefix {
+		case "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "LOADING", "READONLY":
+			return true
+		}
+		return false
+	}
+	return errors.Is(err, zipline.ErrConnLost) || errors.Is(err, zipline.ErrNotSent)
+}
+
+// propertyCounts is what a run of migrationProperty did.
+type propertyCounts struct {
+	ops, failed      int // operations, and those that failed (during a topology change)
+	during           int // operations that ran while the topology changed
+	passes, moved    int64
+	staleMoves       int // moves held across other operations (cluster)
+	staleDied        int // of which stopped between two steps
+	tombstones, sets int // left by the migration, before the sweep
+	keys, oversize   int // at the end
+	kept             int // keys kept in the old layout for their TTL
+}
+
+func migrationProperty(t testing.TB, pb propertyBed, seed uint64, ops int) propertyCounts {
+	c, kind := pb.c, pb.kind
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(seed, 99))
 	const ids, named = 300, 40
+	// On a cluster, a mover of the test's own is held between its steps
+	// across other operations, as a slow mover would be, and half the
+	// operations go to the keys it holds: it read old copies, then the
+	// application writes or deletes them, then it writes into the new
+	// layout, then deletes the old copies.
+	var stale *splitMoving
 	key := func() string {
+		if stale != nil && rng.IntN(2) == 0 {
+			return stale.keys[rng.IntN(len(stale.keys))]
+		}
 		if rng.IntN(7) == 0 { // not an integer id: a plain key in the new layout
 			return "user:a" + strconv.Itoa(rng.IntN(named))
 		}
@@ -214,9 +280,13 @@ func migrationProperty(t *testing.T, kind testkit.Kind, seed uint64, ops int) {
 		return time.Hour
 	}
 	m := model{}
+	var counts propertyCounts
 	old := openStore(t, c, plainUsers)
-	for range ids {
-		k, v := key(), value()
+	for i := range ids + named {
+		k, v := "user:"+strconv.Itoa(i), value()
+		if i >= ids {
+			k = "user:a" + strconv.Itoa(i-ids)
+		}
 		t0 := time.Now()
 		if rng.IntN(3) == 0 {
 			d := ttl()
@@ -233,37 +303,91 @@ func migrationProperty(t *testing.T, kind testkit.Kind, seed uint64, ops int) {
 	}
 	s := openStore(t, c, bucketUsers)
 
-	// The migration runs in passes alongside the operations. It stops
-	// before the client closes, also when the test fails.
-	stop := make(chan struct{})
+	// The migration runs in passes alongside the operations, slowly enough
+	// that the old layout keeps keys for most of the run, and so does a
+	// topology change if asked. The migration is stopped in the middle of
+	// whatever it does (its context cancelled) before the client closes,
+	// also when the test fails.
+	mctx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	var once sync.Once
 	halt := func() {
-		once.Do(func() { close(stop) })
+		stop()
 		wg.Wait()
 	}
 	t.Cleanup(halt)
 	var moved, changed, passes atomic.Int64
+	var changing atomic.Bool // a topology change is under way
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for {
-			select {
-			case <-stop:
+		for failures := 0; ; {
+			p, err := s.Migrate(mctx, MigrateOptions{Batch: 7, Rate: 100})
+			if mctx.Err() != nil {
 				return
-			default:
 			}
-			p, err := s.Migrate(ctx, MigrateOptions{Batch: 7})
-			if err != nil {
+			if err != nil && (pb.during == nil || failures == 100) {
 				t.Error(err)
 				return
+			}
+			if err != nil {
+				failures++ // a topology change: the pass starts again
+				continue
 			}
 			moved.Add(int64(p.Moved))
 			changed.Add(int64(p.Changed))
 			passes.Add(1)
 		}
 	}()
+	var during chan error
+	startDuring := func() {
+		if pb.during == nil || during != nil {
+			return
+		}
+		during = make(chan error, 1)
+		changing.Store(true)
+		go func() { during <- pb.during(ctx) }()
+	}
 
+	staleStep := 0
+	advanceStale := func() error {
+		var err error
+		switch {
+		case stale == nil:
+			keys := make([]string, 1+rng.IntN(4))
+			for i := range keys {
+				keys[i] = key()
+			}
+			stale, err = s.startMove(ctx, keys)
+			counts.staleMoves++
+		case rng.IntN(5) == 0:
+			// The mover dies between two steps: what it wrote stays, and
+			// the old copies it would have deleted too.
+			stale, staleStep = nil, 0
+			counts.staleDied++
+		case staleStep == 0:
+			err = stale.adopt(ctx)
+			staleStep = 1
+		default:
+			_, err = stale.finish(ctx)
+			stale, staleStep = nil, 0
+		}
+		return err
+	}
+
+	// failed reports whether an operation's error is one a topology change
+	// explains (a lost connection, or the cluster not serving a slot for
+	// longer than the client retries): then its keys become unknown.
+	failed := func(err error, keys ...string) bool {
+		if !changing.Load() || !topologyError(err) {
+			return false
+		}
+		counts.failed++
+		t.Logf("during the topology change: %v", err)
+		for _, k := range keys {
+			m[k] = entry{unknown: true}
+		}
+		return true
+	}
 	// check compares a read of k, made between t0 and t1, with the model.
 	check := func(i int, op, k string, got []byte, err error, t0, t1 time.Time) {
 		t.Helper()
@@ -272,6 +396,7 @@ func migrationProperty(t *testing.T, kind testkit.Kind, seed uint64, ops int) {
 		}
 		e, st := m.at(k, t0, t1)
 		switch {
+		case e.unknown:
 		case st == maybe && err != nil:
 			delete(m, k) // it expired, for good
 		case st == absent && err == nil:
@@ -284,28 +409,56 @@ func migrationProperty(t *testing.T, kind testkit.Kind, seed uint64, ops int) {
 			t.Fatalf("op %d: %s %s: got %d bytes, want %d", i, op, k, len(got), len(e.v))
 		}
 	}
-	counts := map[string]int{}
+	ops_ := map[string]int{}
 	for i := range ops {
+		if i == ops/3 {
+			startDuring()
+		}
+		if during != nil && changing.Load() {
+			select {
+			case err := <-during:
+				if err != nil {
+					t.Fatal(err)
+				}
+				changing.Store(false)
+			default:
+			}
+		}
+		if changing.Load() {
+			counts.during++
+		}
+		if s.cluster && rng.IntN(3) == 0 {
+			if err := advanceStale(); err != nil && !failed(err) {
+				t.Fatal(err)
+			}
+		}
 		op := rng.IntN(14)
 		t0 := time.Now()
 		switch op {
 		case 0, 1:
-			counts["get"]++
+			ops_["get"]++
 			k := key()
 			v, err := s.Get(ctx, k)
+			if failed(err) {
+				break
+			}
 			check(i, "get", k, v, err, t0, time.Now())
 		case 2, 3:
-			counts["set"]++
+			ops_["set"]++
 			k, v := key(), value()
-			if err := s.Set(ctx, k, v); err != nil {
+			if err := s.Set(ctx, k, v); failed(err, k) {
+				break
+			} else if err != nil {
 				t.Fatal(err)
 			}
 			m[k] = entry{v: v}
 		case 4:
-			counts["del"]++
+			ops_["del"]++
 			ks := []string{key(), key(), key()}
 			n, err := s.Del(ctx, ks...)
-			if err != nil {
+			if failed(err, ks...) {
+				break
+			} else if err != nil {
 				t.Fatal(err)
 			}
 			t1 := time.Now()
@@ -328,12 +481,16 @@ func migrationProperty(t *testing.T, kind testkit.Kind, seed uint64, ops int) {
 				t.Fatalf("op %d: Del %v = %d, want %d to %d", i, ks, n, lo, hi)
 			}
 		case 5:
-			counts["incr"]++
+			ops_["incr"]++
 			k := key()
 			n, err := s.Incr(ctx, k)
+			if failed(err, k) {
+				break
+			}
 			e, st := m.at(k, t0, time.Now())
 			cur, perr := strconv.ParseInt(string(e.v), 10, 64)
 			switch {
+			case e.unknown:
 			case st != absent && err == nil && perr == nil && n == cur+1:
 				e.v = []byte(strconv.FormatInt(n, 10)) // it keeps its TTL
 				m[k] = e
@@ -345,19 +502,23 @@ func migrationProperty(t *testing.T, kind testkit.Kind, seed uint64, ops int) {
 				t.Fatalf("op %d: Incr %s = %d, %v; model: %d bytes, presence %d", i, k, n, err, len(e.v), st)
 			}
 		case 6:
-			counts["mset"]++
+			ops_["mset"]++
 			pairs := []zipline.KeyValue{{Key: key(), Value: value()}, {Key: key(), Value: value()}}
-			if err := s.MSet(ctx, pairs...); err != nil {
+			if err := s.MSet(ctx, pairs...); failed(err, pairs[0].Key, pairs[1].Key) {
+				break
+			} else if err != nil {
 				t.Fatal(err)
 			}
 			for _, p := range pairs {
 				m[p.Key] = entry{v: p.Value}
 			}
 		case 7:
-			counts["mget"]++
+			ops_["mget"]++
 			ks := []string{key(), key(), key(), key()}
 			vs, err := s.MGet(ctx, ks...)
-			if err != nil {
+			if failed(err) {
+				break
+			} else if err != nil {
 				t.Fatal(err)
 			}
 			t1 := time.Now()
@@ -369,34 +530,39 @@ func migrationProperty(t *testing.T, kind testkit.Kind, seed uint64, ops int) {
 				check(i, "mget", k, vs[j], err, t0, t1)
 			}
 		case 8:
-			counts["exists"]++
+			ops_["exists"]++
 			k := key()
 			n, err := s.Exists(ctx, k)
-			if err != nil {
+			if failed(err) {
+				break
+			} else if err != nil {
 				t.Fatal(err)
 			}
-			switch _, st := m.at(k, t0, time.Now()); {
+			switch e, st := m.at(k, t0, time.Now()); {
+			case e.unknown:
 			case st == maybe && n == 0:
 				delete(m, k)
 			case st != maybe && (n == 1) != (st == present):
 				t.Fatalf("op %d: Exists %s = %d; model presence %d", i, k, n, st)
 			}
 		case 9:
-			counts["setnx"]++
+			ops_["setnx"]++
 			k, v := key(), value()
 			ok, err := s.SetNX(ctx, k, v)
-			if err != nil {
+			if failed(err, k) {
+				break
+			} else if err != nil {
 				t.Fatal(err)
 			}
-			switch _, st := m.at(k, t0, time.Now()); {
-			case ok && st != present:
+			switch e, st := m.at(k, t0, time.Now()); {
+			case ok && (st != present || e.unknown):
 				m[k] = entry{v: v}
 			case !ok && st != absent:
 			default:
 				t.Fatalf("op %d: SetNX %s = %v; model presence %d", i, k, ok, st)
 			}
 		case 10:
-			counts["setex"]++
+			ops_["setex"]++
 			k, v, d := key(), value(), ttl()
 			err := s.SetEX(ctx, k, v, d)
 			switch {
@@ -404,23 +570,27 @@ func migrationProperty(t *testing.T, kind testkit.Kind, seed uint64, ops int) {
 				if !errors.Is(err, ErrNoFieldTTL) {
 					t.Fatalf("op %d: SetEX %s on Redis 7.0: %v, want ErrNoFieldTTL", i, k, err)
 				}
+			case failed(err, k):
 			case err != nil:
 				t.Fatal(err)
 			default:
 				m.setTTL(k, v, d, t0, time.Now())
 			}
 		case 11:
-			counts["expire"]++
+			ops_["expire"]++
 			k, d := key(), ttl()
 			ok, err := s.Expire(ctx, k, d)
 			t1 := time.Now()
 			if errors.Is(err, ErrNoFieldTTL) && !fieldTTL && bucketed(k) {
 				break // unchanged; a key kept in the old layout for its TTL takes Expire there
 			}
-			if err != nil {
+			if failed(err, k) {
+				break
+			} else if err != nil {
 				t.Fatal(err)
 			}
 			switch e, st := m.at(k, t0, t1); {
+			case e.unknown:
 			case ok && st != absent:
 				m.setTTL(k, e.v, d, t0, t1)
 			case !ok && st != present:
@@ -429,16 +599,19 @@ func migrationProperty(t *testing.T, kind testkit.Kind, seed uint64, ops int) {
 				t.Fatalf("op %d: Expire %s = %v; model presence %d", i, k, ok, st)
 			}
 		case 12:
-			counts["ttl"]++
+			ops_["ttl"]++
 			k := key()
 			d, err := s.TTL(ctx, k)
-			if err != nil {
+			if failed(err) {
+				break
+			} else if err != nil {
 				t.Fatal(err)
 			}
 			if d == zipline.NoKey {
 				err = zipline.Nil // what the model's checks below expect of a missing key
 			}
 			switch e, st := m.at(k, t0, time.Now()); {
+			case e.unknown:
 			case st == maybe && err != nil:
 				delete(m, k)
 			case st == absent && err == nil, st == present && err != nil:
@@ -450,11 +623,25 @@ func migrationProperty(t *testing.T, kind testkit.Kind, seed uint64, ops int) {
 				t.Fatalf("op %d: TTL %s = %v, want at most %v", i, k, d, e.hi.Sub(t0))
 			}
 		case 13:
-			counts["getset"]++
+			ops_["getset"]++
 			k, v := key(), value()
 			got, err := s.GetSet(ctx, k, v)
+			if failed(err, k) {
+				break
+			}
 			check(i, "getset", k, got, err, t0, time.Now())
 			m[k] = entry{v: v}
+		}
+	}
+	if during != nil && changing.Load() {
+		if err := <-during; err != nil {
+			t.Fatal(err)
+		}
+		changing.Store(false)
+	}
+	for stale != nil {
+		if err := advanceStale(); err != nil {
+			t.Fatal(err)
 		}
 	}
 	halt()
@@ -481,7 +668,7 @@ func migrationProperty(t *testing.T, kind testkit.Kind, seed uint64, ops int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.Moved+p.Changed == 0 {
+		if p.Moved+p.Changed+p.Replaced == 0 {
 			break
 		}
 		if pass == 5 {
@@ -495,10 +682,25 @@ func migrationProperty(t *testing.T, kind testkit.Kind, seed uint64, ops int) {
 	for id := range named {
 		all = append(all, "user:a"+strconv.Itoa(id))
 	}
-	for _, k := range all {
-		v, err := s.Get(ctx, k)
-		check(-1, "final get", k, v, err, now, time.Now())
+	final := func(s *Store, which string, skip func(k string) bool) {
+		t.Helper()
+		for _, k := range all {
+			if skip != nil && skip(k) {
+				continue
+			}
+			v, err := s.Get(ctx, k)
+			if e := m[k]; e.unknown { // settled by what the store answers
+				if err == nil {
+					m[k] = entry{v: v}
+				} else if errors.Is(err, zipline.Nil) {
+					delete(m, k)
+				}
+				continue
+			}
+			check(-1, which, k, v, err, now, time.Now())
+		}
 	}
+	final(s, "final get", nil)
 	listed := map[string]bool{}
 	for k, err := range s.Scan(ctx) {
 		if err != nil {
@@ -516,29 +718,43 @@ func migrationProperty(t *testing.T, kind testkit.Kind, seed uint64, ops int) {
 	}
 	// The stored state: nothing orphaned, nothing dangling, and in the old
 	// layout only keys kept there for their TTL (Redis 7.0 buckets).
-	a := account(t, srv, s)
+	a := account(t, pb.b, s)
 	if a.Orphans != 0 || a.Dangling != 0 || a.Markers != a.OversizeKeys {
 		t.Fatalf("new layout: %+v", a)
 	}
-	kept := 0
-	oldKeys, err := srv.Do(ctx, "KEYS", "user:*")
-	if err != nil {
-		t.Fatal(err)
+	if !s.cluster && a.TombSets != 0 {
+		t.Fatalf("tombstones on a single server: %+v", a)
 	}
-	for _, e := range oldKeys.Elems() {
-		k := string(e.Bytes())
+	counts.tombstones, counts.sets = a.Tombstones, a.TombSets
+	kept := map[string]bool{}
+	for _, k := range pb.b.keys(t, "user:*") {
 		if me, ok := m[k]; !ok || me.lo.IsZero() || fieldTTL || !bucketed(k) {
 			t.Fatalf("%s is still in the old layout", k)
 		}
-		kept++
+		kept[k] = true
 	}
-	if n, _ := c.DBSize(ctx); n != int64(a.Buckets+a.OversizeKeys+a.PlainKeys+kept) {
-		keys, _ := srv.Do(ctx, "KEYS", "*")
-		t.Fatalf("%d keys on the server, accounted for %d: %v", n, a.Buckets+a.OversizeKeys+a.PlainKeys+kept, keys)
+	if n, _ := c.DBSize(ctx); n != int64(a.Buckets+a.OversizeKeys+a.PlainKeys+a.TombSets+len(kept)) {
+		t.Fatalf("%d keys on the server, accounted for %d: %+v, %d kept", n, a.Buckets+a.OversizeKeys+a.PlainKeys+a.TombSets+len(kept), a, len(kept))
 	}
-	t.Logf("%d ops %v; %d migration passes moved %d keys (%d retried after concurrent changes); "+
-		"at the end %d keys, %d oversize values, %d orphans, %d kept in the old layout",
-		ops, counts, passes.Load(), moved.Load(), changed.Load(), len(m), a.Markers, a.Orphans, kept)
+	// The migration is complete: the tombstones go, and a Store without
+	// MigrateFrom reads the same (but for keys kept in the old layout).
+	done := openStore(t, c, withoutMigration(bucketUsers))
+	swept, err := done.Sweep(ctx)
+	if err != nil || swept != a.TombSets {
+		t.Fatalf("Sweep deleted %d sets, %v; want %d", swept, err, a.TombSets)
+	}
+	if a := account(t, pb.b, s); a.Tombstones+a.TombSets != 0 || a.Orphans+a.Dangling != 0 {
+		t.Fatalf("after the sweep: %+v", a)
+	}
+	final(done, "get after the sweep", func(k string) bool { return kept[k] })
+	final(s, "migrating get after the sweep", nil)
+	counts.ops, counts.passes, counts.moved = ops, passes.Load(), moved.Load()
+	counts.keys, counts.oversize, counts.kept = len(m), a.Markers, len(kept)
+	t.Logf("%d ops %v, %d during a topology change, of which %d failed; %d migration passes moved %d keys (%d retried after concurrent changes), "+
+		"%d stale moves (%d stopped part-way); at the end %d keys, %d oversize values, %d orphans, %d dangling, %d kept in the old layout, "+
+		"%d tombstones in %d sets swept", ops, ops_, counts.during, counts.failed, passes.Load(), moved.Load(), changed.Load(),
+		counts.staleMoves, counts.staleDied, len(m), a.Markers, a.Orphans, a.Dangling, len(kept), a.Tombstones, a.TombSets)
+	return counts
 }
 
 // A migration stopped at random points (its context cancelled, also in the
@@ -647,7 +863,7 @@ func interruptedMigration(t *testing.T, kind testkit.Kind, seed uint64) {
 			t.Fatalf("%s: %d bytes, %v; want %d bytes", k, len(v), err, len(want))
 		}
 	}
-	a := account(t, srv, s)
+	a := account(t, serverBed{srv}, s)
 	if a.Orphans != 0 || a.Dangling != 0 || a.Markers != a.OversizeKeys {
 		t.Fatalf("new layout: %+v", a)
 	}

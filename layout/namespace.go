@@ -42,8 +42,9 @@ type Namespace struct {
 	BucketTTL time.Duration
 	// MigrateFrom is the layout this namespace is migrating from. Reads try
 	// the new layout, then the old, in the same round trip; writes and
-	// deletes go to the new layout and remove the old copy atomically; a
-	// Migrator moves the rest in the background.
+	// deletes go to the new layout and remove the old copy, atomically on a
+	// single server and by the protocol of the package documentation on a
+	// cluster; Store.Migrate moves the rest in the background.
 	MigrateFrom *Namespace
 }
 

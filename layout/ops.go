@@ -12,6 +12,16 @@ import (
 
 // Get returns key's value, or zipline.Nil if it does not exist.
 func (s *Store) Get(ctx context.Context, key string) ([]byte, error) {
+	if s.splitting() {
+		vs, err := s.splitGet(ctx, []string{key})
+		if err != nil {
+			return nil, err
+		}
+		if vs[0] == nil {
+			return nil, zipline.Nil
+		}
+		return vs[0], nil
+	}
 	if s.old != nil {
 		b := s.c.Batch()
 		r, err := s.queueRead(b, key, false)
@@ -105,6 +115,9 @@ func (s *Store) set(ctx context.Context, key string, v []byte, ttl time.Duration
 			return w.run(ctx, s.c)
 		}
 	}
+	if s.splitting() {
+		return s.splitSet(ctx, key, l, enc, ttl)
+	}
 	var o opList
 	if err := s.addSet(&o, key, l, enc, ttl); err != nil {
 		return err
@@ -180,6 +193,13 @@ const maxMoveAttempts = 8
 // oversize key for a large value) are one script, so a value is stored if
 // and only if SetNX reports true.
 func (s *Store) SetNX(ctx context.Context, key string, v []byte) (bool, error) {
+	if s.splitting() {
+		l, err := s.locate(key)
+		if err != nil {
+			return false, err
+		}
+		return s.splitSetNX(ctx, key, l, v)
+	}
 	st, l, err := s.locateMoved(ctx, key)
 	if err != nil {
 		return false, err
@@ -207,6 +227,9 @@ func (s *Store) GetSet(ctx context.Context, key string, v []byte) ([]byte, error
 	l, err := s.locate(key)
 	if err != nil {
 		return nil, err
+	}
+	if s.splitting() {
+		return s.splitGetSet(ctx, key, l, v)
 	}
 	var o opList
 	reads := []int{s.addRead(&o, l)}
@@ -238,6 +261,9 @@ func (s *Store) GetSet(ctx context.Context, key string, v []byte) ([]byte, error
 // (two if some are oversize values stored as plain keys): one HMGET per
 // bucket and one MGET for keys stored as plain keys.
 func (s *Store) MGet(ctx context.Context, keys ...string) ([][]byte, error) {
+	if s.splitting() {
+		return s.splitGet(ctx, keys)
+	}
 	if s.old != nil {
 		return s.mgetMigrating(ctx, keys)
 	}
@@ -302,12 +328,13 @@ func (s *Store) mgetMigrating(ctx context.Context, keys []string) ([][]byte, err
 	return readValues(reads)
 }
 
-// MSet stores several values at once, atomically. Keys stored as plain
-// keys take one MSET; each bucket takes one HSET of its fields (in the
-// script that also handles oversize values and the fields' old markers).
-// A key given twice takes its last value.
+// MSet stores several values at once, atomically on a single server. Keys
+// stored as plain keys take one MSET; each bucket takes one HSET of its
+// fields (in the script that also handles oversize values and the fields'
+// old markers). On a cluster each bucket and each plain key is written
+// atomically on its own. A key given twice takes its last value.
 func (s *Store) MSet(ctx context.Context, pairs ...zipline.KeyValue) error {
-	o, plainOnly, small, err := s.msetOps(pairs)
+	g, plainOnly, small, err := s.msetOps(pairs)
 	switch {
 	case err != nil:
 		return err
@@ -316,14 +343,23 @@ func (s *Store) MSet(ctx context.Context, pairs ...zipline.KeyValue) error {
 	case small != nil:
 		return small.run(ctx, s.c)
 	}
-	_, err = s.runOps(ctx, o)
-	return err
+	if _, err := g.run(ctx, s); err != nil || !s.splitting() {
+		return err
+	}
+	keys := make([]string, len(pairs))
+	for i, p := range pairs {
+		keys[i] = p.Key
+	}
+	return s.deleteOldOf(ctx, keys...)
 }
 
 // msetOps builds an MSet: for a namespace that is not migrating, the MSET
 // pairs if it has no buckets, or the setSmallLua call if all the keys are
-// in one bucket and fit it; otherwise the ops script's operations.
-func (s *Store) msetOps(pairs []zipline.KeyValue) (*opList, []zipline.KeyValue, *smallWrite, error) {
+// in one bucket and fit it; otherwise the ops script's operations, grouped
+// by hash slot on a cluster (one list per bucket and per plain key). While
+// migrating on a single server, the same script deletes the old copies;
+// on a cluster the caller does, after.
+func (s *Store) msetOps(pairs []zipline.KeyValue) (*lists, []zipline.KeyValue, *smallWrite, error) {
 	last := make(map[string]int, len(pairs))
 	for i, p := range pairs {
 		last[p.Key] = i
@@ -361,9 +397,13 @@ func (s *Store) msetOps(pairs []zipline.KeyValue) (*opList, []zipline.KeyValue, 
 			return nil, nil, &w, nil
 		}
 	}
-	o := &opList{}
+	g := s.newLists()
 	for len(plain) > 0 {
 		n := min(len(plain)/2, maxPutFields)
+		if s.cluster {
+			n = 1 // each plain key in its own slot's script
+		}
+		o := g.of(plain[0].(string))
 		args := []any{"M", n}
 		for i := 0; i < 2*n; i += 2 {
 			args = append(args, o.key(plain[i].(string)), plain[i+1])
@@ -375,21 +415,25 @@ func (s *Store) msetOps(pairs []zipline.KeyValue) (*opList, []zipline.KeyValue, 
 		fs := fields[b]
 		for len(fs) > 0 {
 			n := min(len(fs), maxPutFields)
-			s.addPut(o, b, fs[:n], expiry{}, false)
+			s.addPut(g.of(b), b, fs[:n], expiry{}, false)
 			fs = fs[n:]
 		}
 	}
-	for i, p := range pairs {
-		if last[p.Key] == i {
-			if err := s.addDeleteOld(o, p.Key); err != nil {
-				return nil, nil, nil, err
+	if s.old != nil && !s.cluster {
+		o := g.of("")
+		for i, p := range pairs {
+			if last[p.Key] == i {
+				if err := s.addDeleteOld(o, p.Key); err != nil {
+					return nil, nil, nil, err
+				}
 			}
 		}
 	}
-	return o, nil, nil, nil
+	return g, nil, nil, nil
 }
 
-// Del deletes keys and returns how many existed, atomically.
+// Del deletes keys and returns how many existed, atomically on a single
+// server; on a cluster each key is deleted atomically on its own.
 func (s *Store) Del(ctx context.Context, keys ...string) (int64, error) {
 	if s.old == nil && s.buckets == nil {
 		names, err := s.plainNames(keys)
@@ -398,11 +442,14 @@ func (s *Store) Del(ctx context.Context, keys ...string) (int64, error) {
 		}
 		return s.c.Unlink(ctx, names...)
 	}
-	o, firsts, err := s.delOps(keys)
+	if s.splitting() {
+		return s.splitDel(ctx, keys)
+	}
+	g, firsts, err := s.delOps(keys)
 	if err != nil {
 		return 0, err
 	}
-	r, err := s.runOps(ctx, o)
+	r, err := g.run(ctx, s)
 	if err != nil {
 		return 0, err
 	}
@@ -423,30 +470,32 @@ func (s *Store) plainNames(keys []string) ([]string, error) {
 	return names, nil
 }
 
-// delOps builds the deletion of keys, in each layout; firsts lists, per
+// delOps builds the deletion of keys, in each layout (while migrating on a
+// single server) and grouped by hash slot on a cluster; firsts lists, per
 // key, the replies that say whether it existed.
-func (s *Store) delOps(keys []string) (*opList, [][]int, error) {
-	o := &opList{}
-	firsts := make([][]int, len(keys))
+func (s *Store) delOps(keys []string) (*lists, [][]ref, error) {
+	g := s.newLists()
+	firsts := make([][]ref, len(keys))
 	for i, k := range keys {
 		for st := s; st != nil; st = st.old {
 			l, err := st.locate(k)
 			if err != nil {
 				return nil, nil, err
 			}
-			firsts[i] = append(firsts[i], st.addDelete(o, l))
+			o := g.of(l.anchor())
+			firsts[i] = append(firsts[i], ref{o, st.addDelete(o, l)})
 		}
 	}
-	return o, firsts, nil
+	return g, firsts, nil
 }
 
 // countExisting counts the keys whose deletion replies say they existed
 // in some layout. A key listed twice counts once, as with DEL.
-func countExisting(r []zipline.Value, firsts [][]int) int64 {
+func countExisting(r replies, firsts [][]ref) int64 {
 	var n int64
 	for _, fs := range firsts {
 		for _, i := range fs {
-			if c, _ := r[i].AsInt64(); c > 0 {
+			if c, _ := r.of(i).AsInt64(); c > 0 {
 				n++
 				break
 			}
@@ -457,6 +506,9 @@ func countExisting(r []zipline.Value, firsts [][]int) int64 {
 
 // Exists returns how many of keys exist.
 func (s *Store) Exists(ctx context.Context, keys ...string) (int64, error) {
+	if s.splitting() {
+		return s.splitExists(ctx, keys)
+	}
 	b := s.c.Batch()
 	checks, err := s.queueExists(b, keys, false)
 	if err != nil {
@@ -492,6 +544,13 @@ func (s *Store) Incr(ctx context.Context, key string) (int64, error) { return s.
 // shorter than any codec's minimum size, so they are stored as they are and
 // the server can add to them; in a bucket they are listpack integers.
 func (s *Store) IncrBy(ctx context.Context, key string, n int64) (int64, error) {
+	if s.splitting() {
+		l, err := s.locate(key)
+		if err != nil {
+			return 0, err
+		}
+		return s.splitIncrBy(ctx, key, l, n)
+	}
 	_, l, err := s.locateMoved(ctx, key)
 	if err != nil {
 		return 0, err
@@ -507,6 +566,13 @@ func (s *Store) IncrBy(ctx context.Context, key string, n int64) (int64, error) 
 // and fails with ErrNoFieldTTL otherwise. An oversize value's key gets the
 // same expiry as its field, in the same script.
 func (s *Store) Expire(ctx context.Context, key string, d time.Duration) (bool, error) {
+	if s.splitting() {
+		l, err := s.locate(key)
+		if err != nil {
+			return false, err
+		}
+		return s.splitExpire(ctx, key, l, d)
+	}
 	st, l, err := s.locateMoved(ctx, key)
 	if err != nil {
 		return false, err
@@ -533,6 +599,9 @@ func (s *Store) Expire(ctx context.Context, key string, d time.Duration) (bool, 
 // expiry it reports the bucket's TTL (see Namespace.BucketTTL). An oversize
 // value reports its own key's TTL, which is its field's.
 func (s *Store) TTL(ctx context.Context, key string) (time.Duration, error) {
+	if s.splitting() {
+		return s.splitTTL(ctx, key)
+	}
 	st, l, err := s.locateMoved(ctx, key)
 	if err != nil {
 		return 0, err

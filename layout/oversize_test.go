@@ -43,7 +43,7 @@ func waitGone(t *testing.T, s *Store, key string) {
 // a marker with its key, and no other oversize key.
 func wantAccount(t *testing.T, srv *testkit.Server, s *Store, n int) {
 	t.Helper()
-	a := account(t, srv, s)
+	a := account(t, serverBed{srv}, s)
 	if a.Markers != n || a.OversizeKeys != n || a.Orphans != 0 || a.Dangling != 0 {
 		t.Fatalf("stored state %+v, want %d oversize values and nothing else", a, n)
 	}
@@ -449,8 +449,7 @@ func TestTTLReportsConnectionErrors(t *testing.T) {
 
 // An oversize value's key hashes to its bucket's slot, so the scripts that
 // write both run on a cluster; checked with CLUSTER KEYSLOT on a cluster
-// node, where the operations run with legacy names off (as the cluster
-// support will set them).
+// node, where New turns legacy names off.
 func TestOversizeKeySharesBucketSlot(t *testing.T) {
 	ctx := context.Background()
 	srv := testkit.NewServer(t, testkit.Config{Kind: testkit.Valkey, Args: []string{"--cluster-enabled", "yes"}})
@@ -491,7 +490,9 @@ func TestOversizeKeySharesBucketSlot(t *testing.T) {
 		{Prefix: "session:", ZipAs: "se:", Buckets: HashedFor(100000)},
 	} {
 		s := openStore(t, c, ns)
-		s.legacy = false
+		if s.legacy || !s.cluster {
+			t.Fatalf("%s: on a cluster node: legacy names %v, cluster %v", ns.Prefix, s.legacy, s.cluster)
+		}
 		for i := range 200 {
 			key := ns.Prefix + strconv.Itoa(i*7919)
 			if i%2 == 1 {
@@ -529,14 +530,14 @@ func TestOversizeKeySharesBucketSlot(t *testing.T) {
 			t.Fatalf("%s: %d bytes, %v", ns.Prefix, len(v), err)
 		}
 		// With legacy names on, a write declares a key of another slot
-		// (unless the prefix has a hash tag of its own), which a cluster
-		// refuses: the reason the cluster support turns them off.
+		// (unless the prefix has a hash tag of its own), which the client
+		// refuses on a cluster: the reason New turns them off there.
 		if strings.Contains(ns.storedPrefix(), "{") {
 			continue
 		}
 		s.legacy = true
-		var se *zipline.ServerError
-		if err := s.Set(ctx, key, []byte("small")); !errors.As(err, &se) || se.Prefix != "CROSSSLOT" {
+		var ce *zipline.CrossSlotError
+		if err := s.Set(ctx, key, []byte("small")); !errors.As(err, &ce) {
 			t.Fatalf("%s: a write with legacy names on a cluster: %v", ns.Prefix, err)
 		}
 	}

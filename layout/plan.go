@@ -55,6 +55,15 @@ func (s *Store) queueRead(b *zipline.Batch, key string, full bool) (*read, error
 		return nil, err
 	}
 	r := &read{s: s, l: l, full: full}
+	if s.old != nil {
+		// The old copy is read first: a move between the two reads (the
+		// new copy written and the old deleted in one script) then shows
+		// in the new layout's read, instead of the key reading as missing
+		// in both.
+		if r.old, err = s.old.queueRead(b, key, true); err != nil {
+			return nil, err
+		}
+	}
 	if l.bucket != "" {
 		r.field = b.HGet(l.bucket, l.field)
 		if full {
@@ -65,11 +74,6 @@ func (s *Store) queueRead(b *zipline.Batch, key string, full bool) (*read, error
 		}
 	} else {
 		r.plain = b.Get(l.plain)
-	}
-	if s.old != nil {
-		if r.old, err = s.old.queueRead(b, key, true); err != nil {
-			return nil, err
-		}
 	}
 	return r, nil
 }
@@ -247,14 +251,19 @@ type existsCheck struct {
 	legacy *zipline.Future[zipline.Value] // EXISTS of the legacy oversize key, when needed
 }
 
-// queueExists queues the existence checks of keys, in each layout. A field
-// that holds a legacy marker exists only if its key does (an earlier
-// version let such keys expire alone): with full, that key's EXISTS is
-// queued too; otherwise the caller runs it when followLegacy says so.
+// queueExists queues the existence checks of keys, in each layout, the
+// old one first (see queueRead). A field that holds a legacy marker exists
+// only if its key does (an earlier version let such keys expire alone):
+// with full, that key's EXISTS is queued too; otherwise the caller runs it
+// when followLegacy says so.
 func (s *Store) queueExists(b *zipline.Batch, keys []string, full bool) ([][]*existsCheck, error) {
+	layouts := []*Store{s}
+	if s.old != nil {
+		layouts = []*Store{s.old, s}
+	}
 	checks := make([][]*existsCheck, len(keys))
 	for i, k := range keys {
-		for st := s; st != nil; st = st.old {
+		for _, st := range layouts {
 			l, err := st.locate(k)
 			if err != nil {
 				return nil, err

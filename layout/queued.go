@@ -9,7 +9,10 @@ import (
 // Queued runs a namespace's operations inside a zipline Batch or Tx: each
 // method queues its commands and returns a Result, filled when the batch's
 // Exec returns. Writes are atomic inside a Tx; while migrating, each write
-// is atomic on its own in any batch.
+// is atomic on its own in any batch. On a cluster, a Tx must keep to one
+// hash slot (one bucket), and a migration's operations take several round
+// trips, so they cannot be queued: while migrating there, every method
+// fails with ErrQueuedWhileSplit.
 type Queued struct {
 	s *Store
 	b *zipline.Batch // the Raw view of the caller's batch
@@ -17,6 +20,11 @@ type Queued struct {
 
 // In returns the namespace's operations queued on b.
 func (s *Store) In(b *zipline.Batch) *Queued { return &Queued{s: s, b: b.Raw()} }
+
+// ErrQueuedWhileSplit is the error of a Queued operation while the
+// namespace migrates on a cluster, where each operation takes several
+// round trips: use the Store's methods.
+var ErrQueuedWhileSplit = errors.New("layout: operations cannot be queued in a batch while migrating on a cluster; use the Store's methods")
 
 // Result is the outcome of an operation queued with In.
 type Result[T any] struct {
@@ -47,6 +55,9 @@ func failed[T any](err error) *Result[T] {
 
 // Get queues a read of key; see Store.Get.
 func (q *Queued) Get(key string) *Result[[]byte] {
+	if q.s.splitting() {
+		return failed[[]byte](ErrQueuedWhileSplit)
+	}
 	r, err := q.s.queueRead(q.b, key, true)
 	if err != nil {
 		return failed[[]byte](err)
@@ -57,6 +68,9 @@ func (q *Queued) Get(key string) *Result[[]byte] {
 // MGet queues a read of keys; see Store.MGet. Oversize values are read in
 // the same round trip.
 func (q *Queued) MGet(keys ...string) *Result[[][]byte] {
+	if q.s.splitting() {
+		return failed[[][]byte](ErrQueuedWhileSplit)
+	}
 	if q.s.old == nil {
 		g, err := q.s.queueGroupedRead(q.b, keys, true)
 		if err != nil {
@@ -80,6 +94,9 @@ func (q *Queued) MGet(keys ...string) *Result[[][]byte] {
 // Set queues a write; see Store.Set. A bucket field is written by the ops
 // script, sent with its source (EVAL) so that it needs no cached script.
 func (q *Queued) Set(key string, v []byte) *Result[bool] {
+	if q.s.splitting() {
+		return failed[bool](ErrQueuedWhileSplit)
+	}
 	l, err := q.s.locate(key)
 	if err != nil {
 		return failed[bool](err)
@@ -94,16 +111,20 @@ func (q *Queued) Set(key string, v []byte) *Result[bool] {
 			return q.done(w.queue(q.b))
 		}
 	}
-	var o opList
-	if err := q.s.addSet(&o, key, l, enc, 0); err != nil {
+	g := q.s.newLists()
+	if err := q.s.addSet(g.of(l.anchor()), key, l, enc, 0); err != nil {
 		return failed[bool](err)
 	}
-	return q.write(&o)
+	return q.write(g)
 }
 
-// MSet queues writes; see Store.MSet. They are atomic: one script call, or
-// one MSET for a namespace without buckets.
+// MSet queues writes; see Store.MSet. They are atomic on a single server:
+// one script call, or one MSET for a namespace without buckets; on a
+// cluster, one script call per bucket.
 func (q *Queued) MSet(pairs ...zipline.KeyValue) *Result[bool] {
+	if q.s.splitting() {
+		return failed[bool](ErrQueuedWhileSplit)
+	}
 	o, plainOnly, small, err := q.s.msetOps(pairs)
 	switch {
 	case err != nil:
@@ -117,22 +138,34 @@ func (q *Queued) MSet(pairs ...zipline.KeyValue) *Result[bool] {
 	return q.write(o)
 }
 
-// write queues o as one script call.
-func (q *Queued) write(o *opList) *Result[bool] { return q.done(o.queue(q.b)) }
+// write queues g's lists, each a script call.
+func (q *Queued) write(g *lists) *Result[bool] {
+	fs := make([]*zipline.Future[zipline.Value], len(g.all))
+	for i, o := range g.all {
+		fs[i] = o.queue(q.b)
+	}
+	return q.done(fs...)
+}
 
-// done is the Result of a queued write.
-func (q *Queued) done(f *zipline.Future[zipline.Value]) *Result[bool] {
+// done is the Result of a queued write of one or more calls.
+func (q *Queued) done(fs ...*zipline.Future[zipline.Value]) *Result[bool] {
 	return &Result[bool]{get: func() (bool, error) {
-		if err := f.Err(); err != nil {
-			return false, err
+		for _, f := range fs {
+			if err := f.Err(); err != nil {
+				return false, err
+			}
 		}
 		return true, nil
 	}}
 }
 
-// Del queues a deletion; see Store.Del. It is atomic: one UNLINK for a
-// namespace without buckets, one script call otherwise.
+// Del queues a deletion; see Store.Del. It is atomic on a single server:
+// one UNLINK for a namespace without buckets, one script call otherwise;
+// on a cluster, one script call per bucket and plain key.
 func (q *Queued) Del(keys ...string) *Result[int64] {
+	if q.s.splitting() {
+		return failed[int64](ErrQueuedWhileSplit)
+	}
 	if q.s.old == nil && q.s.buckets == nil {
 		names, err := q.s.plainNames(keys)
 		if err != nil {
@@ -141,19 +174,24 @@ func (q *Queued) Del(keys ...string) *Result[int64] {
 		f := q.b.Unlink(names...)
 		return &Result[int64]{get: f.Result}
 	}
-	o, firsts, err := q.s.delOps(keys)
+	g, firsts, err := q.s.delOps(keys)
 	if err != nil {
 		return failed[int64](err)
 	}
-	f := o.queue(q.b)
+	fs := make([]*zipline.Future[zipline.Value], len(g.all))
+	for i, o := range g.all {
+		fs[i] = o.queue(q.b)
+	}
 	return &Result[int64]{get: func() (int64, error) {
-		v, err := f.Result()
-		if err != nil {
-			return 0, err
-		}
-		r, err := opsReplies(v, o.n)
-		if err != nil {
-			return 0, err
+		r := make(replies, len(g.all))
+		for i, f := range fs {
+			v, err := f.Result()
+			if err != nil {
+				return 0, err
+			}
+			if r[g.all[i]], err = opsReplies(v, g.all[i].n); err != nil {
+				return 0, err
+			}
 		}
 		return countExisting(r, firsts), nil
 	}}
@@ -181,6 +219,9 @@ func (q *Queued) IncrBy(key string, n int64) *Result[int64] {
 
 // Exists queues an existence check; see Store.Exists.
 func (q *Queued) Exists(keys ...string) *Result[int64] {
+	if q.s.splitting() {
+		return failed[int64](ErrQueuedWhileSplit)
+	}
 	checks, err := q.s.queueExists(q.b, keys, true)
 	if err != nil {
 		return failed[int64](err)

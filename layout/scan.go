@@ -21,25 +21,17 @@ func globEscape(s string) string {
 	return b.String()
 }
 
-// scanPage is one SCAN page of a layout's stored keys, turned into
-// application keys.
-func (s *Store) scanPage(ctx context.Context, cursor string, count int64) (keys []string, next string, err error) {
-	args := []any{"SCAN", cursor, "MATCH", globEscape(s.stored) + "*"}
-	if count > 0 {
-		args = append(args, "COUNT", count)
-	}
-	v, err := s.c.Do(ctx, args...)
-	if err != nil {
-		return nil, "", err
-	}
-	page, err := v.AsSlice()
-	if err != nil || len(page) != 2 {
-		return nil, "", err
-	}
-	next, _ = page[0].AsString()
-	stored, _ := page[1].AsStrings()
+// appKeys turns a page of this layout's stored names into application
+// keys: a bucket stands for its fields (HSCAN), an oversize value's key
+// and a tombstone set for nothing (they are listed through their bucket, or
+// are not keys).
+func (s *Store) appKeys(ctx context.Context, stored []string) ([]string, error) {
+	var keys []string
 	for _, sk := range stored {
 		rest := sk[len(s.stored):]
+		if isTouchedName(rest) {
+			continue
+		}
 		if s.buckets != nil && strings.HasPrefix(rest, string(bucketMarker)) {
 			bucket, ok := parseBase62(rest[1:])
 			if !ok {
@@ -47,7 +39,7 @@ func (s *Store) scanPage(ctx context.Context, cursor string, count int64) (keys 
 			}
 			for fv, err := range s.c.HScan(ctx, sk, zipline.ScanOptions{Count: 512}) {
 				if err != nil {
-					return nil, "", err
+					return nil, err
 				}
 				keys = append(keys, s.ns.Prefix+s.buckets.tail(bucket, fv.Field))
 			}
@@ -55,6 +47,7 @@ func (s *Store) scanPage(ctx context.Context, cursor string, count int64) (keys 
 		}
 		tail := rest
 		if s.zip {
+			var err error
 			if tail, err = unzipTail(rest); err != nil {
 				continue // not a key of this namespace
 			}
@@ -68,7 +61,7 @@ func (s *Store) scanPage(ctx context.Context, cursor string, count int64) (keys 
 		}
 		keys = append(keys, s.ns.Prefix+tail)
 	}
-	return keys, next, nil
+	return keys, nil
 }
 
 // Scan iterates over the namespace's application key names, in no
@@ -88,28 +81,35 @@ func (s *Store) Scan(ctx context.Context) iter.Seq2[string, error] {
 // through filter if set. It reports whether the caller wants more.
 func (s *Store) scanLayout(ctx context.Context, layout *Store, filter func(context.Context, []string) ([]string, error),
 	yield func(string, error) bool) bool {
-	for cursor := "0"; ; {
-		keys, next, err := layout.scanPage(ctx, cursor, 500)
+	more := true
+	err := layout.scanStored(ctx, "0", 500, func(names []string, _ string) (bool, error) {
+		keys, err := layout.appKeys(ctx, names)
 		if err == nil && filter != nil {
 			keys, err = filter(ctx, keys)
 		}
 		if err != nil {
-			yield("", err)
-			return false
+			return false, err
 		}
 		for _, k := range keys {
 			if !yield(k, nil) {
-				return false
+				more = false
+				return false, nil
 			}
 		}
-		if cursor = next; cursor == "0" {
-			return true
-		}
+		return true, nil
+	})
+	if err != nil {
+		yield("", err)
+		return false
 	}
+	return more
 }
 
 // onlyInOld returns the keys that the new layout does not hold.
 func (s *Store) onlyInOld(ctx context.Context, keys []string) ([]string, error) {
+	if s.cluster {
+		return s.splitOnlyInOld(ctx, keys)
+	}
 	b := s.c.Batch()
 	fs := make([]*zipline.Future[zipline.Value], len(keys))
 	for i, k := range keys {

@@ -11,10 +11,11 @@ import (
 
 // opsLua runs a list of operations atomically. Writes that touch more than
 // one key use it: a bucket field and its oversize value, the new layout and
-// the old one while migrating, a guarded move. Each operation names its keys
-// by their index in KEYS (0: none), so a script never touches a key it did
-// not declare, and a list whose keys share a hash slot runs on a cluster.
-// ARGV is the operations, each an opcode and its arguments:
+// the old one while migrating on a single server, a guarded move, and the
+// steps of a migration on a cluster (split.go). Each operation names its
+// keys by their index in KEYS (0: none), so a script never touches a key it
+// did not declare, and a list whose keys share a hash slot runs on a
+// cluster. ARGV is the operations, each an opcode and its arguments:
 //
 //	G kind key field want   guard: abort the script (reply 0) unless GET key
 //	                        (kind "g") or HGET key field ("h") equals want
@@ -36,14 +37,42 @@ import (
 //	X bucket oversize legacy field ms
 //	                        PEXPIRE a field and its oversize value; reply
 //	                        HPEXPIRE's code (-2 when the key does not exist)
+//	W key ms                PEXPIRE a plain key; reply its code
 //	R bucket oversize legacy field
 //	                        read a field, following its marker
 //	V key                   GET a plain key
+//	I kind key field n create
+//	                        HINCRBY key field n (kind "h") or INCRBY key n
+//	                        ("g"); without create, only if the key exists
+//	                        (else reply null). A server error (not an
+//	                        integer) is the reply, not the script's failure
 //
-// mode is "" (no TTL), "px" (ttl is milliseconds from now), "at" (ttl is a
-// Unix time in milliseconds) or "b" (PEXPIRE the bucket by ttl unless it
-// already expires: Namespace.BucketTTL). Guards come before any write. The
-// reply is the list of the operations' replies, or 0 when a guard failed.
+// The operations of a migration on a cluster name a key's place in the new
+// layout by a "where": kind ("h" a bucket field, "g" a plain key), the
+// bucket or plain key, the oversize key (0 for a plain key), the field (""),
+// the tombstone set and the key's member in it (Store.touchedKey). A key is
+// "live" if its field or plain key exists, "touched" if it is in the set.
+//
+//	K set member            add member to the tombstone set; reply 1 or 0
+//	Q where                 read: the value (following an oversize
+//	                        marker), else 1 if touched, else 0
+//	Y where fieldttl        the remaining TTL in ms, -1 for none, else -3
+//	                        if touched, else -2; fieldttl "1" reads the
+//	                        field's own (HPTTL), "0" the bucket's
+//	A mode n where exp      the key's state: 2 live, 1 touched (a
+//	                        tombstone), 3 neither but the old layout held a
+//	                        value that lives on (exp: "" none was read, "0"
+//	                        one without expiry, else its expiry in Unix ms,
+//	                        compared with TIME), 0 otherwise. Mode "a" runs
+//	                        the next n operations only in state 3 (adopt the
+//	                        old value), mode "g" skips them in state 3
+//
+// An operation that is not run still reads its arguments; its reply is
+// null. mode is "" (no TTL), "px" (ttl is milliseconds from now), "at" (ttl
+// is a Unix time in milliseconds) or "b" (PEXPIRE the bucket by ttl unless
+// it already expires: Namespace.BucketTTL). Guards come before any write.
+// The reply is the list of the operations' replies, or 0 when a guard
+// failed.
 //
 // The markers' lifetimes rule the oversize values: whenever a field that
 // holds a marker is overwritten or deleted, its oversize key is removed in
@@ -51,7 +80,7 @@ import (
 // (the field's TTL, bounded by the bucket key's own). A legacy marker whose
 // key is gone (an expiry before this rule) counts as a missing key.
 const opsLua = `local M, L = '\0{', '\0~'
-local i, out = 1, {}
+local i, out, skip = 1, {}, 0
 local function a() i = i + 1 return ARGV[i - 1] end
 local function k() local n = tonumber(a()) if n == 0 then return false end return KEYS[n] end
 local function live(c, l)
@@ -66,15 +95,16 @@ local function bound(b, mode, t)
   if mode == 'at' then return 'PXAT', t end
   return 'PX', t
 end
-local function put()
+local function put(run)
   local b, n, mode, ttl, nx = k(), tonumber(a()), a(), a(), a() == '1'
-  local t = nil
-  if mode == 'px' or mode == 'at' then t = tonumber(ttl) end
   local items, fields = {}, {}
   for j = 1, n do
     items[j] = {k(), k(), a(), a(), a() == '1'}
     fields[j] = items[j][3]
   end
+  if not run then return false end
+  local t = nil
+  if mode == 'px' or mode == 'at' then t = tonumber(ttl) end
   local cur = redis.call('HMGET', b, unpack(fields))
   if nx and live(cur[1], items[1][2]) then return 0 end
   local hs, big = {}, false
@@ -107,25 +137,28 @@ local function put()
   end
   return untied or n
 end
-local function tie()
-  local b, n = k(), tonumber(a())
+local function tie(run)
+  local b, n, ms, fs = k(), tonumber(a()), {}, {}
+  for j = 1, n do ms[j] = k() fs[j] = a() end
+  if not run then return false end
   local _, e = bound(b, 'px', nil)
   for j = 1, n do
-    local m, f = k(), a()
-    if e and redis.call('HGET', b, f) == M then redis.call('PEXPIRE', m, e) end
+    if e and redis.call('HGET', b, fs[j]) == M then redis.call('PEXPIRE', ms[j], e) end
   end
   return n
 end
-local function set()
+local function set(run)
   local key, v, mode, ttl, nx = k(), a(), a(), a(), a() == '1'
+  if not run then return false end
   local args = {key, v}
   if mode == 'px' then args[3], args[4] = 'PX', ttl elseif mode == 'at' then args[3], args[4] = 'PXAT', ttl end
   if nx then args[#args + 1] = 'NX' end
   if redis.call('SET', unpack(args)) then return 1 end
   return 0
 end
-local function del()
+local function del(run)
   local b, m, l, f = k(), k(), k(), a()
+  if not run then return false end
   local c = live(redis.call('HGET', b, f), l)
   redis.call('HDEL', b, f)
   redis.call('UNLINK', m)
@@ -133,8 +166,9 @@ local function del()
   if c then return 1 end
   return 0
 end
-local function expire()
+local function expire(run)
   local b, m, l, f, ms = k(), k(), k(), a(), a()
+  if not run then return false end
   local c = live(redis.call('HGET', b, f), l)
   if not c then return -2 end
   local r = redis.call('HPEXPIRE', b, ms, 'FIELDS', 1, f)[1]
@@ -146,35 +180,110 @@ local function expire()
   end
   return r
 end
-local function read()
+local function read(run)
   local b, m, l, f = k(), k(), k(), a()
+  if not run then return false end
   local c = redis.call('HGET', b, f)
   if c == M then return redis.call('GET', m) end
   if c == L then if l then return redis.call('GET', l) end return false end
   return c
 end
+local function guard(run)
+  local kind, key, f, want = a(), k(), a(), a()
+  if not run then return false end
+  local c
+  if kind == 'h' then c = redis.call('HGET', key, f) else c = redis.call('GET', key) end
+  if c ~= want then return nil end
+  return 1
+end
+local function mset(run)
+  local n, kv = tonumber(a()), {}
+  for j = 1, n do kv[2 * j - 1] = k() kv[2 * j] = a() end
+  if not run then return false end
+  redis.call('MSET', unpack(kv))
+  return 1
+end
+local function one(cmd)
+  return function(run)
+    local key = k()
+    if not run then return false end
+    return redis.call(cmd, key)
+  end
+end
+local function pexpire(run)
+  local key, ms = k(), a()
+  if not run then return false end
+  return redis.call('PEXPIRE', key, ms)
+end
+local function incr(run)
+  local kind, key, f, n, create = a(), k(), a(), a(), a() == '1'
+  if not run then return false end
+  if kind == 'h' then
+    if not create and redis.call('HEXISTS', key, f) == 0 then return false end
+    return redis.pcall('HINCRBY', key, f, n)
+  end
+  if not create and redis.call('EXISTS', key) == 0 then return false end
+  return redis.pcall('INCRBY', key, n)
+end
+local function where() return {a(), k(), k(), a(), k(), a()} end
+local function holds(w)
+  if w[1] == 'h' then return redis.call('HEXISTS', w[2], w[4]) == 1 end
+  return redis.call('EXISTS', w[2]) == 1
+end
+local function touched(w) return redis.call('SISMEMBER', w[5], w[6]) == 1 end
+local function touch(run)
+  local t, m = k(), a()
+  if not run then return false end
+  return redis.call('SADD', t, m)
+end
+local function query(run)
+  local w = where()
+  if not run then return false end
+  local c
+  if w[1] == 'h' then
+    c = redis.call('HGET', w[2], w[4])
+    if c == M then c = redis.call('GET', w[3]) end
+  else c = redis.call('GET', w[2]) end
+  if c then return c end
+  if touched(w) then return 1 end
+  return 0
+end
+local function pttl(run)
+  local w, own = where(), a() == '1'
+  if not run then return false end
+  local r = -2
+  if w[1] == 'h' then
+    local c = redis.call('HGET', w[2], w[4])
+    if c == M then r = redis.call('PTTL', w[3])
+    elseif c and own then r = redis.call('HPTTL', w[2], 'FIELDS', 1, w[4])[1]
+    elseif c then r = redis.call('PTTL', w[2]) end
+  else r = redis.call('PTTL', w[2]) end
+  if r == -2 and touched(w) then return -3 end
+  return r
+end
+local function adopt(run)
+  local mode, n, w, exp = a(), tonumber(a()), where(), a()
+  if not run then skip = skip + n return false end
+  local st = 0
+  if holds(w) then st = 2
+  elseif touched(w) then st = 1
+  elseif exp ~= '' then
+    local t = redis.call('TIME')
+    if exp == '0' or tonumber(exp) > tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) then st = 3 end
+  end
+  if (mode == 'a') ~= (st == 3) then skip = skip + n end
+  return st
+end
+local ops = {G = guard, P = put, S = set, D = del, M = mset, U = one('UNLINK'), X = expire, W = pexpire,
+  T = tie, R = read, V = one('GET'), I = incr, K = touch, Q = query, Y = pttl, A = adopt}
 while i <= #ARGV do
-  local op = a()
-  if op == 'G' then
-    local kind, key, f, want = a(), k(), a(), a()
-    local c
-    if kind == 'h' then c = redis.call('HGET', key, f) else c = redis.call('GET', key) end
-    if c ~= want then return 0 end
-    out[#out + 1] = 1
-  elseif op == 'P' then out[#out + 1] = put()
-  elseif op == 'S' then out[#out + 1] = set()
-  elseif op == 'D' then out[#out + 1] = del()
-  elseif op == 'M' then
-    local n, kv = tonumber(a()), {}
-    for j = 1, n do kv[2 * j - 1] = k() kv[2 * j] = a() end
-    redis.call('MSET', unpack(kv))
-    out[#out + 1] = 1
-  elseif op == 'U' then out[#out + 1] = redis.call('UNLINK', k())
-  elseif op == 'X' then out[#out + 1] = expire()
-  elseif op == 'T' then out[#out + 1] = tie()
-  elseif op == 'R' then out[#out + 1] = read()
-  elseif op == 'V' then out[#out + 1] = redis.call('GET', k())
-  else return redis.error_reply('layout: unknown operation') end
+  local f = ops[a()]
+  if not f then return redis.error_reply('layout: unknown operation') end
+  local run = skip == 0
+  if not run then skip = skip - 1 end
+  local r = f(run)
+  if r == nil then return 0 end
+  out[#out + 1] = r
 end
 return out`
 
@@ -410,12 +519,24 @@ func (s *Store) runOps(ctx context.Context, o *opList) ([]zipline.Value, error) 
 // queue queues the script on b with its source (EVAL), so that it cannot
 // fail for want of a cached script inside a caller's transaction.
 func (o *opList) queue(b *zipline.Batch) *zipline.Future[zipline.Value] {
+	return b.Do(o.call("EVAL", opsLua)...)
+}
+
+// queueDigest queues the script on b by its digest (EVALSHA): the reply is
+// NOSCRIPT where the server has not cached it (see runOpsBatch).
+func (o *opList) queueDigest(b *zipline.Batch) *zipline.Future[zipline.Value] {
+	return b.Do(o.call("EVALSHA", opsScript.SHA1())...)
+}
+
+// call returns the command that runs the list: EVAL with the source, or
+// EVALSHA with the digest, then the keys and the operations.
+func (o *opList) call(cmd, script string) []any {
 	args := make([]any, 0, 3+len(o.keys)+len(o.args))
-	args = append(args, "EVAL", opsLua, len(o.keys))
+	args = append(args, cmd, script, len(o.keys))
 	for _, k := range o.keys {
 		args = append(args, k)
 	}
-	return b.Do(append(args, o.args...)...)
+	return append(args, o.args...)
 }
 
 // opsReplies splits the script's reply.

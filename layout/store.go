@@ -63,11 +63,16 @@ type Store struct {
 
 	old *Store // the layout being migrated from, or nil
 
+	// cluster says whether the server is a Redis or Valkey Cluster node:
+	// then each script touches one hash slot, and a migration follows the
+	// protocol of split.go instead of moving keys in one script.
+	cluster bool
+
 	// legacy says whether values behind a legacyMarker can exist, so that
 	// scripts that replace or delete a field also declare and remove the
-	// legacy key. That key is in another hash slot than the bucket, so the
-	// cluster support must turn this off: no legacy data can exist there,
-	// as namespaces were standalone-only when it was written.
+	// legacy key. That key is in another hash slot than the bucket, so it
+	// is off on a cluster: no legacy data can exist there, as namespaces
+	// were standalone-only when it was written.
 	legacy bool
 
 	oversize atomic.Uint64
@@ -102,20 +107,37 @@ func New(ctx context.Context, c *zipline.Client, ns Namespace) (*Store, error) {
 	if err := ns.validate(); err != nil {
 		return nil, err
 	}
-	s, err := newStore(ctx, c, ns)
+	cluster, err := isCluster(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if cluster {
+		if err := ns.checkCluster(); err != nil {
+			return nil, err
+		}
+	}
+	s, err := newStore(ctx, c, ns, cluster)
 	if err != nil {
 		return nil, err
 	}
 	if ns.MigrateFrom != nil {
-		if s.old, err = newStore(ctx, c, *ns.MigrateFrom); err != nil {
+		if s.old, err = newStore(ctx, c, *ns.MigrateFrom, cluster); err != nil {
 			return nil, fmt.Errorf("layout: MigrateFrom: %w", err)
+		}
+		if cluster && s.buckets != nil && ns.BucketTTL > 0 && !s.fieldTTL.hpexpire {
+			// A bucket's expiry would take fields written without a TTL,
+			// which leave no tombstone: an old value read before could
+			// then be copied back (see the package documentation).
+			return nil, errors.New("layout: on a cluster, a namespace that migrates cannot use BucketTTL: " +
+				"the server has no field expiry, and a bucket's expiry would let old values come back")
 		}
 	}
 	return s, nil
 }
 
-func newStore(ctx context.Context, c *zipline.Client, ns Namespace) (*Store, error) {
-	s := &Store{c: c.Raw(), ns: ns, stored: ns.storedPrefix(), zip: ns.ZipAs != "", log: c.Logger(), legacy: true}
+func newStore(ctx context.Context, c *zipline.Client, ns Namespace, cluster bool) (*Store, error) {
+	s := &Store{c: c.Raw(), ns: ns, stored: ns.storedPrefix(), zip: ns.ZipAs != "", log: c.Logger(),
+		cluster: cluster, legacy: !cluster}
 	var err error
 	if s.codec, err = ns.Codec.Codec(); err != nil {
 		return nil, fmt.Errorf("layout: Namespace.Codec: %w", err)

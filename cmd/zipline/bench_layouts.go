@@ -15,6 +15,7 @@ import (
 
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/layouts"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
+	"github.com/ziplinekv/zipline/internal/localserver"
 )
 
 // runBenchLayouts runs the layout benchmark (see package layouts): the
@@ -31,6 +32,9 @@ func runBenchLayouts(ctx context.Context, args []string) error {
 		"(1024; 4096 for html4000)")
 	extras := fs.Bool("extras", true, "also measure Dense(512), HashedFor, sparse ids and the layout without the oversize guard")
 	memory := fs.Bool("memory", true, "run the memory table")
+	cluster := fs.Bool("cluster", false, fmt.Sprintf("measure the memory table on a cluster of %d primaries (used_memory summed "+
+		"over them) instead of one server; the speed runs are then off unless -speed is given", layouts.ClusterPrimaries))
+	kind := fs.String("kind", "redis", "server of the memory table: redis or valkey")
 	speed := fs.Bool("speed", true, "run the speed comparison")
 	speedDur := fs.Duration("speed-dur", 2*time.Second, "duration of each speed run")
 	speedRounds := fs.Int("speed-rounds", 3, "speed runs per cell (the median is reported)")
@@ -50,6 +54,12 @@ func runBenchLayouts(ctx context.Context, args []string) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if *cluster && !set["speed"] {
+		*speed = false
+	}
+	if *kind != "redis" && *kind != "valkey" {
+		return fmt.Errorf("-kind %q: want redis or valkey", *kind)
+	}
 	if *quick {
 		if !set["pairs"] {
 			*pairs = 5000
@@ -120,7 +130,12 @@ func runBenchLayouts(ctx context.Context, args []string) error {
 	}
 
 	if *memory {
-		if err := runMemoryTable(ctx, rep, families, classList, layoutList, *raised, *extras, progress); err != nil {
+		if *cluster {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("memory measured on a cluster of %d primaries without replicas: "+
+				"`used_memory` growth summed over the primaries", layouts.ClusterPrimaries))
+		}
+		runner := &layouts.MemoryRunner{Pairs: rep.Pairs, Log: progress, Cluster: *cluster, Kind: localserver.Kind(*kind)}
+		if err := runMemoryTable(ctx, rep, runner, families, classList, layoutList, *raised, *extras, progress); err != nil {
 			return err
 		}
 		runtime.GC() // the classes' values are no longer needed
@@ -192,11 +207,11 @@ func writeReport(rep *layouts.Report, out string, progress io.Writer) error {
 }
 
 // runMemoryTable measures the memory cells into rep.
-func runMemoryTable(ctx context.Context, rep *layouts.Report, families []layouts.KeyFamily,
+func runMemoryTable(ctx context.Context, rep *layouts.Report, runner *layouts.MemoryRunner, families []layouts.KeyFamily,
 	classes, layoutNames []string, raised, extras bool, progress io.Writer) error {
 	cells := memoryCells(families, classes, layoutNames, raised, extras)
 	data := &layouts.DataSet{Pairs: rep.Pairs}
-	runner := &layouts.MemoryRunner{Pairs: rep.Pairs, Data: data, Log: progress}
+	runner.Data = data
 	fmt.Fprintf(progress, "bench layouts: %d memory cells of %d pairs\n", len(cells), rep.Pairs)
 	var err error
 	if rep.Memory, err = runner.Run(ctx, cells, nil); err != nil {

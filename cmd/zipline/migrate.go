@@ -27,6 +27,8 @@ func runMigrate(ctx context.Context, args []string) error {
 	batch := fs.Int("batch", 100, "keys moved per round trip")
 	state := fs.String("state", "", "file that records the scan cursor, to resume after an interruption")
 	dryRun := fs.Bool("dry-run", false, "print the projected memory saving, move nothing")
+	sweep := fs.Bool("sweep", false, "move nothing: delete the tombstones that a migration on a cluster left in the -to layout\n"+
+		"(once a run reports the migration complete and no process uses MigrateFrom any more)")
 	sample := fs.Int("sample", 1000, "keys sampled by -dry-run")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: zipline migrate -from SPEC -to SPEC [flags]\n\nMoves a namespace's keys to a new layout, "+
@@ -36,19 +38,22 @@ func runMigrate(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *from == "" || *to == "" {
+	if *to == "" || (*from == "" && !*sweep) {
 		fs.Usage()
-		return errors.New("migrate needs -from and -to")
-	}
-	oldNS, err := parseNamespace(*from)
-	if err != nil {
-		return err
+		return errors.New("migrate needs -from and -to (-sweep needs only -to)")
 	}
 	newNS, err := parseNamespace(*to)
 	if err != nil {
 		return err
 	}
-	newNS.MigrateFrom = &oldNS
+	if !*sweep {
+		oldNS, err := parseNamespace(*from)
+		if err != nil {
+			return err
+		}
+		newNS.MigrateFrom = &oldNS
+	}
+	// A cluster node's address is enough: the client discovers the rest.
 	opts, err := serverOptions(*addr, *rawURL, *user, *password)
 	if err != nil {
 		return err
@@ -60,6 +65,11 @@ func runMigrate(ctx context.Context, args []string) error {
 	defer c.Close()
 	s, err := layout.New(ctx, c, newNS)
 	if err != nil {
+		return err
+	}
+	if *sweep {
+		n, err := s.Sweep(ctx)
+		fmt.Printf("deleted %d tombstone sets\n", n)
 		return err
 	}
 	if *dryRun {
@@ -84,13 +94,19 @@ func runMigrate(ctx context.Context, args []string) error {
 			writeState(*state, p.Cursor)
 		}})
 	bar.finish()
-	fmt.Printf("moved %d, already gone %d, changed during the move %d, kept (TTL cannot carry over) %d\n",
-		p.Moved, p.Missing, p.Changed, p.Kept)
+	fmt.Printf("moved %d, already gone %d, changed during the move %d, kept (TTL cannot carry over) %d, "+
+		"old copies of newer values deleted %d\n", p.Moved, p.Missing, p.Changed, p.Kept, p.Replaced)
 	if err != nil {
+		if p.Cursor == "" { // a cluster's scan cannot resume
+			return fmt.Errorf("stopped (run again to start over; moved keys are not moved again): %w", err)
+		}
 		return fmt.Errorf("stopped at cursor %s (resume with -state): %w", p.Cursor, err)
 	}
-	if p.Changed > 0 {
+	switch {
+	case p.Changed > 0:
 		fmt.Println("some keys changed while moving: run migrate again to move them")
+	case p.Complete():
+		fmt.Println("the migration is complete: once no process uses MigrateFrom, run with -sweep (on a cluster) and drop MigrateFrom")
 	}
 	return nil
 }

@@ -378,3 +378,66 @@ func TestMigratePasswordSources(t *testing.T) {
 		}
 	}
 }
+
+// On a cluster, given one node's address: the migration moves every key,
+// a second run finds it complete, and -sweep deletes the tombstones that
+// the application's deletions left meanwhile.
+func TestMigrateCommandOnCluster(t *testing.T) {
+	cl := testkit.NewCluster(t, testkit.ClusterConfig{Replicas: -1})
+	ctx := context.Background()
+	c, err := zipline.New(zipline.Options{Addrs: cl.Addrs()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	pairs := make([]zipline.KeyValue, 0, 1000)
+	for i := range 1000 {
+		pairs = append(pairs, zipline.KeyValue{Key: "user:" + strconv.Itoa(i), Value: []byte(strconv.Itoa(500000000 + i))})
+	}
+	if err := c.MSet(ctx, pairs...); err != nil {
+		t.Fatal(err)
+	}
+	to := "prefix=user:,zip=u:,buckets=dense:100"
+	newNS, _ := parseNamespace(to)
+	oldNS, _ := parseNamespace("prefix=user:")
+	newNS.MigrateFrom = &oldNS
+	s, err := layout.New(ctx, c, newNS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Del(ctx, "user:1", "user:2", "user:999"); err != nil || n != 3 {
+		t.Fatalf("Del while migrating: %d, %v", n, err)
+	}
+	args := []string{"-addr", cl.Addrs()[0], "-from", "prefix=user:", "-to", to, "-batch", "50"}
+	if out := captureStdout(t, func() error { return runMigrate(ctx, args) }); !strings.Contains(out, "moved 997") {
+		t.Fatalf("migrate printed:\n%s", out)
+	}
+	if out := captureStdout(t, func() error { return runMigrate(ctx, args) }); !strings.Contains(out, "the migration is complete") {
+		t.Fatalf("second run printed:\n%s", out)
+	}
+	sweep := []string{"-addr", cl.Addrs()[1], "-to", to, "-sweep"}
+	if out := captureStdout(t, func() error { return runMigrate(ctx, sweep) }); !strings.Contains(out, "deleted 2 tombstone sets") {
+		t.Fatalf("sweep printed:\n%s", out)
+	}
+	done, err := layout.New(ctx, c, withoutMigration(newNS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := done.Get(ctx, "user:1234"); !errors.Is(err, zipline.Nil) {
+		t.Fatalf("user:1234: %q %v", v, err)
+	}
+	if v, err := done.Get(ctx, "user:123"); err != nil || string(v) != "500000123" {
+		t.Fatalf("after migrate: %q %v", v, err)
+	}
+	if _, err := done.Get(ctx, "user:2"); !errors.Is(err, zipline.Nil) {
+		t.Fatalf("deleted user:2 reads %v", err)
+	}
+	if n, _ := c.DBSize(ctx); n != 10 {
+		t.Fatalf("%d keys after migrating 997 into 100-field buckets and sweeping, want 10", n)
+	}
+}
+
+func withoutMigration(ns layout.Namespace) layout.Namespace {
+	ns.MigrateFrom = nil
+	return ns
+}

@@ -86,6 +86,12 @@ type MemoryRunner struct {
 	// Server describes the servers: filled by Run, e.g. "redis 7.0.15
 	// (jemalloc-5.3.0)".
 	Server string
+	// Cluster measures on a Redis Cluster of ClusterPrimaries primaries
+	// (no replicas) instead of one server: the figures are the growth of
+	// used_memory summed over the primaries.
+	Cluster bool
+	// Kind is the server, Redis (the default) or Valkey.
+	Kind localserver.Kind
 
 	idsMu sync.Mutex
 	ids   map[bool][]uint64
@@ -101,15 +107,15 @@ func (r *MemoryRunner) Run(ctx context.Context, cells []Cell, each func(Result))
 	}
 	var out []Result
 	for _, lpv := range listpackValues(cells) {
-		err := r.withServer(ctx, lpv, func(c *zipline.Client) error {
-			if err := r.warm(ctx, c, cellsWith(cells, lpv)); err != nil {
+		err := r.withServer(ctx, lpv, func(on Servers) error {
+			if err := r.warm(ctx, on, cellsWith(cells, lpv)); err != nil {
 				return err
 			}
 			for _, cell := range cells {
 				if cell.ListpackValue != lpv {
 					continue
 				}
-				res, err := r.measure(ctx, c, cell)
+				res, err := r.measure(ctx, on, cell)
 				if err != nil {
 					return fmt.Errorf("%s: %w", cell, err)
 				}
@@ -155,24 +161,100 @@ func listpackValues(cells []Cell) []int {
 	return out
 }
 
-// withServer starts a server with hash-max-listpack-value lpv (0: default)
-// and runs fn with a client on it.
-func (r *MemoryRunner) withServer(ctx context.Context, lpv int, fn func(*zipline.Client) error) error {
+// ClusterPrimaries is the size of the clusters MemoryRunner.Cluster
+// measures on: the fewest primaries a cluster can have.
+const ClusterPrimaries = 3
+
+// withServer starts a server (or a cluster) with hash-max-listpack-value
+// lpv (0: default) and runs fn with a client on it.
+func (r *MemoryRunner) withServer(ctx context.Context, lpv int, fn func(Servers) error) error {
 	args := ServerArgs(lpv)
-	srv, err := localserver.Start(localserver.Config{Args: args})
-	if err != nil {
+	var on Servers
+	var addrs []string
+	if r.Cluster {
+		cl, err := localserver.StartCluster(ctx, localserver.ClusterConfig{Kind: r.Kind, Primaries: ClusterPrimaries,
+			Replicas: -1, Args: args})
+		if err != nil {
+			return err
+		}
+		defer cl.Stop()
+		addrs = cl.Addrs()
+		for _, n := range cl.Nodes() {
+			node, err := zipline.New(zipline.Options{Addr: n.Addr, Cluster: zipline.ClusterOff, Logger: quiet})
+			if err != nil {
+				return err
+			}
+			defer node.Close()
+			on.nodes = append(on.nodes, node)
+		}
+	} else {
+		srv, err := localserver.Start(localserver.Config{Kind: r.Kind, Args: args})
+		if err != nil {
+			return err
+		}
+		defer srv.Stop()
+		addrs = []string{srv.Addr}
+	}
+	var err error
+	if on.c, err = zipline.New(zipline.Options{Addrs: addrs, Logger: quiet}); err != nil {
 		return err
 	}
-	defer srv.Stop()
-	c, err := zipline.New(zipline.Options{Addr: srv.Addr, Logger: quiet})
-	if err != nil {
-		return err
-	}
-	defer c.Close()
+	defer on.c.Close()
 	if r.Server == "" {
-		r.Server = ServerDescription(ctx, c)
+		r.Server = ServerDescription(ctx, on.c)
+		if r.Cluster {
+			r.Server += fmt.Sprintf(", a cluster of %d primaries", len(on.nodes))
+		}
 	}
-	return fn(c)
+	return fn(on)
+}
+
+// Servers are what a memory cell is measured on: one server through its
+// client, or each primary of a cluster on its own, summed.
+type Servers struct {
+	c     *zipline.Client
+	nodes []*zipline.Client // a client of each primary of a cluster; nil for one server
+}
+
+// each runs fn on every server: the cluster's primaries, or the one
+// server through the client.
+func (on Servers) each(ctx context.Context, fn func(do func(args ...any) (zipline.Value, error)) error) error {
+	if on.nodes == nil {
+		return fn(func(args ...any) (zipline.Value, error) { return on.c.Do(ctx, args...) })
+	}
+	for _, node := range on.nodes {
+		if err := fn(func(args ...any) (zipline.Value, error) { return node.Do(ctx, args...) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flush empties every server (FLUSHALL SYNC).
+func (on Servers) flush(ctx context.Context) error {
+	return on.each(ctx, func(do func(args ...any) (zipline.Value, error)) error {
+		_, err := do("FLUSHALL", "SYNC")
+		return err
+	})
+}
+
+// memory is DatasetMemory summed over the servers.
+func (on Servers) memory(ctx context.Context) (int64, error) {
+	var total int64
+	err := on.each(ctx, func(do func(args ...any) (zipline.Value, error)) error {
+		v, err := do("INFO", "memory")
+		if err != nil {
+			return err
+		}
+		text, err := v.AsString()
+		if err != nil {
+			return err
+		}
+		m, err := datasetMemory(localserver.ParseInfo(text))
+		total += m
+		return err
+	})
+	return total, err
 }
 
 // ServerArgs are the directives the benchmark's servers are started with.
@@ -212,6 +294,10 @@ func DatasetMemory(ctx context.Context, c *zipline.Client) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	return datasetMemory(m)
+}
+
+func datasetMemory(m map[string]string) (int64, error) {
 	used, err1 := strconv.ParseInt(m["used_memory"], 10, 64)
 	clients, err2 := strconv.ParseInt(m["mem_clients_normal"], 10, 64)
 	if err := errors.Join(err1, err2); err != nil {
@@ -228,7 +314,12 @@ func DatasetMemory(ctx context.Context, c *zipline.Client) (int64, error) {
 // hz 10), each tick of which moves a rehash on by a millisecond's work, so
 // two equal readings mean no rehash is under way.
 func SettledMemory(ctx context.Context, c *zipline.Client, maxWait time.Duration) (int64, error) {
-	prev, err := DatasetMemory(ctx, c)
+	return Servers{c: c}.settled(ctx, maxWait)
+}
+
+// settled is SettledMemory on every server, summed.
+func (on Servers) settled(ctx context.Context, maxWait time.Duration) (int64, error) {
+	prev, err := on.memory(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -239,7 +330,7 @@ func SettledMemory(ctx context.Context, c *zipline.Client, maxWait time.Duration
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		}
-		m, err := DatasetMemory(ctx, c)
+		m, err := on.memory(ctx)
 		if err != nil {
 			return 0, err
 		}
@@ -263,8 +354,9 @@ func (r *MemoryRunner) idsFor(sparse bool) []uint64 {
 	return r.ids[sparse]
 }
 
-// measure runs one cell on a flushed server.
-func (r *MemoryRunner) measure(ctx context.Context, c *zipline.Client, cell Cell) (Result, error) {
+// measure runs one cell on flushed servers.
+func (r *MemoryRunner) measure(ctx context.Context, on Servers, cell Cell) (Result, error) {
+	c := on.c
 	res := Result{Cell: cell, Pairs: r.Pairs}
 	lay, data, dict, keys, err := r.prepare(cell)
 	if err != nil {
@@ -275,10 +367,10 @@ func (r *MemoryRunner) measure(ctx context.Context, c *zipline.Client, cell Cell
 	}
 	res.MeanValue = data.MeanSize(r.Pairs)
 
-	if _, err := c.Do(ctx, "FLUSHALL", "SYNC"); err != nil {
+	if err := on.flush(ctx); err != nil {
 		return res, err
 	}
-	before, err := SettledMemory(ctx, c, 10*time.Second)
+	before, err := on.settled(ctx, 10*time.Second)
 	if err != nil {
 		return res, err
 	}
@@ -293,7 +385,7 @@ func (r *MemoryRunner) measure(ctx context.Context, c *zipline.Client, cell Cell
 		return res, err
 	}
 	res.Load = time.Since(start)
-	after, err := SettledMemory(ctx, c, 10*time.Second)
+	after, err := on.settled(ctx, 10*time.Second)
 	if err != nil {
 		return res, err
 	}
@@ -305,7 +397,7 @@ func (r *MemoryRunner) measure(ctx context.Context, c *zipline.Client, cell Cell
 		return res, err
 	}
 	if lay.Namespace != nil && lay.Namespace(cell.Family, r.Pairs).Buckets != nil {
-		if res.BucketsSampled, res.Listpack, err = bucketEncodings(ctx, c, 50); err != nil {
+		if res.BucketsSampled, res.Listpack, err = on.bucketEncodings(ctx, 50); err != nil {
 			return res, err
 		}
 	}
@@ -340,7 +432,8 @@ func (r *MemoryRunner) prepare(cell Cell) (lay Layout, data *Data, dict *Dict, k
 // flushes them, so that what the server allocates once, on the first use
 // of a command or script (and keeps after FLUSHALL), is not charged to the
 // first cell that uses it.
-func (r *MemoryRunner) warm(ctx context.Context, c *zipline.Client, cells []Cell) error {
+func (r *MemoryRunner) warm(ctx context.Context, on Servers, cells []Cell) error {
+	c := on.c
 	for _, cell := range cells {
 		lay, data, dict, keys, err := r.prepare(cell)
 		if err != nil {
@@ -356,8 +449,7 @@ func (r *MemoryRunner) warm(ctx context.Context, c *zipline.Client, cells []Cell
 			return fmt.Errorf("%s: %w", cell, err)
 		}
 	}
-	_, err := c.Do(ctx, "FLUSHALL", "SYNC")
-	return err
+	return on.flush(ctx)
 }
 
 // load writes the pairs in batches from concurrent workers: plain MSET (or
@@ -488,40 +580,40 @@ func abbrev(b []byte) string {
 	return fmt.Sprintf("%q", b)
 }
 
-// bucketEncodings checks the encoding of up to n hash keys.
-func bucketEncodings(ctx context.Context, c *zipline.Client, n int) (sampled, listpack int, err error) {
-	var keys []string
-	for cursor := "0"; len(keys) < n; {
-		v, err := c.Do(ctx, "SCAN", cursor, "TYPE", "hash", "COUNT", 1000)
-		if err != nil {
-			return 0, 0, err
+// bucketEncodings checks the encoding of up to n hash keys, taken from
+// each server in turn.
+func (on Servers) bucketEncodings(ctx context.Context, n int) (sampled, listpack int, err error) {
+	err = on.each(ctx, func(do func(args ...any) (zipline.Value, error)) error {
+		var keys []string
+		for cursor := "0"; len(keys) < n-sampled; {
+			v, err := do("SCAN", cursor, "TYPE", "hash", "COUNT", 1000)
+			if err != nil {
+				return err
+			}
+			page, err := v.AsSlice()
+			if err != nil || len(page) != 2 {
+				return errors.Join(err, errors.New("malformed SCAN reply"))
+			}
+			found, err := page[1].AsStrings()
+			if err != nil {
+				return err
+			}
+			keys = append(keys, found...)
+			if cursor, _ = page[0].AsString(); cursor == "0" {
+				break
+			}
 		}
-		page, err := v.AsSlice()
-		if err != nil || len(page) != 2 {
-			return 0, 0, errors.Join(err, errors.New("malformed SCAN reply"))
+		for _, k := range keys[:min(len(keys), n-sampled)] {
+			enc, err := do("OBJECT", "ENCODING", k)
+			if err != nil {
+				return err
+			}
+			if e, _ := enc.AsString(); e == "listpack" || e == "ziplist" {
+				listpack++
+			}
+			sampled++
 		}
-		found, err := page[1].AsStrings()
-		if err != nil {
-			return 0, 0, err
-		}
-		keys = append(keys, found...)
-		if cursor, _ = page[0].AsString(); cursor == "0" {
-			break
-		}
-	}
-	keys = keys[:min(len(keys), n)]
-	b := c.Batch()
-	fs := make([]*zipline.Future[zipline.Value], len(keys))
-	for i, k := range keys {
-		fs[i] = b.Do("OBJECT", "ENCODING", k)
-	}
-	if err := b.Exec(ctx); err != nil {
-		return 0, 0, err
-	}
-	for _, f := range fs {
-		if enc, _ := f.Val().AsString(); enc == "listpack" || enc == "ziplist" {
-			listpack++
-		}
-	}
-	return len(keys), listpack, nil
+		return nil
+	})
+	return sampled, listpack, err
 }
