@@ -39,6 +39,18 @@ func init() {
 // default request timeout (250 ms) trips at hundreds of goroutines on a busy
 // 2-CPU machine, while the other clients wait seconds, so it gets 5 s.
 func GlideConfig(addr string) (*config.ClientConfiguration, error) {
+	a, err := glideAddress(addr)
+	if err != nil {
+		return nil, err
+	}
+	return config.NewClientConfiguration().WithAddress(a).WithRequestTimeout(glideTimeout), nil
+}
+
+// glideTimeout is the request timeout every GLIDE client here gets.
+const glideTimeout = 5 * time.Second
+
+// glideAddress parses "host:port" into GLIDE's form.
+func glideAddress(addr string) (*config.NodeAddress, error) {
 	host, ps, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
@@ -47,9 +59,7 @@ func GlideConfig(addr string) (*config.ClientConfiguration, error) {
 	if err != nil {
 		return nil, err
 	}
-	return config.NewClientConfiguration().
-		WithAddress(&config.NodeAddress{Host: host, Port: port}).
-		WithRequestTimeout(5 * time.Second), nil
+	return &config.NodeAddress{Host: host, Port: port}, nil
 }
 
 type glideClient struct{ c *glide.Client }
