@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/ziplinekv/zipline/bench/harness"
 )
 
 // report is everything one failoverbench invocation produced.
@@ -78,6 +80,27 @@ func (r *report) write(w io.Writer) {
 			ms(t.BaselineP99).String(), ms(peak).String(), "+"+ms(t.Recovered).String(),
 			fmt.Sprintf("%.0f / %.0f / %.0f", t.Before.PerSecond()/1e3, t.During.PerSecond()/1e3, t.After.PerSecond()/1e3),
 			strings.Join(classes, ", "))
+	}
+	if r.opts.rounds > 1 {
+		p("\nMedians over the rounds:\n\n")
+		row("client", "rounds", "promoted", "errors", "error window", "p99 back", "p99 back − promoted")
+		row("---", "--:", "--:", "--:", "--:", "--:", "--:")
+		for _, f := range r.opts.clients {
+			var prom, errs, window, back, lag []float64
+			for _, oc := range r.outcomes {
+				if oc.client != f.Name || oc.tl == nil {
+					continue
+				}
+				t := oc.tl
+				prom = append(prom, t.Promotion.Window.Seconds())
+				errs = append(errs, float64(t.Errors))
+				window = append(window, t.Window().Seconds())
+				back = append(back, t.Recovered.Seconds())
+				lag = append(lag, (t.Recovered - t.Promotion.Window).Seconds())
+			}
+			secs := func(v []float64) string { return fmt.Sprintf("%.2fs", harness.Median(v)) }
+			row(f.Name, fmt.Sprint(len(prom)), secs(prom), fmt.Sprintf("%.0f", harness.Median(errs)), secs(window), secs(back), secs(lag))
+		}
 	}
 	if r.opts.svg != "" {
 		p("\nChart (round 1): `%s`\n", r.opts.svg)
