@@ -118,7 +118,11 @@ func (r *report) write(w io.Writer) {
 		}
 	}
 
-	r.noise.Write(w, "clusterbench and the cluster's redis-server processes")
+	noise := r.noise
+	for i := range r.results {
+		noise.Add(&r.results[i].Measurement)
+	}
+	noise.Write(w, "clusterbench and the cluster's server processes")
 
 	p("\n## Errors and failures\n\n")
 	problems := 0
