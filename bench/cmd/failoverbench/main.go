@@ -45,6 +45,7 @@ type options struct {
 	rounds      int
 	kind        localserver.Kind
 	nodeTimeout time.Duration
+	seeds       int
 	out, svg    string
 	cfg         failover.Config
 }
@@ -55,6 +56,7 @@ func parseFlags() (*options, error) {
 		rounds      = flag.Int("rounds", 1, "runs of every client, each on a fresh cluster, in rotating order")
 		kind        = flag.String("kind", "redis", "cluster server: redis or valkey")
 		nodeTimeout = flag.Duration("node-timeout", time.Second, "cluster-node-timeout")
+		seeds       = flag.Int("seeds", 1, "node addresses the clients get, in start order (the first is the primary killed)")
 		out         = flag.String("out", "", "write the markdown report to this file")
 		svg         = flag.String("svg", "", "write the chart to this file")
 		conc        = flag.Int("conc", 64, "goroutines")
@@ -71,7 +73,10 @@ func parseFlags() (*options, error) {
 	if flag.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", flag.Args())
 	}
-	o := &options{rounds: *rounds, kind: localserver.Kind(*kind), nodeTimeout: *nodeTimeout, out: *out, svg: *svg}
+	o := &options{rounds: *rounds, kind: localserver.Kind(*kind), nodeTimeout: *nodeTimeout, seeds: *seeds, out: *out, svg: *svg}
+	if o.seeds < 1 || o.seeds > 6 {
+		return nil, errors.New("-seeds: 1 to 6 (the cluster's nodes)")
+	}
 	if o.rounds < 1 || *conc < 1 || *keys < 1 || *size < 1 || *before <= 0 || *after <= 0 || *bucket <= 0 || *timeout <= 0 {
 		return nil, errors.New("need -rounds, -conc, -keys, -size ≥ 1 and -before, -after, -bucket, -timeout > 0")
 	}
@@ -153,7 +158,7 @@ func runOne(ctx context.Context, o *options, f bench.ClusterFactory) (*failover.
 	if info, err := cl.Nodes()[0].Info(ctx, "server"); err == nil {
 		server = fmt.Sprintf("%s %s%s", o.kind, info["redis_version"], info["valkey_version"])
 	}
-	c, err := f.New(cl.Addrs()[:1])
+	c, err := f.New(cl.Addrs()[:o.seeds])
 	if err != nil {
 		return nil, server, fmt.Errorf("%s: connect: %w", f.Name, err)
 	}

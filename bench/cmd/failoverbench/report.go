@@ -46,7 +46,8 @@ func (r *report) write(w io.Writer) {
 		"every call with a %v deadline, %v of pause after a failed call; %v of warm-up, then %v before the kill and %v after\n",
 		cfg.Goroutines, 100*cfg.GetRatio, len(cfg.Value), cfg.Keys, cfg.CallTimeout, cfg.RetryPause,
 		cfg.Warmup, cfg.Before, cfg.After)
-	p("- clients: default options each (see the cluster benchmark's list)\n")
+	p("- clients: default options each (see the cluster benchmark's list), given %d of the nodes' addresses as seeds, "+
+		"in start order; the first is the primary of slot 0, the one killed\n", r.opts.seeds)
 	p("\nTimes are from the SIGKILL. *Promoted* is the cluster's side: when the victim's replica first answered ROLE as "+
 		"a primary (polled every 5 ms). *Errors* run from the first failed call's return to the last one's. *p99 back* is "+
 		"when the client was back to normal for at least %v: no failed call, a p99 within %.0f× the p99 before the kill, "+
