@@ -32,28 +32,20 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return glideCluster{c}, nil
+			return glideCluster{glideClient{c}, c}, nil
 		},
 	})
 }
 
-type glideCluster struct{ c *glide.ClusterClient }
-
-func (g glideCluster) Get(ctx context.Context, key string) (int, error) {
-	r, err := g.c.Get(ctx, key)
-	if err != nil {
-		return 0, err
-	}
-	return len(r.Value()), nil
-}
-
-func (g glideCluster) Set(ctx context.Context, key string, val []byte) error {
-	_, err := g.c.Set(ctx, key, bstr(val))
-	return err
+// glideCluster is the standalone adapter over a ClusterClient, plus the
+// multi-key calls.
+type glideCluster struct {
+	glideClient
+	cc *glide.ClusterClient
 }
 
 func (g glideCluster) MGet(ctx context.Context, keys []string) (int, error) {
-	rs, err := g.c.MGet(ctx, keys)
+	rs, err := g.cc.MGet(ctx, keys)
 	total := 0
 	for _, r := range rs {
 		total += len(r.Value())
@@ -71,7 +63,7 @@ func (g glideCluster) Batch(ctx context.Context, keys []string, val []byte) (int
 			b.Get(k)
 		}
 	}
-	res, err := g.c.Exec(ctx, *b, true)
+	res, err := g.cc.Exec(ctx, *b, true)
 	if err != nil {
 		return 0, err
 	}
@@ -98,5 +90,3 @@ func glideResultErr(v any) error {
 	}
 	return nil
 }
-
-func (g glideCluster) Close() error { g.c.Close(); return nil }

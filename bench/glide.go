@@ -14,6 +14,7 @@ import (
 
 	glide "github.com/valkey-io/valkey-glide/go/v2"
 	"github.com/valkey-io/valkey-glide/go/v2/config"
+	"github.com/valkey-io/valkey-glide/go/v2/models"
 )
 
 func init() {
@@ -62,7 +63,15 @@ func glideAddress(addr string) (*config.NodeAddress, error) {
 	return &config.NodeAddress{Host: host, Port: port}, nil
 }
 
-type glideClient struct{ c *glide.Client }
+// glideClient adapts either GLIDE client (standalone or cluster): both
+// have these methods.
+type glideClient struct {
+	c interface {
+		Get(ctx context.Context, key string) (models.Result[string], error)
+		Set(ctx context.Context, key, value string) (string, error)
+		Close()
+	}
+}
 
 func (g glideClient) Get(ctx context.Context, key string) (int, error) {
 	r, err := g.c.Get(ctx, key)
