@@ -145,7 +145,7 @@ func Run(ctx context.Context, cfg Config, c Client) (*Timeline, error) {
 	var wg sync.WaitGroup
 	base := time.Now()
 	for g := range recs {
-		wg.Go(func() { cfg.load(c, g, &recs[g], &stop, base) })
+		wg.Go(func() { cfg.load(ctx, c, g, &recs[g], &stop, base) })
 	}
 	defer func() { stop.Store(true); wg.Wait() }()
 
@@ -192,26 +192,27 @@ func Run(ctx context.Context, cfg Config, c Client) (*Timeline, error) {
 }
 
 // load is one goroutine: GET or SET of a random key, in a loop, until
-// stop. It starts at Warmup's beginning; calls are recorded from the start.
-func (cfg *Config) load(c Client, g int, rec *recorder, stop *atomic.Bool, base time.Time) {
+// stop or until ctx ends (which also ends the call in progress). Calls are
+// recorded from the start.
+func (cfg *Config) load(ctx context.Context, c Client, g int, rec *recorder, stop *atomic.Bool, base time.Time) {
 	rng := rand.New(rand.NewPCG(uint64(g), 7))
 	const maxCalls = 1 << 32 // bounded by count as well as by stop
 	for range maxCalls {
-		if stop.Load() {
+		if stop.Load() || ctx.Err() != nil {
 			return
 		}
 		key := cfg.Key(rng.IntN(cfg.Keys))
 		get := rng.Float64() < cfg.GetRatio
-		ctx, cancel := context.WithTimeout(context.Background(), cfg.CallTimeout)
+		cctx, cancel := context.WithTimeout(ctx, cfg.CallTimeout)
 		t0 := time.Now()
 		var err error
 		if get {
 			var n int
-			if n, err = c.Get(ctx, key); err == nil && n != len(cfg.Value) {
+			if n, err = c.Get(cctx, key); err == nil && n != len(cfg.Value) {
 				err = fmt.Errorf("GET returned %d bytes, want %d", n, len(cfg.Value))
 			}
 		} else {
-			err = c.Set(ctx, key, cfg.Value)
+			err = c.Set(cctx, key, cfg.Value)
 		}
 		lat := time.Since(t0)
 		cancel()
