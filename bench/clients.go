@@ -5,7 +5,9 @@
 // Each peer has one adapter file (rueidis.go, goredis.go, redigo.go,
 // redispipe.go, radix.go, glide.go, zipline.go) that registers a Factory in
 // init. cmd/clientbench and clients_test.go drive the adapters through the
-// Client interface.
+// Client interface. The peers with a cluster client have a second file
+// (cluster_*.go) that registers a ClusterFactory, which cmd/clusterbench and
+// cmd/failoverbench drive through ClusterClient.
 package bench
 
 import (
@@ -39,15 +41,10 @@ type Factory struct {
 	Order int
 }
 
-var registry = map[string]Factory{}
+var registry = adapters[Factory]{}
 
 // Register adds f; adapters call it from init.
-func Register(f Factory) {
-	if _, dup := registry[f.Name]; dup {
-		panic("bench: duplicate client " + f.Name)
-	}
-	registry[f.Name] = f
-}
+func Register(f Factory) { registry.add(f) }
 
 // Lookup returns the factory called name.
 func Lookup(name string) (Factory, bool) {
@@ -56,28 +53,76 @@ func Lookup(name string) (Factory, bool) {
 }
 
 // All returns every registered factory, zipline first.
-func All() []Factory {
-	out := make([]Factory, 0, len(registry))
-	for _, f := range registry {
+func All() []Factory { return registry.all() }
+
+// Names lists the registered client names in All order.
+func Names() string { return registry.names() }
+
+// Pick returns the factories a -clients flag names: a comma-separated
+// list, or every one for "" and "all".
+func Pick(list string) ([]Factory, error) { return registry.pick(list) }
+
+func (f Factory) key() (string, int) { return f.Name, f.Order }
+
+// adapters is a registry of one kind of factory, by name.
+type adapters[F interface{ key() (string, int) }] map[string]F
+
+func (r adapters[F]) add(f F) {
+	name, _ := f.key()
+	if _, dup := r[name]; dup {
+		panic("bench: duplicate client " + name)
+	}
+	r[name] = f
+}
+
+// all returns the factories by order, then name.
+func (r adapters[F]) all() []F {
+	out := make([]F, 0, len(r))
+	for _, f := range r {
 		out = append(out, f)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if out[i].Order != out[j].Order {
-			return out[i].Order < out[j].Order
+		ni, oi := out[i].key()
+		nj, oj := out[j].key()
+		if oi != oj {
+			return oi < oj
 		}
-		return out[i].Name < out[j].Name
+		return ni < nj
 	})
 	return out
 }
 
-// Names lists the registered client names in All order.
-func Names() string {
+// pick returns the factories named in list (comma-separated), or every
+// one for "" and "all".
+func (r adapters[F]) pick(list string) ([]F, error) {
+	if list == "" || list == "all" {
+		return r.all(), nil
+	}
+	var out []F
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		f, ok := r[name]
+		if !ok {
+			hint := ""
+			if name == "glide" {
+				hint = " (build with -tags glide; it needs cgo and gcc)"
+			}
+			return nil, fmt.Errorf("unknown client %q%s; built in: %s", name, hint, r.names())
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// names lists the names in all's order, comma-separated.
+func (r adapters[F]) names() string {
 	var b strings.Builder
-	for i, f := range All() {
+	for i, f := range r.all() {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(f.Name)
+		name, _ := f.key()
+		b.WriteString(name)
 	}
 	return b.String()
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -37,6 +38,35 @@ func Value(size int) []byte {
 		v[i] = 'a' + byte(i%26)
 	}
 	return v
+}
+
+// KeyClient is the single-key part of Client and ClusterClient.
+type KeyClient interface {
+	Get(ctx context.Context, key string) (int, error)
+	Set(ctx context.Context, key string, val []byte) error
+}
+
+var errBadLen = errors.New("GET returned a value of the wrong length")
+
+// KeyOp returns one goroutine's operation for the single-key cells: GET
+// (checking the value's length) or SET of val, on Keys[start],
+// Keys[start+1]... round-robin. It allocates nothing per call.
+func KeyOp(c KeyClient, get bool, start int, val []byte) func(ctx context.Context) error {
+	keys, i := Keys, start%len(Keys)
+	return func(ctx context.Context) error {
+		k := keys[i]
+		if i++; i == len(keys) {
+			i = 0
+		}
+		if !get {
+			return c.Set(ctx, k, val)
+		}
+		l, err := c.Get(ctx, k)
+		if err == nil && l != len(val) {
+			err = errBadLen
+		}
+		return err
+	}
 }
 
 // Prefill writes every key with val through a zipline client of its own,

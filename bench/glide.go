@@ -15,6 +15,7 @@ import (
 
 	glide "github.com/valkey-io/valkey-glide/go/v2"
 	"github.com/valkey-io/valkey-glide/go/v2/config"
+	"github.com/valkey-io/valkey-glide/go/v2/models"
 	"github.com/valkey-io/valkey-glide/go/v2/pipeline"
 
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/compression"
@@ -43,6 +44,18 @@ func init() {
 // default request timeout (250 ms) trips at hundreds of goroutines on a busy
 // 2-CPU machine, while the other clients wait seconds, so it gets 5 s.
 func GlideConfig(addr string) (*config.ClientConfiguration, error) {
+	a, err := glideAddress(addr)
+	if err != nil {
+		return nil, err
+	}
+	return config.NewClientConfiguration().WithAddress(a).WithRequestTimeout(glideTimeout), nil
+}
+
+// glideTimeout is the request timeout every GLIDE client here gets.
+const glideTimeout = 5 * time.Second
+
+// glideAddress parses "host:port" into GLIDE's form.
+func glideAddress(addr string) (*config.NodeAddress, error) {
 	host, ps, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
@@ -51,12 +64,18 @@ func GlideConfig(addr string) (*config.ClientConfiguration, error) {
 	if err != nil {
 		return nil, err
 	}
-	return config.NewClientConfiguration().
-		WithAddress(&config.NodeAddress{Host: host, Port: port}).
-		WithRequestTimeout(5 * time.Second), nil
+	return &config.NodeAddress{Host: host, Port: port}, nil
 }
 
-type glideClient struct{ c *glide.Client }
+// glideClient adapts either GLIDE client (standalone or cluster): both
+// have these methods.
+type glideClient struct {
+	c interface {
+		Get(ctx context.Context, key string) (models.Result[string], error)
+		Set(ctx context.Context, key, value string) (string, error)
+		Close()
+	}
+}
 
 func (g glideClient) Get(ctx context.Context, key string) (int, error) {
 	r, err := g.c.Get(ctx, key)

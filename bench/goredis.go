@@ -29,18 +29,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			ap, err := c.AutoPipeline()
-			if err != nil {
-				c.Close()
-				return nil, err
-			}
-			return goredisClient{c: ap, close: func() error {
-				err := ap.Close()
-				if cerr := c.Close(); err == nil {
-					err = cerr
-				}
-				return err
-			}}, nil
+			return autoPipelined(c)
 		},
 	})
 }
@@ -54,6 +43,26 @@ func dialGoredis(addr string) (*redis.Client, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// autoPipelined returns the adapter over c's AutoPipeliner; closing it
+// closes both. c is a *redis.Client or a *redis.ClusterClient.
+func autoPipelined(c interface {
+	AutoPipeline() (*redis.AutoPipeliner, error)
+	Close() error
+}) (goredisClient, error) {
+	ap, err := c.AutoPipeline()
+	if err != nil {
+		c.Close()
+		return goredisClient{}, err
+	}
+	return goredisClient{c: ap, close: func() error {
+		err := ap.Close()
+		if cerr := c.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}}, nil
 }
 
 // goredisCmds is the part of redis.Cmdable the adapter uses; both *Client and

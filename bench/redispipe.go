@@ -37,7 +37,11 @@ type redispipeClient struct {
 }
 
 func (r redispipeClient) Get(ctx context.Context, key string) (int, error) {
-	res := r.s.Do(ctx, "GET", key)
+	return redispipeLen(r.s.Do(ctx, "GET", key))
+}
+
+// redispipeLen returns the length of a GET's result, or its error.
+func redispipeLen(res any) (int, error) {
 	if err := redis.AsError(res); err != nil {
 		return 0, err
 	}

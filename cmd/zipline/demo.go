@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -26,8 +27,22 @@ func runDemo(ctx context.Context, args []string) error {
 	size := fs.Int("size", 256, "value size in bytes")
 	keys := fs.Int("keys", 10_000, "distinct keys")
 	getRatio := fs.Float64("get", 0.8, "fraction of GETs; the rest are SETs")
+	cluster := fs.Bool("cluster", false, "run on a local Redis Cluster (3 primaries, 1 replica each) instead of one server")
+	kill := fs.Bool("failover", false, "with -cluster: kill a primary (SIGKILL) in the middle of the run and show the failover")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	switch {
+	case *kill && !*cluster:
+		return errors.New("-failover needs -cluster")
+	case *cluster && *addr != "":
+		return errors.New("-cluster starts its own cluster: leave out -addr")
+	case *conc < 1 || *keys < 1 || *size < 0 || *dur <= 0:
+		return errors.New("need -c ≥ 1, -keys ≥ 1, -size ≥ 0 and -d > 0")
+	}
+	if *cluster {
+		w := workload{keys: *keys, value: demoValue(*size), getRatio: *getRatio}
+		return clusterDemo{w: w, conc: *conc, dur: *dur, failover: *kill}.run(ctx)
 	}
 	serverAddr, srv, stop, err := localServer(*addr)
 	if err != nil {
@@ -57,10 +72,7 @@ func runDemo(ctx context.Context, args []string) error {
 		return d, func() { d.Close() }, nil
 	}
 
-	w := workload{keys: *keys, value: make([]byte, *size), getRatio: *getRatio}
-	for i := range w.value {
-		w.value[i] = 'a' + byte(i%26)
-	}
+	w := workload{keys: *keys, value: demoValue(*size), getRatio: *getRatio}
 	if err := w.prefill(ctx, c); err != nil {
 		return err
 	}
@@ -106,6 +118,15 @@ type demoEnv struct {
 	srv    *localserver.Server // nil when the demo runs against -addr
 	client *zipline.Client
 	dur    time.Duration
+}
+
+// demoValue returns the workload's value of size bytes.
+func demoValue(size int) []byte {
+	v := make([]byte, size)
+	for i := range v {
+		v[i] = 'a' + byte(i%26)
+	}
+	return v
 }
 
 type workload struct {

@@ -1,6 +1,7 @@
 // Command zipline is zipline's command-line tool.
 //
 //	zipline demo [flags]     the main job: implicit pipelining against a local server
+//	                         (-cluster: on a local Redis Cluster; -failover: kill a primary midway)
 //	zipline migrate [flags]  move a namespace to a new key layout, live
 //	zipline bench <suite>    benchmarks: compression, layouts, doordash
 //	zipline fanout [flags]   a WebSocket hub relaying Redis pub/sub, with a demo page

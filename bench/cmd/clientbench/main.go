@@ -11,23 +11,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
-	"runtime"
-	"runtime/debug"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/ziplinekv/zipline/bench"
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
+	"github.com/ziplinekv/zipline/bench/harness"
 	"github.com/ziplinekv/zipline/internal/localserver"
 )
 
@@ -79,19 +73,8 @@ func parseFlags() (*options, error) {
 		return nil, fmt.Errorf("unexpected arguments %q", flag.Args())
 	}
 	if *quick {
-		set := map[string]bool{}
-		flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		if !set["duration"] {
-			*duration = time.Second
-		}
-		if !set["warmup"] {
-			*warmup = 300 * time.Millisecond
-		}
-		if !set["runs"] {
-			*runs = 1
-		}
-		if !set["ceiling-n"] {
-			*ceilingN = 200000
+		if err := harness.QuickDefaults(map[string]string{"duration": "1s", "warmup": "300ms", "runs": "1", "ceiling-n": "200000"}); err != nil {
+			return nil, err
 		}
 	}
 	o := &options{duration: *duration, warmup: *warmup, runs: *runs, addr: *addr, serverPID: *serverPID,
@@ -100,10 +83,10 @@ func parseFlags() (*options, error) {
 		return nil, fmt.Errorf("need -runs ≥ 1, -duration > 0, -warmup ≥ 0, -ceiling-n ≥ 1, -max-other ≥ 0, -max-wait ≥ 0")
 	}
 	var err error
-	if o.conc, err = intList(*conc, 1, 1<<16); err != nil {
+	if o.conc, err = harness.ParseInts(*conc, 1, 1<<16); err != nil {
 		return nil, fmt.Errorf("-conc: %w", err)
 	}
-	if o.sizes, err = intList(*sizes, 1, 512<<20); err != nil {
+	if o.sizes, err = harness.ParseInts(*sizes, 1, 512<<20); err != nil {
 		return nil, fmt.Errorf("-sizes: %w", err)
 	}
 	for _, op := range strings.Split(*ops, ",") {
@@ -113,61 +96,10 @@ func parseFlags() (*options, error) {
 		}
 		o.ops = append(o.ops, op)
 	}
-	if *clients == "" || *clients == "all" {
-		o.clients = bench.All()
-	} else {
-		for _, name := range strings.Split(*clients, ",") {
-			name = strings.TrimSpace(name)
-			f, ok := bench.Lookup(name)
-			if !ok {
-				hint := ""
-				if name == "glide" {
-					hint = " (build with -tags glide; it needs cgo and gcc)"
-				}
-				return nil, fmt.Errorf("-clients: unknown client %q%s; built in: %s", name, hint, bench.Names())
-			}
-			o.clients = append(o.clients, f)
-		}
+	if o.clients, err = bench.Pick(*clients); err != nil {
+		return nil, fmt.Errorf("-clients: %w", err)
 	}
 	return o, nil
-}
-
-func intList(s string, lo, hi int) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			return nil, err
-		}
-		if n < lo || n > hi {
-			return nil, fmt.Errorf("%d out of range [%d, %d]", n, lo, hi)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-func commandLine() string {
-	tags := ""
-	if _, ok := bench.Lookup("glide"); ok {
-		tags = " -tags glide"
-	}
-	var b strings.Builder
-	b.WriteString("cd bench && go run" + tags + " ./cmd/clientbench")
-	for _, a := range os.Args[1:] {
-		b.WriteByte(' ')
-		b.WriteString(shellQuote(a))
-	}
-	return b.String()
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_=.,/:+", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func run() error {
@@ -176,18 +108,19 @@ func run() error {
 		return err
 	}
 	rep := &report{
-		command: commandLine(),
-		settings: fmt.Sprintf("duration %v, warm-up %v, runs %d, %d prefilled keys of %d B, values %v B, goroutines %v",
-			o.duration, o.warmup, o.runs, bench.NumKeys, bench.KeyLen, o.sizes, o.conc),
+		Header: harness.Header{Title: "Client benchmark: zipline and peer Redis clients",
+			Command: harness.CommandLine("clientbench", glideTag()),
+			Settings: fmt.Sprintf("duration %v, warm-up %v, runs %d, %d prefilled keys of %d B, values %v B, goroutines %v",
+				o.duration, o.warmup, o.runs, bench.NumKeys, bench.KeyLen, o.sizes, o.conc)},
 		ops: o.ops, sizes: o.sizes, conc: o.conc, runs: o.runs,
 	}
 	for _, f := range o.clients {
-		rep.clients = append(rep.clients, clientInfo{f.Name, f.Desc})
+		rep.Clients = append(rep.Clients, harness.Client{Name: f.Name, Desc: f.Desc})
 	}
 	if _, ok := bench.Lookup("glide"); !ok {
 		rep.notes = append(rep.notes, "glide was not built in (needs -tags glide).")
 	}
-	fmt.Fprintln(os.Stderr, rep.command)
+	fmt.Fprintln(os.Stderr, rep.Command)
 
 	// Server.
 	rn := &runner{warmup: o.warmup, duration: o.duration, addr: o.addr}
@@ -213,33 +146,23 @@ func run() error {
 			rep.notes = append(rep.notes, "redis CPU not measured: -addr given without -server-pid.")
 		}
 	}
-	rep.env = environment(serverVersion)
+	rep.Env = harness.Environment(serverVersion)
 
 	cells := len(o.clients) * len(o.conc) * len(o.sizes) * len(o.ops) * o.runs
 	cellTime := o.duration + o.warmup + 150*time.Millisecond
 	if o.maxOther > 0 {
-		cellTime += quietSample
+		cellTime += harness.QuietSample
 	}
 	est := time.Duration(cells) * cellTime
-	quiet := &quietGate{maxOther: o.maxOther, maxWait: o.maxWait, budget: est / 2, serverPID: rn.serverPID}
+	quiet := &harness.QuietGate{MaxOther: o.maxOther, MaxWait: o.maxWait, Budget: est / 2, ServerPIDs: []int{rn.serverPID}}
 	fmt.Fprintf(os.Stderr, "%d cells, about %v plus the ceiling runs", cells, est.Round(time.Second))
-	if quiet.enabled() {
-		fmt.Fprintf(os.Stderr, ", and up to %v more waiting for other processes to go quiet", quiet.budget.Round(time.Second))
-		rep.quiet = fmt.Sprintf("before each cell the harness waited up to %v for other processes to use ≤ %.0f%% of a CPU, "+
-			"and measured a cell again (keeping the quieter attempt) when they used more during it, within a budget of %v",
-			o.maxWait, o.maxOther, quiet.budget.Round(time.Second))
+	if quiet.Enabled() {
+		fmt.Fprintf(os.Stderr, ", and up to %v more waiting for other processes to go quiet", quiet.Budget.Round(time.Second))
+		rep.quiet = quiet.Describe()
 	}
 	fmt.Fprintln(os.Stderr)
 
-	var interrupted atomic.Bool
-	sigc := make(chan os.Signal, 1)
-	signal.Notify(sigc, os.Interrupt)
-	go func() {
-		<-sigc
-		interrupted.Store(true)
-		fmt.Fprintln(os.Stderr, "interrupt: stopping after the current cell (again to abort)")
-		signal.Stop(sigc)
-	}()
+	interrupted := harness.StopOnInterrupt()
 
 	host, port, err := net.SplitHostPort(rn.addr)
 	if err != nil {
@@ -262,7 +185,7 @@ func run() error {
 			for _, size := range o.sizes {
 				c := runCeiling(host, port, o.ceilingN, size)
 				fmt.Fprintf(os.Stderr, "[run %d] redis-benchmark -P 16 -d %d: GET %s k, SET %s k %s\n",
-					r, size, fmtKops(c.rps["get"]), fmtKops(c.rps["set"]), c.err)
+					r, size, harness.Kops(c.rps["get"]), harness.Kops(c.rps["set"]), c.err)
 				rep.ceilings = append(rep.ceilings, c)
 			}
 		}
@@ -276,104 +199,41 @@ func run() error {
 						// Rotate the client order every run.
 						f := o.clients[(i+r-1)%len(o.clients)]
 						spec := cellSpec{factory: f, op: op, size: size, conc: conc, run: r}
-						quiet.wait()
-						res := rn.runCell(spec)
 						done++
-						logCell(done, cells, &res)
-						if quiet.noisy(&res, cellTime) {
-							start := time.Now()
-							quiet.wait()
-							again := rn.runCell(spec)
-							again.remeasured = true
-							quiet.spend(time.Since(start))
-							quiet.remeasured++
-							logCell(done, cells, &again)
-							if again.failed == "" && again.otherCPU < res.otherCPU {
-								res = again
-							}
-							res.remeasured = true
-						}
+						m, again := quiet.Measure(cellTime, func() harness.Measurement { return rn.runCell(spec).Measurement },
+							func(m *harness.Measurement, again bool) { logCell(done, cells, spec, m, again) })
+						res := result{cellSpec: spec, Measurement: m, remeasured: again, clientName: f.Name}
 						rep.results = append(rep.results, res)
 					}
 				}
 			}
 		}
-		rep.quietWaited, rep.quietRemeasured = quiet.waited, quiet.remeasured
-		if o.out != "" {
-			if err := writeReport(o.out, rep); err != nil {
-				return err
-			}
+		rep.quietWaited, rep.quietRemeasured = quiet.Waited, quiet.Remeasured
+		if err := harness.Save(o.out, rep.write); err != nil {
+			return err
 		}
 	}
-	rep.quietWaited, rep.quietRemeasured = quiet.waited, quiet.remeasured
+	rep.quietWaited, rep.quietRemeasured = quiet.Waited, quiet.Remeasured
 	if interrupted.Load() {
 		rep.notes = append(rep.notes, "interrupted: incomplete run.")
 	}
 	fmt.Fprintf(os.Stderr, "done in %v\n", time.Since(start).Round(time.Second))
-	var buf bytes.Buffer
-	rep.write(&buf)
-	os.Stdout.Write(buf.Bytes())
-	if o.out != "" {
-		return writeReport(o.out, rep)
-	}
-	return nil
+	return harness.Publish(o.out, rep.write)
 }
 
-func writeReport(path string, rep *report) error {
-	var buf bytes.Buffer
-	rep.write(&buf)
-	return os.WriteFile(path, buf.Bytes(), 0o644)
+func logCell(done, total int, spec cellSpec, m *harness.Measurement, again bool) {
+	label := ""
+	if again {
+		label = " again"
+	}
+	fmt.Fprintf(os.Stderr, "[run %d %d/%d%s] %s %s c=%d %-17s %s\n", spec.run, done, total, label,
+		strings.ToUpper(spec.op), sizeLabel(spec.size), spec.conc, spec.factory.Name, m.Line())
 }
 
-func logCell(done, total int, res *result) {
-	again := ""
-	if res.remeasured {
-		again = " again"
+// glideTag is the build tag this binary was built with, if any.
+func glideTag() string {
+	if _, ok := bench.Lookup("glide"); ok {
+		return "glide"
 	}
-	prefix := fmt.Sprintf("[run %d %d/%d%s] %s %s c=%d %-17s", res.run, done, total, again,
-		strings.ToUpper(res.op), sizeLabel(res.size), res.conc, res.clientName)
-	if res.failed != "" {
-		fmt.Fprintf(os.Stderr, "%s FAIL %s\n", prefix, res.failed)
-		return
-	}
-	srv := "–"
-	if res.serverCPU >= 0 {
-		srv = fmtNum(res.serverCPU)
-	}
-	errs := ""
-	if res.errs > 0 {
-		errs = fmt.Sprintf(" errors %d (%s)", res.errs, res.firstErr)
-	}
-	fmt.Fprintf(os.Stderr, "%s %7s kops/s  p50 %6.0fµs p99 %6.0fµs  allocs %5s  redis %5sµs  client %5sµs  other %3s%%%s\n",
-		prefix, fmtKops(res.opsPerSec()), us(res.p50), us(res.p99), fmtNum(res.allocsOp), srv, fmtNum(res.clientCPU),
-		fmtOther(res.otherCPU), errs)
-}
-
-// environment describes the machine and the module versions.
-func environment(server string) []string {
-	env := []string{
-		"date: " + time.Now().UTC().Format("2006-01-02 15:04 UTC"),
-		"machine: " + sysstat.Machine() + " (at start); client and server share these CPUs",
-		"go: " + runtime.Version(),
-	}
-	if server != "" {
-		env = append(env, "server: "+server)
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		var mods []string
-		for _, d := range bi.Deps {
-			switch d.Path {
-			case "github.com/redis/rueidis", "github.com/redis/go-redis/v9", "github.com/gomodule/redigo",
-				"github.com/joomcode/redispipe", "github.com/mediocregopher/radix/v4",
-				"github.com/valkey-io/valkey-glide/go/v2":
-				mods = append(mods, d.Path+" "+d.Version)
-			case "github.com/ziplinekv/zipline":
-				mods = append(mods, d.Path+" (../, this checkout)")
-			}
-		}
-		if len(mods) > 0 {
-			env = append(env, "modules: "+strings.Join(mods, ", "))
-		}
-	}
-	return env
+	return ""
 }

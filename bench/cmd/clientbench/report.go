@@ -4,17 +4,15 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strings"
 	"time"
+
+	"github.com/ziplinekv/zipline/bench/harness"
 )
 
 // report is everything one clientbench invocation produced.
 type report struct {
-	command  string
-	settings string
-	env      []string // "key: value" lines about the machine and versions
-	clients  []clientInfo
+	harness.Header
 	ops      []string
 	sizes    []int
 	conc     []int
@@ -29,8 +27,6 @@ type report struct {
 	quietRemeasured int
 }
 
-type clientInfo struct{ name, desc string }
-
 const ziplineName = "zipline"
 
 // cellKey identifies one table cell across runs.
@@ -41,98 +37,17 @@ type cellKey struct {
 	conc   int
 }
 
-type agg struct {
-	n                 int
-	ops               []float64
-	p50, p99          []float64 // µs
-	allocs            []float64
-	server, clientCPU []float64
-	errs              uint64
-	failures          []string
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	m := len(s) / 2
-	if len(s)%2 == 1 {
-		return s[m]
-	}
-	return (s[m-1] + s[m]) / 2
-}
-
-// spread is half the range as a fraction of the median.
-func spread(v []float64) float64 {
-	if len(v) < 2 {
-		return 0
-	}
-	lo, hi := slices.Min(v), slices.Max(v)
-	return (hi - lo) / 2 / median(v)
-}
-
-func (r *report) aggregate() map[cellKey]*agg {
-	m := map[cellKey]*agg{}
+func (r *report) aggregate() map[cellKey]*harness.Runs {
+	m := map[cellKey]*harness.Runs{}
 	for i := range r.results {
 		res := &r.results[i]
 		k := cellKey{res.clientName, res.op, res.size, res.conc}
-		a := m[k]
-		if a == nil {
-			a = &agg{}
-			m[k] = a
+		if m[k] == nil {
+			m[k] = &harness.Runs{}
 		}
-		a.errs += res.errs
-		if res.failed != "" {
-			a.failures = append(a.failures, fmt.Sprintf("run %d: %s", res.run, res.failed))
-			continue
-		}
-		a.n++
-		a.ops = append(a.ops, res.opsPerSec())
-		a.p50 = append(a.p50, us(res.p50))
-		a.p99 = append(a.p99, us(res.p99))
-		a.allocs = append(a.allocs, res.allocsOp)
-		a.clientCPU = append(a.clientCPU, res.clientCPU)
-		if res.serverCPU >= 0 {
-			a.server = append(a.server, res.serverCPU)
-		}
+		m[k].Add(res.run, &res.Measurement)
 	}
 	return m
-}
-
-func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
-
-func fmtKops(opsPerSec float64) string {
-	k := opsPerSec / 1000
-	switch {
-	case math.IsNaN(k):
-		return "–"
-	case k < 10:
-		return fmt.Sprintf("%.1f", k)
-	default:
-		return fmt.Sprintf("%.0f", k)
-	}
-}
-
-func fmtNum(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "–"
-	case v < 10:
-		return fmt.Sprintf("%.2f", v)
-	case v < 100:
-		return fmt.Sprintf("%.1f", v)
-	default:
-		return fmt.Sprintf("%.0f", v)
-	}
-}
-
-func fmtUs(v float64) string {
-	if math.IsNaN(v) {
-		return "–"
-	}
-	return fmt.Sprintf("%.0f", v)
 }
 
 func sizeLabel(size int) string {
@@ -143,26 +58,26 @@ func sizeLabel(size int) string {
 }
 
 // bestPeer returns the peer with the highest median throughput in a column.
-func bestPeer(m map[cellKey]*agg, clients []clientInfo, op string, size, conc int) (string, float64) {
+func bestPeer(m map[cellKey]*harness.Runs, clients []harness.Client, op string, size, conc int) (string, float64) {
 	best, bestV := "", math.NaN()
 	for _, c := range clients {
-		if c.name == ziplineName {
+		if c.Name == ziplineName {
 			continue
 		}
-		a := m[cellKey{c.name, op, size, conc}]
-		if a == nil || a.n == 0 {
+		a := m[cellKey{c.Name, op, size, conc}]
+		if a == nil || a.N() == 0 {
 			continue
 		}
-		if v := median(a.ops); best == "" || v > bestV {
-			best, bestV = c.name, v
+		if v := a.OpsPerSec(); best == "" || v > bestV {
+			best, bestV = c.Name, v
 		}
 	}
 	return best, bestV
 }
 
 func (r *report) hasZipline() bool {
-	for _, c := range r.clients {
-		if c.name == ziplineName {
+	for _, c := range r.Clients {
+		if c.Name == ziplineName {
 			return true
 		}
 	}
@@ -178,7 +93,7 @@ func (r *report) ceilingMedian(op string, size int) float64 {
 			}
 		}
 	}
-	return median(v)
+	return harness.Median(v)
 }
 
 func (r *report) write(w io.Writer) {
@@ -196,16 +111,7 @@ func (r *report) write(w io.Writer) {
 		row(align...)
 	}
 
-	p("# Client benchmark: zipline and peer Redis clients\n\n")
-	p("Command:\n\n```\n%s\n```\n\n", r.command)
-	p("Settings: %s\n\n", r.settings)
-	for _, e := range r.env {
-		p("- %s\n", e)
-	}
-	p("\nClients:\n\n")
-	for _, c := range r.clients {
-		p("- `%s`: %s\n", c.name, c.desc)
-	}
+	r.Header.Write(w)
 	p("\nEvery table cell is the median over runs (%d requested); throughput cells add ±half the min–max range as a "+
 		"percentage of the median. Client and server share the machine's cores, so the numbers are only good for "+
 		"comparisons within this run. See README.md for what each column means.\n", r.runs)
@@ -223,21 +129,21 @@ func (r *report) write(w io.Writer) {
 		for _, size := range r.sizes {
 			cells := []string{fmt.Sprintf("%s %s", strings.ToUpper(op), sizeLabel(size))}
 			for _, conc := range r.conc {
-				name, v := bestPeer(m, r.clients, op, size, conc)
+				name, v := bestPeer(m, r.Clients, op, size, conc)
 				if !r.hasZipline() {
 					if name == "" {
 						cells = append(cells, "–")
 					} else {
-						cells = append(cells, fmt.Sprintf("%s %s k", name, fmtKops(v)))
+						cells = append(cells, fmt.Sprintf("%s %s k", name, harness.Kops(v)))
 					}
 					continue
 				}
 				z := m[cellKey{ziplineName, op, size, conc}]
-				if z == nil || z.n == 0 || name == "" {
+				if z == nil || z.N() == 0 || name == "" {
 					cells = append(cells, "–")
 					continue
 				}
-				ratio := median(z.ops) / v
+				ratio := z.OpsPerSec() / v
 				mark := ""
 				if ratio < 1 {
 					mark = " ✗"
@@ -263,17 +169,17 @@ func (r *report) write(w io.Writer) {
 			for _, size := range r.sizes {
 				ceil := r.ceilingMedian(op, size)
 				zs, zr := "–", "–"
-				if z := m[cellKey{ziplineName, op, size, last}]; z != nil && z.n > 0 {
-					zs = fmtKops(median(z.ops))
-					zr = fmt.Sprintf("%.2f", median(z.ops)/ceil)
+				if z := m[cellKey{ziplineName, op, size, last}]; z != nil && z.N() > 0 {
+					zs = harness.Kops(z.OpsPerSec())
+					zr = fmt.Sprintf("%.2f", z.OpsPerSec()/ceil)
 				}
-				name, v := bestPeer(m, r.clients, op, size, last)
+				name, v := bestPeer(m, r.Clients, op, size, last)
 				bs, br := "–", "–"
 				if name != "" {
-					bs = fmt.Sprintf("%s %s", name, fmtKops(v))
+					bs = fmt.Sprintf("%s %s", name, harness.Kops(v))
 					br = fmt.Sprintf("%.2f", v/ceil)
 				}
-				row(fmt.Sprintf("%s %s", strings.ToUpper(op), sizeLabel(size)), fmtKops(ceil), zs, zr, bs, br)
+				row(fmt.Sprintf("%s %s", strings.ToUpper(op), sizeLabel(size)), harness.Kops(ceil), zs, zr, bs, br)
 			}
 		}
 		for _, c := range r.ceilings {
@@ -283,42 +189,24 @@ func (r *report) write(w io.Writer) {
 		}
 	}
 
-	type metric struct {
-		title string
-		cell  func(a *agg) string
-	}
-	metrics := []metric{
-		{"Throughput, thousands of ops/s (median ±half-range)", func(a *agg) string {
-			s := fmtKops(median(a.ops))
-			if a.n > 1 {
-				s += fmt.Sprintf(" ±%.0f%%", 100*spread(a.ops))
-			}
-			return s
-		}},
-		{"Latency p50 / p99, µs", func(a *agg) string {
-			return fmtUs(median(a.p50)) + " / " + fmtUs(median(a.p99))
-		}},
-		{"Allocations per op (whole client process)", func(a *agg) string { return fmtNum(median(a.allocs)) }},
-		{"redis-server CPU, µs per op", func(a *agg) string { return fmtNum(median(a.server)) }},
-		{"Client process CPU, µs per op", func(a *agg) string { return fmtNum(median(a.clientCPU)) }},
-	}
+	metrics := harness.Metrics("redis-server CPU, µs per op")
 	for _, op := range r.ops {
 		for _, size := range r.sizes {
 			p("\n## %s, %s values\n", strings.ToUpper(op), sizeLabel(size))
 			for mi, mt := range metrics {
-				p("\n%s\n\n", mt.title)
+				p("\n%s\n\n", mt.Title)
 				header("client")
-				for _, c := range r.clients {
-					cells := []string{c.name}
+				for _, c := range r.Clients {
+					cells := []string{c.Name}
 					for _, conc := range r.conc {
-						a := m[cellKey{c.name, op, size, conc}]
+						a := m[cellKey{c.Name, op, size, conc}]
 						switch {
 						case a == nil:
 							cells = append(cells, "–")
-						case a.n == 0:
+						case a.N() == 0:
 							cells = append(cells, "FAIL")
 						default:
-							cells = append(cells, mt.cell(a))
+							cells = append(cells, mt.Cell(a))
 						}
 					}
 					row(cells...)
@@ -327,18 +215,18 @@ func (r *report) write(w io.Writer) {
 					cells := []string{"*best peer*"}
 					ratios := []string{"*zipline / best peer*"}
 					for _, conc := range r.conc {
-						name, v := bestPeer(m, r.clients, op, size, conc)
+						name, v := bestPeer(m, r.Clients, op, size, conc)
 						if name == "" {
 							cells = append(cells, "–")
 							ratios = append(ratios, "–")
 							continue
 						}
-						cells = append(cells, fmt.Sprintf("%s %s", name, fmtKops(v)))
+						cells = append(cells, fmt.Sprintf("%s %s", name, harness.Kops(v)))
 						z := m[cellKey{ziplineName, op, size, conc}]
-						if z == nil || z.n == 0 {
+						if z == nil || z.N() == 0 {
 							ratios = append(ratios, "–")
 						} else {
-							ratios = append(ratios, fmt.Sprintf("**%.2f**", median(z.ops)/v))
+							ratios = append(ratios, fmt.Sprintf("**%.2f**", z.OpsPerSec()/v))
 						}
 					}
 					row(cells...)
@@ -352,20 +240,20 @@ func (r *report) write(w io.Writer) {
 
 	// Problems.
 	var problems []string
-	for _, c := range r.clients {
+	for _, c := range r.Clients {
 		for _, op := range r.ops {
 			for _, size := range r.sizes {
 				for _, conc := range r.conc {
-					a := m[cellKey{c.name, op, size, conc}]
+					a := m[cellKey{c.Name, op, size, conc}]
 					if a == nil {
 						continue
 					}
-					where := fmt.Sprintf("%s %s %s c=%d", c.name, strings.ToUpper(op), sizeLabel(size), conc)
-					for _, f := range a.failures {
+					where := fmt.Sprintf("%s %s %s c=%d", c.Name, strings.ToUpper(op), sizeLabel(size), conc)
+					for _, f := range a.Failures {
 						problems = append(problems, where+": "+f)
 					}
-					if a.errs > 0 {
-						problems = append(problems, fmt.Sprintf("%s: %d errors in total", where, a.errs))
+					if a.Errors > 0 {
+						problems = append(problems, fmt.Sprintf("%s: %d errors in total", where, a.Errors))
 					}
 				}
 			}
@@ -373,32 +261,16 @@ func (r *report) write(w io.Writer) {
 	}
 	var firstErrs []string
 	for _, res := range r.results {
-		if res.firstErr != "" {
+		if res.FirstErr != "" {
 			firstErrs = append(firstErrs, fmt.Sprintf("%s %s %s c=%d run %d: %s", res.clientName,
-				strings.ToUpper(res.op), sizeLabel(res.size), res.conc, res.run, res.firstErr))
+				strings.ToUpper(res.op), sizeLabel(res.size), res.conc, res.run, res.FirstErr))
 		}
 	}
-	var others []float64
-	for _, res := range r.results {
-		if res.failed == "" && res.otherCPU >= 0 {
-			others = append(others, res.otherCPU)
-		}
+	noise := harness.Noise{Gate: r.quiet, Waited: r.quietWaited, Remeasured: r.quietRemeasured}
+	for i := range r.results {
+		noise.Add(&r.results[i].Measurement)
 	}
-	if len(others) > 0 {
-		busy := 0
-		for _, o := range others {
-			if o > otherNoisy {
-				busy++
-			}
-		}
-		p("\n## Noise\n\nCPU used by processes other than clientbench and redis-server during a cell, in %% of one CPU: "+
-			"median %.0f%%, max %.0f%%; %d of %d cells above %d%%. (/proc/stat has 10 ms ticks, so a few %% is rounding.)\n",
-			median(others), slices.Max(others), busy, len(others), otherNoisy)
-		if r.quiet != "" {
-			p("\nQuiet gate: %s. It waited %v in all and re-measured %d cells.\n",
-				r.quiet, r.quietWaited.Round(time.Second), r.quietRemeasured)
-		}
-	}
+	noise.Write(w, "clientbench and redis-server")
 
 	p("\n## Errors and failures\n\n")
 	if len(problems) == 0 {
@@ -413,41 +285,20 @@ func (r *report) write(w io.Writer) {
 
 	// Raw per-run numbers, for judging noise.
 	p("\n<details><summary>Raw runs (kops/s, p50/p99 µs, allocs/op, redis µs/op, client µs/op)</summary>\n\n")
-	row("run", "client", "op", "value", "conc", "kops/s", "p50/p99", "allocs", "redis", "client", "other CPU %", "errors")
+	row(append([]string{"run", "client", "op", "value", "conc"}, harness.RawHeader...)...)
 	row("--:", "---", "---", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:")
 	for _, res := range r.results {
-		if res.failed != "" {
-			row(fmt.Sprint(res.run), res.clientName, res.op, fmt.Sprint(res.size), fmt.Sprint(res.conc),
-				"FAIL: "+strings.ReplaceAll(res.failed, "|", "/"), "", "", "", "", "", fmt.Sprint(res.errs))
-			continue
-		}
-		srv := "–"
-		if res.serverCPU >= 0 {
-			srv = fmtNum(res.serverCPU)
-		}
-		row(fmt.Sprint(res.run), res.clientName, res.op, fmt.Sprint(res.size), fmt.Sprint(res.conc),
-			fmtKops(res.opsPerSec()), fmtUs(us(res.p50))+"/"+fmtUs(us(res.p99)), fmtNum(res.allocsOp),
-			srv, fmtNum(res.clientCPU), fmtOther(res.otherCPU), fmt.Sprint(res.errs))
+		row(append([]string{fmt.Sprint(res.run), res.clientName, res.op, fmt.Sprint(res.size), fmt.Sprint(res.conc)},
+			res.RawCells()...)...)
 	}
 	for _, c := range r.ceilings {
 		var parts []string
 		for _, op := range []string{"get", "set"} {
 			if v, ok := c.rps[op]; ok {
-				parts = append(parts, fmt.Sprintf("%s %s k", strings.ToUpper(op), fmtKops(v)))
+				parts = append(parts, fmt.Sprintf("%s %s k", strings.ToUpper(op), harness.Kops(v)))
 			}
 		}
 		p("\nceiling %s: %s", sizeLabel(c.size), strings.Join(parts, ", "))
 	}
 	p("\n\n</details>\n")
-}
-
-// otherNoisy is the other-process CPU (% of one CPU) above which a cell is
-// counted as disturbed in the Noise section (the default -max-other).
-const otherNoisy = 25
-
-func fmtOther(v float64) string {
-	if v < 0 {
-		return "–"
-	}
-	return fmt.Sprintf("%.0f", v)
 }

@@ -95,3 +95,50 @@ func TestScaleColor(t *testing.T) {
 		}
 	}
 }
+
+func TestTimeline(t *testing.T) {
+	x := []float64{-0.2, -0.1, 0, 0.1, 0.2, 0.3}
+	c := Timeline{Title: "failover <timeline>", XLabel: "seconds from the kill", X: x,
+		Panels: []TimelinePanel{
+			{YLabel: "p99, ms", Log: true, Series: []Series{
+				{Name: "zipline", Color: "#1f77b4", Values: []float64{0.5, 0.6, 900, math.NaN(), 2, 0.5}},
+				{Name: "peer", Color: "#d62728", Values: []float64{0.4, 0, 1500, 1500, 3, 0.4}},
+			}},
+			{YLabel: "errors per bucket", Series: []Series{
+				{Name: "zipline", Color: "#1f77b4", Values: []float64{0, 0, 12, 0, 0, 0}},
+				{Name: "peer", Color: "#d62728", Values: []float64{0, 0, 40, 35, 0, 0}},
+			}},
+		},
+		Marks: []Mark{{X: 0, Label: "kill -9", Color: "black"}, {X: 0.15, Label: "promoted", Color: "#555", Dashed: true}},
+	}
+	var buf bytes.Buffer
+	if err := c.WriteSVG(&buf); err != nil {
+		t.Fatal(err)
+	}
+	text := parseSVG(t, buf.Bytes())
+	for _, want := range []string{"failover <timeline>", "seconds from the kill", "p99, ms", "errors per bucket",
+		"zipline", "peer", "kill -9", "promoted", "1000", "0.1", "40"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("chart text lacks %q", want)
+		}
+	}
+	// The NaN splits zipline's latency line in two; the peer's 0 splits
+	// its log line; the error lines are whole.
+	if n := strings.Count(buf.String(), "<polyline"); n != 2+2+1+1 {
+		t.Errorf("%d polylines, want 6", n)
+	}
+	if n := strings.Count(buf.String(), `stroke-dasharray="5 3"`); n != 2 { // one per panel
+		t.Errorf("%d dashed marks, want 2", n)
+	}
+	if err := (Timeline{X: []float64{1}}).WriteSVG(io.Discard); err == nil {
+		t.Error("a chart of one x value drew")
+	}
+}
+
+func TestNiceStep(t *testing.T) {
+	for _, c := range []struct{ in, want float64 }{{0.07, 0.1}, {0.1, 0.1}, {0.13, 0.2}, {3, 5}, {7, 10}, {42, 50}, {0, 1}} {
+		if got := niceStep(c.in); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("niceStep(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}

@@ -23,21 +23,31 @@ import (
 type Sample struct {
 	Time     time.Time
 	Self     time.Duration // this process, every thread
-	Server   time.Duration // the server process, if ServerOK
+	Server   time.Duration // the server processes together, if ServerOK
 	ServerOK bool
 	Busy     time.Duration // all CPUs, all processes; 0 where unknown
 
 	server bool // a server was given, so Other must leave it out
 }
 
-// Take reads the counters now. serverPID is the process whose CPU time is
-// the server's, or 0 for none.
-func Take(serverPID int) Sample {
-	s := Sample{Self: selfCPU(), Busy: machineBusy(), server: serverPID != 0}
-	if s.server {
-		if d, err := processCPU(serverPID); err == nil {
-			s.Server, s.ServerOK = d, true
+// Take reads the counters now. serverPIDs are the processes whose CPU time
+// is the server's, added up (a cluster is several); 0s are ignored, so
+// Take(0) means no server. ServerOK needs every one of them read.
+func Take(serverPIDs ...int) Sample {
+	s := Sample{Self: selfCPU(), Busy: machineBusy()}
+	ok := true
+	for _, pid := range serverPIDs {
+		if pid == 0 {
+			continue
 		}
+		s.server = true
+		d, err := processCPU(pid)
+		ok = ok && err == nil
+		s.Server += d
+	}
+	s.ServerOK = s.server && ok
+	if !s.ServerOK {
+		s.Server = 0
 	}
 	s.Time = time.Now()
 	return s

@@ -59,3 +59,18 @@ func burn(d time.Duration) {
 	for deadline := time.Now().Add(d); time.Now().Before(deadline); {
 	}
 }
+
+// Several server processes add up, and one that cannot be read makes the
+// server's share unknown.
+func TestTakeSeveral(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	one, two := Take(os.Getpid()), Take(os.Getpid(), 0, os.Getpid())
+	if !two.ServerOK || two.Server < 2*one.Server {
+		t.Fatalf("two servers: %v, one: %v", two.Server, one.Server)
+	}
+	if s := Take(os.Getpid(), -1); s.ServerOK || !s.server {
+		t.Fatalf("with a missing pid: %+v", s)
+	}
+}

@@ -1,0 +1,120 @@
+package harness
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
+)
+
+// Environment describes the machine, the Go version, the server and the
+// client modules linked in, as "key: value" lines for a report.
+func Environment(server string) []string {
+	env := []string{
+		"date: " + time.Now().UTC().Format("2006-01-02 15:04 UTC"),
+		"machine: " + sysstat.Machine() + " (at start); client and server share these CPUs",
+		"go: " + runtime.Version(),
+	}
+	if server != "" {
+		env = append(env, "server: "+server)
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		var mods []string
+		for _, d := range bi.Deps {
+			switch d.Path {
+			case "github.com/redis/rueidis", "github.com/redis/go-redis/v9", "github.com/gomodule/redigo",
+				"github.com/joomcode/redispipe", "github.com/mediocregopher/radix/v4",
+				"github.com/valkey-io/valkey-glide/go/v2":
+				mods = append(mods, d.Path+" "+d.Version)
+			case "github.com/ziplinekv/zipline":
+				mods = append(mods, d.Path+" (../, this checkout)")
+			}
+		}
+		if len(mods) > 0 {
+			env = append(env, "modules: "+strings.Join(mods, ", "))
+		}
+	}
+	return env
+}
+
+// CommandLine is how to run this program again, for a report: "cd bench
+// && go run [-tags tags] ./cmd/<name>" and its arguments, shell-quoted.
+func CommandLine(name, tags string) string {
+	var b strings.Builder
+	b.WriteString("cd bench && go run")
+	if tags != "" {
+		b.WriteString(" -tags " + tags)
+	}
+	b.WriteString(" ./cmd/" + name)
+	for _, a := range os.Args[1:] {
+		b.WriteByte(' ')
+		b.WriteString(shellQuote(a))
+	}
+	return b.String()
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_=.,/:+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// ParseInts parses a comma-separated list of integers in [lo, hi], as the
+// benchmarks' -conc flags take.
+func ParseInts(s string, lo, hi int) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, err
+		}
+		if n < lo || n > hi {
+			return nil, fmt.Errorf("%d out of range [%d, %d]", n, lo, hi)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// QuickDefaults gives each flag in values that value unless the command
+// line set it: what a -quick smoke-test flag means.
+func QuickDefaults(values map[string]string) error {
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for name, v := range values {
+		if !set[name] {
+			if err := flag.Set(name, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// StopOnInterrupt returns a flag that the first Ctrl-C sets: the benchmark
+// stops after its current cell and still writes its report. A second
+// Ctrl-C ends the program at once (local servers die with it: they are
+// started with a parent-death signal).
+func StopOnInterrupt() *atomic.Bool {
+	var stop atomic.Bool
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, os.Interrupt)
+	go func() {
+		<-sigc
+		stop.Store(true)
+		fmt.Fprintln(os.Stderr, "interrupt: stopping after the current cell (again to abort)")
+		signal.Stop(sigc)
+	}()
+	return &stop
+}
