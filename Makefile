@@ -1,6 +1,7 @@
 # The two commands a new machine needs; each installs what it is missing.
 #   make demo   run the main job: the demo against a local redis-server
-#   make test   run vet, the race-enabled tests and the fuzz seed corpora
+#   make test   run vet, the race-enabled tests and the fuzz seed corpora, then
+#               the allocation tests without the race detector
 .PHONY: demo test fuzz bench soak bench-compression
 
 demo:
@@ -13,6 +14,10 @@ test:
 	cd bench && go vet ./... && go test -count=1 ./...
 	cd otel && go vet ./... && go test -race -count=1 ./...
 	go test -race -count=1 ./...
+	# The race detector allocates, so the allocation tests skip under it: run
+	# them (every test named *Alloc*, plus the one LZ4 test that counts too)
+	# once more without it.
+	go test -count=1 -run 'Alloc|TestLZ4BlockLenMalformed' ./...
 
 # A long fuzz run of each target (not part of CI): make fuzz FUZZTIME=10m
 FUZZTIME ?= 1m

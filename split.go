@@ -1,6 +1,8 @@
 package zipline
 
 import (
+	"strings"
+
 	"github.com/ziplinekv/zipline/internal/resp"
 )
 
@@ -40,7 +42,9 @@ type split struct {
 // together; parts keep the caller's order within each slot.
 func (c *Client) addSplit(r *request, name string, args []arg, expect resp.TypeSet, values argSpan, merge mergeKind) error {
 	if r.tx {
-		return &CrossSlotError{Command: name, Slots: keySlots(args)}
+		// A copy: were name to escape, so would the argument array of every
+		// command (see TestHotPathAllocations).
+		return &CrossSlotError{Command: strings.Clone(name), Slots: keySlots(args)}
 	}
 	type unit struct {
 		key        int // its index among the command's keys

@@ -204,6 +204,11 @@ func TestPipeAbandonedRequestsDuringOutageAreFreed(t *testing.T) {
 	opts.WaitForReconnect = true
 	p := newPipe(t, opts)
 	srv.Kill()
+	// An idle connection is not being read (see readRole): the next
+	// request finds the server gone.
+	pctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	do(pctx, p, "PING")
+	cancel()
 	waitFor(t, func() bool { p.mu.Lock(); defer p.mu.Unlock(); return p.state == stateDisconnected })
 	heap := func() uint64 {
 		runtime.GC()

@@ -27,7 +27,8 @@ func (p *Pipe) connect(ctx context.Context) (*conn, error) {
 	// Cancelling ctx (Close during a reconnect) interrupts the set-up.
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
 	live := &liveReader{conn: nc, lastRead: p.opts.LastRead}
-	c := &conn{conn: nc, live: live, rd: resp.NewReader(live, p.opts.ReadBufferSize, p.opts.Limits)}
+	c := &conn{conn: nc, live: live, rd: resp.NewReader(live, p.opts.ReadBufferSize, p.opts.Limits),
+		peek: newPeeker(nc), next: make(chan struct{})}
 	proto, err := p.handshake(c)
 	if err == nil && p.opts.OnConnect != nil {
 		err = p.opts.OnConnect(&Setup{c: c, p: p, Reconnect: p.connects > 0, Protocol: proto})

@@ -8,6 +8,11 @@
 // under load requests pile up while the previous write is in the kernel, so
 // batches grow by themselves.
 //
+// A lone request on an idle connection skips both goroutines: its caller
+// writes it and reads the reply itself, as on a plain blocking connection
+// (see enqueue and readRole). The roles go back to the goroutines as soon
+// as a second caller arrives.
+//
 // The pipe knows RESP and nothing about commands beyond connection set-up:
 // callers hand it encoded bytes and a reply count. A caller whose context
 // ends returns immediately; its reply is still read, and dropped, so the
@@ -150,6 +155,9 @@ type Pipe struct {
 	// gatherAbove: while more callers than this are inside Do, the writer
 	// gathers batches (see gatherCallersPerProc).
 	gatherAbove int64
+	// ownReads: callers of lone requests may read their own replies; off
+	// when pushes arrive out of band (see readRole).
+	ownReads bool
 }
 
 // UnroutedPushes counts out-of-band pushes no handler took.
@@ -160,6 +168,9 @@ type Stats struct {
 	Batches   atomic.Uint64 // writes to the connection
 	Calls     atomic.Uint64 // calls written
 	Reconnect atomic.Uint64 // successful reconnects
+	// OwnReads counts requests whose caller read the reply itself, on an
+	// otherwise idle connection (see readRole).
+	OwnReads atomic.Uint64
 	// WriteSizes is a histogram of calls per write: bucket i counts writes
 	// of 2^i to 2^(i+1)-1 calls, the last bucket everything larger.
 	WriteSizes [WriteSizeBuckets]atomic.Uint64
@@ -213,6 +224,7 @@ func New(ctx context.Context, opts Options) (*Pipe, error) {
 		// Read once: a pipe serves one process, whose GOMAXPROCS rarely
 		// changes after start-up.
 		gatherAbove: int64(gatherCallersPerProc * runtime.GOMAXPROCS(0)),
+		ownReads:    len(opts.Push) == 0 && !opts.RESP2Subscriber,
 	}
 	if p.calls == nil {
 		p.calls = NewCallPool()
@@ -265,9 +277,24 @@ func (p *Pipe) Do(ctx context.Context, c *Call) error {
 	}
 	p.callers.Add(1)
 	defer p.callers.Add(-1)
-	if err := p.enqueue(c); err != nil {
-		c.Release()
-		return err
+	for try := 0; ; try++ {
+		ac, err := p.enqueue(c)
+		if err != nil {
+			c.Release()
+			return err
+		}
+		if ac == nil {
+			break // queued for the writer goroutine
+		}
+		// A lone request: this goroutine holds the writer's role.
+		switch p.writeDirect(ctx, ac, c, try == 0) {
+		case directRetry:
+			continue
+		case directGaveUp:
+			c.Release()
+			return notSent(ctx.Err())
+		}
+		break
 	}
 	done := ctx.Done()
 	if done == nil {
@@ -327,30 +354,31 @@ func (p *Pipe) result(c *Call) error {
 	return nil
 }
 
-func (p *Pipe) enqueue(c *Call) error {
+// enqueue queues the call for the writer goroutine, or, for a lone
+// request (nothing queued, written or in flight, the writer goroutine
+// idle), gives the caller the writer's role and returns the connection to
+// write it to: rather than wake the writer goroutine for it, the caller
+// writes it itself (see writeDirect). Under any load the writer goroutine
+// batches as before.
+func (p *Pipe) enqueue(c *Call) (*conn, error) {
 	p.mu.Lock()
 	switch p.state {
 	case stateClosed:
 		p.mu.Unlock()
-		return notSent(ErrClosed)
+		return nil, notSent(ErrClosed)
 	case stateDisconnected:
 		if !p.opts.WaitForReconnect {
 			err := p.lastErr
 			p.mu.Unlock()
-			return fmt.Errorf("%w: %w", notSent(ErrNotConnected), err)
+			return nil, fmt.Errorf("%w: %w", notSent(ErrNotConnected), err)
 		}
 	}
 	if p.writerParked && !p.directWriter && len(p.queue) == 0 && p.active != nil &&
 		p.state == stateConnected && p.active.fl.outstanding.Load() == 0 {
-		// A lone request (nothing queued, written or in flight): rather than
-		// wake the writer goroutine for it, the caller writes it itself, so
-		// it costs what it costs on a plain connection. Under any load the
-		// writer goroutine batches as before.
 		p.directWriter = true
 		ac := p.active
 		p.mu.Unlock()
-		p.writeDirect(ac, c)
-		return nil
+		return ac, nil
 	}
 	p.queue = append(p.queue, c)
 	wake := p.writerParked && !p.directWriter && p.state == stateConnected
@@ -361,7 +389,7 @@ func (p *Pipe) enqueue(c *Call) error {
 	if wake {
 		p.kickWriter()
 	}
-	return nil
+	return nil, nil
 }
 
 func (p *Pipe) kickWriter() {
@@ -371,10 +399,31 @@ func (p *Pipe) kickWriter() {
 	}
 }
 
-// writeDirect writes one call from its caller's goroutine, holding the
-// writer's role, then gives the role back, waking the writer goroutine if
-// requests queued up meanwhile.
-func (p *Pipe) writeDirect(ac *conn, c *Call) {
+// Outcomes of writeDirect.
+const (
+	directWritten = iota // written (or failed, or requeued): wait for the call
+	directRetry          // not written; the connection was looked at: enqueue again
+	directGaveUp         // not written; ctx ended first
+)
+
+// writeDirect writes a lone request from its caller's goroutine, holding
+// the writer's role, then gives the role back, waking the writer goroutine
+// if requests queued up meanwhile. If the read role is free too, the
+// caller also reads the reply itself (see readRole); if the connection has
+// sat unread for a while, it first peeks at it, and, with mayPeek, lets
+// the reader goroutine deal with anything found there before writing.
+func (p *Pipe) writeDirect(ctx context.Context, ac *conn, c *Call, mayPeek bool) int {
+	var own, stale bool
+	if ac.loop.mayPark {
+		own, stale = ac.claimRead()
+	}
+	if own && stale && mayPeek && !ac.quiet() {
+		p.releaseWriter()
+		if !ac.settle(ctx) {
+			return directGaveUp
+		}
+		return directRetry
+	}
 	c.markSent()
 	if ac.fl.pushOne(c, ac.conn, p.opts.IOTimeout) {
 		ac.extendWriteDeadline(p.opts.IOTimeout)
@@ -384,7 +433,23 @@ func (p *Pipe) writeDirect(ac *conn, c *Call) {
 		p.stats.wrote(1)
 	} else {
 		p.unsent([]*Call{c}) // the connection died first
+		if own {
+			ac.fl.mu.Lock()
+			ac.fl.role = roleReader
+			ac.fl.kickReader()
+			ac.fl.mu.Unlock()
+			own = false
+		}
 	}
+	p.releaseWriter()
+	if own {
+		p.readOwn(ctx, ac, c)
+	}
+	return directWritten
+}
+
+// releaseWriter gives the writer's role back after a direct write.
+func (p *Pipe) releaseWriter() {
 	p.mu.Lock()
 	p.directWriter = false
 	wake := len(p.queue) > 0 && p.writerParked
@@ -493,6 +558,7 @@ func (p *Pipe) supervise(c *conn) {
 		final := p.state == stateClosed
 		p.mu.Unlock()
 		if closing {
+			c.replaced()
 			return
 		}
 		p.log.Warn("zipline: connection lost", "err", err)
@@ -501,20 +567,25 @@ func (p *Pipe) supervise(c *conn) {
 		}
 		if final {
 			p.failQueued(fmt.Errorf("%w: %w", notSent(ErrNotConnected), err))
+			c.replaced()
 			return
 		}
 		if !p.opts.WaitForReconnect {
 			p.failQueued(fmt.Errorf("%w: %w", notSent(ErrNotConnected), err))
 		}
-		if c = p.reconnect(); c == nil {
+		lost := c
+		c = p.reconnect(lost)
+		lost.replaced()
+		if c == nil {
 			return
 		}
 	}
 }
 
 // reconnect dials until it succeeds or the pipe closes, waiting between
-// attempts with exponential backoff and jitter.
-func (p *Pipe) reconnect() *conn {
+// attempts with exponential backoff and jitter. Once the first attempt is
+// over, it tells those waiting on the lost connection's replacement.
+func (p *Pipe) reconnect(lost *conn) *conn {
 	backoff := p.opts.ReconnectBackoffMin
 	for attempt := 1; ; attempt++ {
 		c, err := p.connect(p.life)
@@ -536,6 +607,7 @@ func (p *Pipe) reconnect() *conn {
 		p.mu.Lock()
 		p.lastErr = err
 		p.mu.Unlock()
+		lost.replaced()
 		p.log.Debug("zipline: reconnect failed", "attempt", attempt, "err", err)
 		wait := backoff/2 + rand.N(backoff/2+1)
 		t := time.NewTimer(wait)
@@ -554,7 +626,13 @@ type conn struct {
 	conn net.Conn
 	live *liveReader // what rd reads from
 	rd   *resp.Reader
-	fl   *inflight // set while served
+	fl   *inflight  // set while served
+	loop *replyLoop // the reader's state, shared by whoever holds the read role
+	peek *peeker    // nil if the socket cannot be peeked at
+	// next is closed once this connection's replacement was attempted
+	// (see replaced).
+	next     chan struct{}
+	nextOnce sync.Once
 	// writeDeadline belongs to whoever holds the writer's role.
 	writeDeadline time.Time
 }
@@ -575,13 +653,18 @@ func (c *conn) extendWriteDeadline(timeout time.Duration) {
 // serve runs the reader and writer on one connection until it fails or the
 // pipe closes, then fails whatever was in flight.
 func (p *Pipe) serve(c *conn) error {
-	fl := &inflight{dead: make(chan struct{})}
+	fl := newInflight()
 	c.fl = fl
+	c.loop = &replyLoop{p: p, c: c, fl: fl, mayPark: p.ownReads && c.peek != nil}
+	if p.opts.IOTimeout > 0 {
+		c.live.alive = c.loop.alive
+	}
+	c.live.between = c.rd.Between
 	p.mu.Lock()
 	p.active = c
 	p.mu.Unlock()
 	readErr := make(chan error, 1)
-	go func() { readErr <- p.readLoop(c, fl) }()
+	go func() { readErr <- p.readLoop(c) }()
 	werr := p.writeLoop(c, fl)
 	p.mu.Lock()
 	p.active = nil
@@ -589,6 +672,12 @@ func (p *Pipe) serve(c *conn) error {
 	if werr != errClosing {
 		c.conn.Close() // stops the reader
 	}
+	// A reader waiting for the read role takes it back and reads on: to
+	// the last reply after a graceful close, or to the error.
+	fl.mu.Lock()
+	fl.stop = true
+	fl.kickReader()
+	fl.mu.Unlock()
 	rerr := <-readErr // on close, after the last reply (or Close's hard stop)
 	c.conn.Close()
 	err := rerr

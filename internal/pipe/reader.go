@@ -27,6 +27,27 @@ type inflight struct {
 	// outstanding counts calls pushed and not yet answered: the writer's
 	// sign that more requests are coming.
 	outstanding atomic.Int64
+
+	// The read role (see readRole). readKick wakes the reader goroutine
+	// waiting for it; stop tells it to take the role back and read until
+	// the connection fails, which is being torn down.
+	role      readRole
+	readKick  chan struct{} // capacity 1
+	stop      bool
+	idleSince time.Time // when the role was last given up
+	// settleWanted asks the reader goroutine to signal settled when it
+	// next gives the role up (see conn.settle).
+	settleWanted bool
+	settled      chan struct{} // capacity 1
+}
+
+func newInflight() *inflight {
+	return &inflight{
+		dead:      make(chan struct{}),
+		readKick:  make(chan struct{}, 1),
+		settled:   make(chan struct{}, 1),
+		idleSince: time.Now(),
+	}
 }
 
 // push appends calls, stamped with the time they are handed to the
@@ -45,7 +66,17 @@ func (f *inflight) push(calls []*Call, nc net.Conn, timeout time.Duration) bool 
 	f.calls = append(f.calls, calls...)
 	f.outstanding.Add(int64(len(calls)))
 	f.arm(nc, now, timeout)
+	f.wantReader()
 	return true
+}
+
+// wantReader makes sure someone reads the calls just pushed: the reader
+// goroutine, if nobody holds the role. Callers hold f.mu.
+func (f *inflight) wantReader() {
+	if f.role == roleFree {
+		f.role = roleReader
+		f.kickReader()
+	}
 }
 
 // pushOne is push for a single call, without building a slice.
@@ -60,6 +91,7 @@ func (f *inflight) pushOne(c *Call, nc net.Conn, timeout time.Duration) bool {
 	f.calls = append(f.calls, c)
 	f.outstanding.Add(1)
 	f.arm(nc, now, timeout)
+	f.wantReader()
 	return true
 }
 
@@ -88,6 +120,8 @@ func (f *inflight) fail(err error) {
 		f.failed = true
 		close(f.dead)
 	}
+	f.stop = true
+	f.kickReader()
 	calls := f.calls
 	f.calls = nil
 	f.mu.Unlock()
@@ -96,8 +130,9 @@ func (f *inflight) fail(err error) {
 	}
 }
 
-// replyLoop is the reader's state on one connection: the calls it has taken
-// from the in-flight FIFO and the one whose replies it is collecting.
+// replyLoop is the state of whoever reads one connection (see readRole):
+// the calls taken from the in-flight FIFO and the one whose replies are
+// being collected. Only the holder of the read role touches it.
 type replyLoop struct {
 	p     *Pipe
 	c     *conn
@@ -105,15 +140,18 @@ type replyLoop struct {
 	cur   *Call   // call whose replies are being collected
 	local []*Call // taken from fl; local[next:] are still waiting
 	next  int
+	// mayPark: the connection gets no out-of-band pushes and its socket
+	// can be peeked at, so the reader goroutine may give the role up.
+	mayPark bool
+	// handedErr is a read error a caller hit while holding the role: the
+	// reader goroutine ends the connection with it.
+	handedErr error
 }
 
 // readLoop parses replies and completes calls in the order they were
 // written, until the connection fails.
-func (p *Pipe) readLoop(c *conn, fl *inflight) error {
-	l := &replyLoop{p: p, c: c, fl: fl}
-	if p.opts.IOTimeout > 0 {
-		c.live.alive = l.alive
-	}
+func (p *Pipe) readLoop(c *conn) error {
+	l := c.loop
 	err := l.run()
 	lost := fmt.Errorf("%w: %w", ErrConnLost, err)
 	if p.life.Err() != nil {
@@ -125,43 +163,68 @@ func (p *Pipe) readLoop(c *conn, fl *inflight) error {
 	for _, call := range l.local[l.next:] {
 		call.complete(lost)
 	}
-	fl.fail(lost)
+	l.fl.fail(lost)
 	return err
 }
 
 func (l *replyLoop) run() error {
 	for {
-		var v resp.Value
-		if err := l.c.rd.ReadValue(&v); err != nil {
-			var le *resp.LimitError
-			if errors.As(err, &le) {
-				return fmt.Errorf("%w: %w", resp.ErrProtocol, err)
+		if l.mayPark && l.idle() {
+			if err := l.park(); err != nil {
+				return err
 			}
+		}
+		var v resp.Value
+		if err := l.readOne(&v); err != nil {
 			return err
 		}
-		cur := l.head()
-		if kind, ok := pushKind(v, l.p.opts.RESP2Subscriber); ok && (cur == nil || cur.PushKind != kind) {
-			l.p.push.dispatch(kind, v)
-			continue
-		}
-		if cur == nil {
-			return fmt.Errorf("%w: %s with no request waiting", resp.ErrProtocol, v.Describe())
-		}
-		if i := len(cur.replies); i < len(cur.Expect) && !cur.Expect[i].Accepts(v.Type()) {
-			return fmt.Errorf("%w: stream out of step: a %s cannot answer command %d of %d",
-				resp.ErrProtocol, v.Type(), i+1, cur.N)
-		}
-		cur.replies = append(cur.replies, v)
-		if len(cur.replies) == cur.N {
-			l.fl.outstanding.Add(-1)
-			last := cur.closeMarker
-			cur.complete(nil)
-			l.cur = nil
-			if last {
-				return errClosing
-			}
+		if _, err := l.handle(v); err != nil {
+			return err
 		}
 	}
+}
+
+// readOne parses the next value from the connection.
+func (l *replyLoop) readOne(v *resp.Value) error {
+	if err := l.c.rd.ReadValue(v); err != nil {
+		var le *resp.LimitError
+		if errors.As(err, &le) {
+			return fmt.Errorf("%w: %w", resp.ErrProtocol, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// handle routes one value: to the push handlers, or to the oldest call
+// waiting, which it completes once all its replies are in. It returns the
+// call it completed, if any (for comparison only: the call may already be
+// recycled).
+func (l *replyLoop) handle(v resp.Value) (*Call, error) {
+	cur := l.head()
+	if kind, ok := pushKind(v, l.p.opts.RESP2Subscriber); ok && (cur == nil || cur.PushKind != kind) {
+		l.p.push.dispatch(kind, v)
+		return nil, nil
+	}
+	if cur == nil {
+		return nil, fmt.Errorf("%w: %s with no request waiting", resp.ErrProtocol, v.Describe())
+	}
+	if i := len(cur.replies); i < len(cur.Expect) && !cur.Expect[i].Accepts(v.Type()) {
+		return nil, fmt.Errorf("%w: stream out of step: a %s cannot answer command %d of %d",
+			resp.ErrProtocol, v.Type(), i+1, cur.N)
+	}
+	cur.replies = append(cur.replies, v)
+	if len(cur.replies) < cur.N {
+		return nil, nil
+	}
+	l.fl.outstanding.Add(-1)
+	last := cur.closeMarker
+	cur.complete(nil)
+	l.cur = nil
+	if last {
+		return cur, errClosing
+	}
+	return cur, nil
 }
 
 // head returns the oldest call still waiting for replies, or nil.
@@ -227,6 +290,12 @@ type liveReader struct {
 	conn     net.Conn
 	alive    func() bool   // nil during set-up, when a deadline is final
 	lastRead *atomic.Int64 // Options.LastRead, or nil
+	// between reports whether the parser stands between two replies.
+	between func() bool
+	// owner: a caller holds the read role (see readOwn). interrupted: its
+	// context ended, and the deadline was moved to the past to say so.
+	owner       bool
+	interrupted atomic.Bool
 }
 
 func (r *liveReader) Read(b []byte) (int, error) {
@@ -237,7 +306,27 @@ func (r *liveReader) Read(b []byte) (int, error) {
 				r.lastRead.Store(now)
 			}
 		}
-		if n == 0 && err != nil && r.alive != nil && isTimeout(err) {
+		if n == 0 && err != nil && isTimeout(err) {
+			if r.interrupted.Swap(false) {
+				// A caller whose context ended hands the read over where
+				// nothing is lost; mid-reply, it reads the reply to its
+				// end. An interruption that arrives after the caller is
+				// done costs whoever reads one more deadline check. Either
+				// way the deadline it set is undone: by alive, or here if
+				// there is no I/O timeout.
+				if r.alive == nil {
+					r.conn.SetReadDeadline(time.Time{})
+				}
+				if r.owner && r.between() {
+					return 0, errInterrupted
+				}
+				if r.alive == nil {
+					continue
+				}
+			}
+			if r.alive == nil {
+				return n, err
+			}
 			if r.alive() {
 				continue
 			}

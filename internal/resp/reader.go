@@ -92,6 +92,9 @@ type Reader struct {
 	buf    []byte
 	r, w   int // unread bytes are buf[r:w]
 	limits Limits
+	// inValue is set once ReadValue has consumed the first line of a
+	// reply: from then on an error leaves the stream mid-reply.
+	inValue bool
 }
 
 // NewReader returns a Reader with a buffer of size bytes (DefaultBufferSize if
@@ -117,8 +120,18 @@ func (r *Reader) Buffered() int { return r.w - r.r }
 // are read and dropped. Any error other than a server error reply (which is
 // a Value, not an error) means the stream can no longer be trusted.
 func (r *Reader) ReadValue(v *Value) error {
-	return r.readValue(v, 0)
+	err := r.readValue(v, 0)
+	r.inValue = false
+	return err
 }
+
+// Between reports whether the Reader stands between two replies: nothing
+// of the next one consumed or buffered. While ReadValue waits for the
+// first bytes of a reply, the underlying reader may then fail it with an
+// error that loses nothing: ReadValue returns that error, and the next
+// ReadValue starts the reply afresh. The pipe hands the reading of a
+// connection from one goroutine to another this way.
+func (r *Reader) Between() bool { return !r.inValue && r.r == r.w }
 
 func (r *Reader) readValue(v *Value, depth int) error {
 	for {
@@ -126,6 +139,7 @@ func (r *Reader) readValue(v *Value, depth int) error {
 		if err != nil {
 			return err
 		}
+		r.inValue = true
 		if len(line) == 0 {
 			return protocolErrorf("empty line")
 		}
