@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -500,10 +501,12 @@ func (c *cluster) send(ctx context.Context, r *request) error {
 }
 
 // flight is one request's way through the cluster: a reply or an error per
-// command, and what each still needs.
+// command, and what each still needs. It holds only per-command state, and
+// nothing ever stores its slices elsewhere: for a request of one command
+// (GET, SET: nearly all of them) they then point at arrays on sendEach's
+// stack and at the request's own room for one reply, and the whole way
+// through the cluster allocates nothing.
 type flight struct {
-	c       *cluster
-	r       *request
 	replies []resp.Value
 	errs    []error
 	done    []bool
@@ -511,16 +514,36 @@ type flight struct {
 	primary []bool   // a replica turned the read away: the primary serves it
 }
 
+// newFlight makes a flight for len(replies) commands, its state on the
+// heap.
+func newFlight(replies []resp.Value, errs []error) flight {
+	n := len(replies)
+	return flight{replies: replies, errs: errs, done: make([]bool, n), ask: make([]string, n), primary: make([]bool, n)}
+}
+
 // sendEach sends every command of r to its slot's owner, one pipeline per
 // node, following redirects and retrying what the cluster could not serve
 // yet, until every command has its reply or a final error.
 func (c *cluster) sendEach(ctx context.Context, r *request) error {
 	n := len(r.cmds)
-	f := &flight{c: c, r: r, replies: make([]resp.Value, n), errs: make([]error, n), done: make([]bool, n),
-		ask: make([]string, n), primary: make([]bool, n)}
+	var f flight
+	var done, primary [1]bool
+	var ask [1]string
+	var idx [1]int
+	replies, errs := r.one.replies[:], r.one.errs[:]
+	if n == 1 {
+		f = flight{replies: replies, errs: errs, done: done[:], ask: ask[:], primary: primary[:]}
+	} else {
+		replies, errs = make([]resp.Value, n), make([]error, n)
+		f = newFlight(replies, errs)
+	}
 	backoff := retryBackoffMin
 	for round := 0; ; round++ {
-		groups := map[*node][]int{}
+		// Commands for one node, the common case, go straight to it;
+		// those for several go to each in parallel.
+		var only *node
+		onlyIdx := idx[:0]
+		var groups map[*node][]int
 		waitTopology := false
 		for i := range n {
 			if f.done[i] {
@@ -541,13 +564,25 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 				ci.readOnly = ci.readOnly && !f.primary[i]
 				nd = c.target(ci)
 			}
-			if nd == nil {
+			switch {
+			case nd == nil:
 				waitTopology = true
-				continue
+			case groups != nil:
+				groups[nd] = append(groups[nd], i)
+			case only == nil || only == nd:
+				only = nd
+				onlyIdx = append(onlyIdx, i)
+			default:
+				groups = map[*node][]int{only: slices.Clone(onlyIdx), nd: {i}}
 			}
-			groups[nd] = append(groups[nd], i)
 		}
-		retry := f.sendGroups(ctx, groups)
+		var retry int
+		switch {
+		case groups != nil:
+			retry = c.sendGroups(ctx, r, &f, groups)
+		case only != nil:
+			retry = c.sendGroup(ctx, r, &f, only, onlyIdx)
+		}
 		if retry == 0 && !waitTopology {
 			break
 		}
@@ -564,35 +599,53 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 		}
 		backoff = min(2*backoff, retryBackoffMax)
 	}
-	return f.finish()
+	// The replies go to r from where they were made, not from f: f's
+	// slices are never copied out (see flight).
+	return finish(r, replies, errs)
 }
 
 // sendGroups sends each node its pipeline, in parallel, and sorts the
 // replies: final, redirected or to retry. It returns how many commands
-// need another round.
-func (f *flight) sendGroups(ctx context.Context, groups map[*node][]int) (retry int) {
-	if len(groups) == 1 {
-		for nd, idx := range groups {
-			return f.sendGroup(ctx, nd, idx)
+// need another round. Each goroutine works on a flight of its own, merged
+// back into f afterwards, so that f never leaves its caller's stack.
+func (c *cluster) sendGroups(ctx context.Context, r *request, f *flight, groups map[*node][]int) (retry int) {
+	n := len(f.done)
+	type part struct {
+		nd  *node
+		idx []int
+		f   flight
+	}
+	parts := make([]part, 0, len(groups))
+	for nd, idx := range groups {
+		g := newFlight(make([]resp.Value, n), make([]error, n))
+		for _, i := range idx {
+			g.ask[i], g.primary[i] = f.ask[i], f.primary[i]
 		}
+		parts = append(parts, part{nd, idx, g})
 	}
 	var wg sync.WaitGroup
 	var total atomic.Int64
-	for nd, idx := range groups {
+	for k := range parts {
+		p := &parts[k]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			total.Add(int64(f.sendGroup(ctx, nd, idx)))
+			total.Add(int64(c.sendGroup(ctx, r, &p.f, p.nd, p.idx)))
 		}()
 	}
 	wg.Wait()
+	for _, p := range parts {
+		for _, i := range p.idx {
+			f.replies[i], f.errs[i], f.done[i] = p.f.replies[i], p.f.errs[i], p.f.done[i]
+			f.ask[i], f.primary[i] = p.f.ask[i], p.f.primary[i]
+		}
+	}
 	return int(total.Load())
 }
 
 // sendGroup sends the commands idx of the request to one node, each
 // preceded by ASKING when an ASK redirect sent it there.
-func (f *flight) sendGroup(ctx context.Context, nd *node, idx []int) (retry int) {
-	r, c := f.r, f.c
+func (c *cluster) sendGroup(ctx context.Context, r *request, f *flight, nd *node, idx []int) (retry int) {
 	sub := c.s.newRequest()
 	defer sub.release()
 	call := sub.call
@@ -640,7 +693,7 @@ func (f *flight) sendGroup(ctx context.Context, nd *node, idx []int) (retry int)
 				continue
 			}
 		}
-		if f.redirected(ctx, i, v) {
+		if c.redirected(ctx, f, i, v) {
 			retry++
 			continue
 		}
@@ -654,7 +707,7 @@ var askingCommand = resp.AppendBulkString(resp.AppendArrayLen(nil, 1), "ASKING")
 // redirected handles a reply that says the command did not run here: MOVED
 // and ASK point elsewhere; TRYAGAIN, CLUSTERDOWN, LOADING and MASTERDOWN
 // mean later. It reports whether the command goes again.
-func (f *flight) redirected(ctx context.Context, i int, v resp.Value) bool {
+func (c *cluster) redirected(ctx context.Context, f *flight, i int, v resp.Value) bool {
 	if !v.IsError() {
 		return false
 	}
@@ -667,9 +720,9 @@ func (f *flight) redirected(ctx context.Context, i int, v resp.Value) bool {
 		if !ok || err != nil || slot < 0 || slot >= slotCount {
 			return false
 		}
-		addr = f.c.redirectAddr(addr)
+		addr = c.redirectAddr(addr)
 		if prefix == "MOVED" {
-			f.c.moved(ctx, int32(slot), addr)
+			c.moved(ctx, int32(slot), addr)
 		} else {
 			f.ask[i] = addr
 		}
@@ -677,7 +730,7 @@ func (f *flight) redirected(ctx context.Context, i int, v resp.Value) bool {
 	case "TRYAGAIN", "LOADING":
 		return true
 	case "CLUSTERDOWN", "MASTERDOWN":
-		f.c.askRefresh()
+		c.askRefresh()
 		return true
 	}
 	return false
@@ -703,10 +756,10 @@ func (f *flight) failRest(err error) {
 
 // finish leaves the replies in the request. If every command failed the
 // same way, the request failed as a whole.
-func (f *flight) finish() error {
+func finish(r *request, replies []resp.Value, errs []error) error {
 	var first error
 	all := true
-	for _, err := range f.errs {
+	for _, err := range errs {
 		if err == nil {
 			all = false
 		} else if first == nil {
@@ -716,9 +769,9 @@ func (f *flight) finish() error {
 	if all && first != nil {
 		return first
 	}
-	f.r.replies = f.replies
+	r.replies = replies
 	if first != nil {
-		f.r.errs = f.errs
+		r.errs = errs
 	}
 	return nil
 }
@@ -778,8 +831,9 @@ func (c *cluster) sendTx(ctx context.Context, r *request) error {
 						switch prefix {
 						case "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "LOADING":
 							moved = true
-							if f := (&flight{c: c, ask: make([]string, 1)}); prefix == "MOVED" {
-								f.redirected(ctx, 0, v)
+							if prefix == "MOVED" {
+								f := flight{ask: make([]string, 1)}
+								c.redirected(ctx, &f, 0, v)
 							}
 						}
 					}

@@ -454,3 +454,30 @@ func TestClusterPubSubFollowsSlots(t *testing.T) {
 	expect("after-kill")
 	t.Logf("sharded subscription: %+v; classic: %+v", ssub.Stats(), sub.Stats())
 }
+
+// On a cluster too, GET and SET cost at most one allocation (GET's value):
+// routing a one-command request allocates nothing.
+func TestClusterHotPathAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	c, _ := clusterClient(t, testkit.Redis, Options{})
+	ctx := context.Background()
+	val := []byte(strings.Repeat("v", 64))
+	if err := c.Set(ctx, "k", val); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		max  float64
+		fn   func()
+	}{
+		{"SET", 0, func() { c.Set(ctx, "k", val) }},
+		{"GET", 1, func() { c.Get(ctx, "k") }},
+		{"INCR", 0, func() { c.Incr(ctx, "n") }},
+	} {
+		if n := testing.AllocsPerRun(200, tc.fn); n > tc.max {
+			t.Errorf("%s: %v allocations per call, want <= %v", tc.name, n, tc.max)
+		}
+	}
+}

@@ -36,6 +36,12 @@ type request struct {
 	// splits, on a cluster, are the commands add cut into one per slot
 	// (MGET, DEL...): their replies are merged back into one (see merge).
 	splits []split
+	// one holds replies and errs for a request of one command on a
+	// cluster, which gets them without allocating (see flight).
+	one struct {
+		replies [1]resp.Value
+		errs    [1]error
+	}
 }
 
 // cmdInfo is what the seam knows of one command.
@@ -61,6 +67,7 @@ func (r *request) release() {
 	r.cmds = r.cmds[:0]
 	r.tx, r.blocking = false, false
 	r.replies, r.errs, r.node, r.splits = nil, nil, "", nil
+	r.one.replies[0], r.one.errs[0] = resp.Value{}, nil
 	r.s.requests.Put(r)
 }
 
