@@ -53,16 +53,19 @@ type cmdInfo struct {
 
 func (s *shared) newRequest() *request {
 	r := s.requests.Get().(*request)
-	r.call = s.calls.Get()
+	if r.call == nil {
+		r.call = s.calls.Get()
+	}
 	return r
 }
 
-// release returns the request and its call to their pools. Reply bytes
-// already handed out stay valid: the parser allocates them per reply.
+// release returns the request to its pool, with its call when it still
+// has one: a request and its call go round together, one pool trip for
+// both. Reply bytes already handed out stay valid: the parser allocates
+// them per reply.
 func (r *request) release() {
 	if r.call != nil {
-		r.call.Release()
-		r.call = nil
+		r.call.Reset()
 	}
 	r.cmds = r.cmds[:0]
 	r.tx, r.blocking = false, false

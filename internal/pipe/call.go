@@ -78,6 +78,14 @@ const largeBuf = 256 << 10
 // and the replies have been read. (After a failed Do the call is already
 // gone.)
 func (c *Call) Release() {
+	c.Reset()
+	c.pool.Put(c)
+}
+
+// Reset empties a call that Do answered, for its owner to use again
+// without a trip through the pool: what Release does, but the call stays
+// with the caller. (After a failed Do the call is gone, as ever.)
+func (c *Call) Reset() {
 	c.uncharge()
 	if cap(c.Buf) >= largeBuf {
 		c.Buf = nil
@@ -91,7 +99,7 @@ func (c *Call) Release() {
 	c.N = 0
 	c.detached, c.closeMarker = false, false
 	c.state.Store(stateQueued)
-	c.pool.Put(c)
+	c.Buf = c.Buf[:0]
 }
 
 // uncharge gives the call's bytes back to the pending limit: once it has

@@ -102,6 +102,7 @@ func (l *replyLoop) park() error {
 // idle reports whether nothing is in flight and nothing buffered: the
 // reader goroutine may give up the role.
 func (l *replyLoop) idle() bool {
+	l.settle()
 	return l.cur == nil && l.next == len(l.local) && l.c.rd.Buffered() == 0 && l.fl.outstanding.Load() == 0
 }
 
@@ -192,6 +193,7 @@ func (p *Pipe) readOwn(ctx context.Context, c *conn, call *Call) {
 	if stop != nil {
 		stop()
 	}
+	l.settle()
 	p.stats.OwnReads.Add(1)
 	f := c.fl
 	f.mu.Lock()

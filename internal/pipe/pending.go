@@ -29,14 +29,14 @@ func (b *pendingBytes) acquire(ctx context.Context, c *Call) error {
 	}
 	n := int64(len(c.Buf))
 	for {
-		u := b.used.Load()
-		if u < b.limit {
-			if b.used.CompareAndSwap(u, u+n) {
-				c.charged, c.budget = n, b
-				return nil
-			}
-			continue
+		// One atomic add on the way in, taken back if there was no room:
+		// under load this counter is shared by every caller on two or more
+		// processors, and a load-then-swap loop costs twice.
+		if u := b.used.Add(n); u-n < b.limit {
+			c.charged, c.budget = n, b
+			return nil
 		}
+		b.release(n)
 		if b.failFast {
 			return notSent(ErrPendingLimit)
 		}

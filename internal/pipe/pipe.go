@@ -151,9 +151,8 @@ type Pipe struct {
 	stats    Stats
 	push     *pushRouter
 	connects int          // connections made, for Setup.Reconnect; owned by the dialling goroutine
-	callers  atomic.Int64 // goroutines inside Do
-	// gatherAbove: while more callers than this are inside Do, the writer
-	// gathers batches (see gatherCallersPerProc).
+	// gatherAbove: while more calls than this are queued or in flight,
+	// the writer gathers batches (see gatherCallersPerProc).
 	gatherAbove int64
 	// ownReads: callers of lone requests may read their own replies; off
 	// when pushes arrive out of band (see readRole).
@@ -275,8 +274,6 @@ func (p *Pipe) Do(ctx context.Context, c *Call) error {
 		c.Release()
 		return err
 	}
-	p.callers.Add(1)
-	defer p.callers.Add(-1)
 	for try := 0; ; try++ {
 		ac, err := p.enqueue(c)
 		if err != nil {

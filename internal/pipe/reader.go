@@ -146,6 +146,25 @@ type replyLoop struct {
 	// handedErr is a read error a caller hit while holding the role: the
 	// reader goroutine ends the connection with it.
 	handedErr error
+	// answered and uncharged are what the replies read since the last
+	// settle took off fl.outstanding and the pending-bytes budget. Both
+	// counters are shared with every caller and the writer, on other
+	// processors; updating them once per read from the socket rather than
+	// once per reply keeps the reader off their cache lines under load.
+	answered, uncharged int64
+}
+
+// settle applies answered and uncharged. The reader calls it whenever it
+// has consumed everything read so far, before it may block.
+func (l *replyLoop) settle() {
+	if l.answered != 0 {
+		l.fl.outstanding.Add(-l.answered)
+		l.answered = 0
+	}
+	if l.uncharged != 0 {
+		l.p.pending.release(l.uncharged)
+		l.uncharged = 0
+	}
 }
 
 // readLoop parses replies and completes calls in the order they were
@@ -153,6 +172,7 @@ type replyLoop struct {
 func (p *Pipe) readLoop(c *conn) error {
 	l := c.loop
 	err := l.run()
+	l.settle()
 	lost := fmt.Errorf("%w: %w", ErrConnLost, err)
 	if p.life.Err() != nil {
 		lost = fmt.Errorf("%w: %w", ErrClosed, err)
@@ -180,6 +200,9 @@ func (l *replyLoop) run() error {
 		}
 		if _, err := l.handle(v); err != nil {
 			return err
+		}
+		if l.c.rd.Buffered() == 0 {
+			l.settle()
 		}
 	}
 }
@@ -217,7 +240,14 @@ func (l *replyLoop) handle(v resp.Value) (*Call, error) {
 	if len(cur.replies) < cur.N {
 		return nil, nil
 	}
-	l.fl.outstanding.Add(-1)
+	l.answered++
+	l.uncharged += cur.charged
+	cur.charged = 0
+	if l.c.rd.Buffered() == 0 {
+		// The last reply read so far: settle before waking its caller,
+		// whose next request must find the connection as idle as it is.
+		l.settle()
+	}
 	last := cur.closeMarker
 	cur.complete(nil)
 	l.cur = nil

@@ -66,7 +66,10 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 			p.mu.Lock()
 			p.writerParked = false
 		}
-		if fl.outstanding.Load() > 0 && p.callers.Load() > p.gatherAbove {
+		// Calls queued or in flight stand for the callers waiting on this
+		// connection (one each), without a shared counter every call
+		// would have to update.
+		if out := fl.outstanding.Load(); out > 0 && out+int64(len(p.queue)) > p.gatherAbove {
 			// Many callers are waiting on this connection, so they will soon
 			// send more: let them queue up before writing, rather than pay a
 			// system call per request. With few callers the CPU is not the
