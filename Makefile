@@ -1,7 +1,7 @@
 # The two commands a new machine needs; each installs what it is missing.
 #   make demo   run the main job: the demo against a local redis-server
 #   make test   run vet, the race-enabled tests and the fuzz seed corpora
-.PHONY: demo test fuzz bench bench-compression
+.PHONY: demo test fuzz bench bench-compression bench-ab
 
 demo:
 	scripts/setup.sh redis
@@ -30,3 +30,11 @@ bench:
 bench-compression:
 	scripts/setup.sh redis
 	cd bench && go run -tags glide ./cmd/compbench -out results/compression.md
+
+# The client at two revisions, interleaved on one server (bench/README.md, "A/B"):
+#   make bench-ab BASE=<rev> [NEW=<rev>, default HEAD] [ABFLAGS='-rounds 9 -out results/ab.md']
+NEW ?= HEAD
+bench-ab:
+	@test -n "$(BASE)" || { echo 'usage: make bench-ab BASE=<rev> [NEW=<rev>] [ABFLAGS=...]'; exit 2; }
+	scripts/setup.sh redis
+	cd bench && go run ./cmd/abbench -a '$(NEW)' -b '$(BASE)' $(ABFLAGS)

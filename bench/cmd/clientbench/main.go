@@ -13,6 +13,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"net"
@@ -21,12 +22,12 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/ziplinekv/zipline/bench"
+	"github.com/ziplinekv/zipline/bench/measure"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 	"github.com/ziplinekv/zipline/internal/localserver"
 )
@@ -40,9 +41,7 @@ func main() {
 
 type options struct {
 	clients   []bench.Factory
-	conc      []int
-	sizes     []int
-	ops       []string
+	grid      measure.Grid
 	duration  time.Duration
 	warmup    time.Duration
 	runs      int
@@ -53,14 +52,13 @@ type options struct {
 	ceilingN  int
 	maxOther  float64
 	maxWait   time.Duration
+	json      bool
 }
 
 func parseFlags() (*options, error) {
 	var (
 		clients   = flag.String("clients", "", "comma-separated clients to run (default all built in: "+bench.Names()+")")
-		conc      = flag.String("conc", "1,8,64,512", "comma-separated goroutine counts")
-		sizes     = flag.String("sizes", "64,2048", "comma-separated value sizes in bytes")
-		ops       = flag.String("ops", "get,set", "comma-separated operations (get, set)")
+		grid      = measure.GridFlags(flag.CommandLine)
 		duration  = flag.Duration("duration", 2*time.Second, "measured time per cell")
 		warmup    = flag.Duration("warmup", 500*time.Millisecond, "unmeasured warm-up per cell")
 		runs      = flag.Int("runs", 3, "runs over all cells; tables show the median")
@@ -73,6 +71,7 @@ func parseFlags() (*options, error) {
 		maxOther  = flag.Float64("max-other", 25, "re-measure a cell once if other processes used more than this % of one CPU during it, "+
 			"and wait up to -max-wait for such a quiet moment before each cell; 0 turns both off")
 		maxWait = flag.Duration("max-wait", 5*time.Second, "longest wait for a quiet moment before a cell")
+		asJSON  = flag.Bool("json", false, "print each cell's result as one JSON object per line (measure.Result) instead of the markdown report; cmd/abbench reads it")
 	)
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -95,23 +94,13 @@ func parseFlags() (*options, error) {
 		}
 	}
 	o := &options{duration: *duration, warmup: *warmup, runs: *runs, addr: *addr, serverPID: *serverPID,
-		out: *out, ceiling: *ceiling, ceilingN: *ceilingN, maxOther: *maxOther, maxWait: *maxWait}
+		out: *out, ceiling: *ceiling, ceilingN: *ceilingN, maxOther: *maxOther, maxWait: *maxWait, json: *asJSON}
 	if o.runs < 1 || o.duration <= 0 || o.warmup < 0 || o.ceilingN < 1 || o.maxOther < 0 || o.maxWait < 0 {
 		return nil, fmt.Errorf("need -runs ≥ 1, -duration > 0, -warmup ≥ 0, -ceiling-n ≥ 1, -max-other ≥ 0, -max-wait ≥ 0")
 	}
 	var err error
-	if o.conc, err = intList(*conc, 1, 1<<16); err != nil {
-		return nil, fmt.Errorf("-conc: %w", err)
-	}
-	if o.sizes, err = intList(*sizes, 1, 512<<20); err != nil {
-		return nil, fmt.Errorf("-sizes: %w", err)
-	}
-	for _, op := range strings.Split(*ops, ",") {
-		op = strings.ToLower(strings.TrimSpace(op))
-		if op != "get" && op != "set" {
-			return nil, fmt.Errorf("-ops: unknown op %q (want get, set)", op)
-		}
-		o.ops = append(o.ops, op)
+	if o.grid, err = grid(); err != nil {
+		return nil, err
 	}
 	if *clients == "" || *clients == "all" {
 		o.clients = bench.All()
@@ -130,21 +119,6 @@ func parseFlags() (*options, error) {
 		}
 	}
 	return o, nil
-}
-
-func intList(s string, lo, hi int) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			return nil, err
-		}
-		if n < lo || n > hi {
-			return nil, fmt.Errorf("%d out of range [%d, %d]", n, lo, hi)
-		}
-		out = append(out, n)
-	}
-	return out, nil
 }
 
 func commandLine() string {
@@ -178,8 +152,8 @@ func run() error {
 	rep := &report{
 		command: commandLine(),
 		settings: fmt.Sprintf("duration %v, warm-up %v, runs %d, %d prefilled keys of %d B, values %v B, goroutines %v",
-			o.duration, o.warmup, o.runs, bench.NumKeys, bench.KeyLen, o.sizes, o.conc),
-		ops: o.ops, sizes: o.sizes, conc: o.conc, runs: o.runs,
+			o.duration, o.warmup, o.runs, bench.NumKeys, bench.KeyLen, o.grid.Sizes, o.grid.Conc),
+		grid: o.grid, runs: o.runs,
 	}
 	for _, f := range o.clients {
 		rep.clients = append(rep.clients, clientInfo{f.Name, f.Desc})
@@ -190,7 +164,7 @@ func run() error {
 	fmt.Fprintln(os.Stderr, rep.command)
 
 	// Server.
-	rn := &runner{warmup: o.warmup, duration: o.duration, addr: o.addr}
+	rn := &measure.Runner{Warmup: o.warmup, Duration: o.duration, Addr: o.addr}
 	var serverVersion string
 	if o.addr == "" {
 		s, err := localserver.Start(localserver.Config{})
@@ -198,7 +172,7 @@ func run() error {
 			return err
 		}
 		defer s.Stop()
-		rn.addr, rn.serverPID = s.Addr, s.PID()
+		rn.Addr, rn.ServerPID = s.Addr, s.PID()
 		if _, err := s.Do(context.Background(), "FLUSHALL"); err != nil {
 			return fmt.Errorf("FLUSHALL: %w", err)
 		}
@@ -208,20 +182,21 @@ func run() error {
 	} else {
 		serverVersion = "existing server at " + o.addr
 		if o.serverPID > 0 {
-			rn.serverPID = o.serverPID
+			rn.ServerPID = o.serverPID
 		} else {
 			rep.notes = append(rep.notes, "redis CPU not measured: -addr given without -server-pid.")
 		}
 	}
 	rep.env = environment(serverVersion)
 
-	cells := len(o.clients) * len(o.conc) * len(o.sizes) * len(o.ops) * o.runs
+	points := o.grid.Points()
+	cells := len(o.clients) * len(points) * o.runs
 	cellTime := o.duration + o.warmup + 150*time.Millisecond
 	if o.maxOther > 0 {
 		cellTime += quietSample
 	}
 	est := time.Duration(cells) * cellTime
-	quiet := &quietGate{maxOther: o.maxOther, maxWait: o.maxWait, budget: est / 2, serverPID: rn.serverPID}
+	quiet := &quietGate{maxOther: o.maxOther, maxWait: o.maxWait, budget: est / 2, serverPID: rn.ServerPID}
 	fmt.Fprintf(os.Stderr, "%d cells, about %v plus the ceiling runs", cells, est.Round(time.Second))
 	if quiet.enabled() {
 		fmt.Fprintf(os.Stderr, ", and up to %v more waiting for other processes to go quiet", quiet.budget.Round(time.Second))
@@ -241,7 +216,7 @@ func run() error {
 		signal.Stop(sigc)
 	}()
 
-	host, port, err := net.SplitHostPort(rn.addr)
+	host, port, err := net.SplitHostPort(rn.Addr)
 	if err != nil {
 		return err
 	}
@@ -259,43 +234,39 @@ func run() error {
 	done := 0
 	for r := 1; r <= o.runs && !interrupted.Load(); r++ {
 		if o.ceiling {
-			for _, size := range o.sizes {
+			for _, size := range o.grid.Sizes {
 				c := runCeiling(host, port, o.ceilingN, size)
 				fmt.Fprintf(os.Stderr, "[run %d] redis-benchmark -P 16 -d %d: GET %s k, SET %s k %s\n",
-					r, size, fmtKops(c.rps["get"]), fmtKops(c.rps["set"]), c.err)
+					r, size, measure.Kops(c.rps["get"]), measure.Kops(c.rps["set"]), c.err)
 				rep.ceilings = append(rep.ceilings, c)
 			}
 		}
-		for _, op := range o.ops {
-			for _, size := range o.sizes {
-				for _, conc := range o.conc {
-					for i := range o.clients {
-						if interrupted.Load() {
-							break
-						}
-						// Rotate the client order every run.
-						f := o.clients[(i+r-1)%len(o.clients)]
-						spec := cellSpec{factory: f, op: op, size: size, conc: conc, run: r}
-						quiet.wait()
-						res := rn.runCell(spec)
-						done++
-						logCell(done, cells, &res)
-						if quiet.noisy(&res, cellTime) {
-							start := time.Now()
-							quiet.wait()
-							again := rn.runCell(spec)
-							again.remeasured = true
-							quiet.spend(time.Since(start))
-							quiet.remeasured++
-							logCell(done, cells, &again)
-							if again.failed == "" && again.otherCPU < res.otherCPU {
-								res = again
-							}
-							res.remeasured = true
-						}
-						rep.results = append(rep.results, res)
-					}
+		for _, pt := range points {
+			for i := range o.clients {
+				if interrupted.Load() {
+					break
 				}
+				// Rotate the client order every run.
+				cell := pt
+				cell.Client, cell.Run = o.clients[(i+r-1)%len(o.clients)].Name, r
+				quiet.wait()
+				res := rn.Run(cell)
+				done++
+				logCell(done, cells, &res)
+				if quiet.noisy(&res, cellTime) {
+					start := time.Now()
+					quiet.wait()
+					again := rn.Run(cell)
+					again.Remeasured = true
+					quiet.spend(time.Since(start))
+					quiet.remeasured++
+					logCell(done, cells, &again)
+					if again.Failed == "" && again.OtherCPU < res.OtherCPU {
+						res = again
+					}
+					res.Remeasured = true
+				}
+				rep.results = append(rep.results, res)
 			}
 		}
 		rep.quietWaited, rep.quietRemeasured = quiet.waited, quiet.remeasured
@@ -310,43 +281,50 @@ func run() error {
 		rep.notes = append(rep.notes, "interrupted: incomplete run.")
 	}
 	fmt.Fprintf(os.Stderr, "done in %v\n", time.Since(start).Round(time.Second))
-	var buf bytes.Buffer
-	rep.write(&buf)
-	os.Stdout.Write(buf.Bytes())
+	if o.json {
+		enc := json.NewEncoder(os.Stdout)
+		for _, res := range rep.results {
+			if err := enc.Encode(res); err != nil {
+				return err
+			}
+		}
+	} else {
+		var buf bytes.Buffer
+		rep.write(&buf)
+		os.Stdout.Write(buf.Bytes())
+	}
 	if o.out != "" {
 		return writeReport(o.out, rep)
 	}
 	return nil
 }
-
 func writeReport(path string, rep *report) error {
 	var buf bytes.Buffer
 	rep.write(&buf)
 	return os.WriteFile(path, buf.Bytes(), 0o644)
 }
 
-func logCell(done, total int, res *result) {
+func logCell(done, total int, res *measure.Result) {
 	again := ""
-	if res.remeasured {
+	if res.Remeasured {
 		again = " again"
 	}
-	prefix := fmt.Sprintf("[run %d %d/%d%s] %s %s c=%d %-17s", res.run, done, total, again,
-		strings.ToUpper(res.op), sizeLabel(res.size), res.conc, res.clientName)
-	if res.failed != "" {
-		fmt.Fprintf(os.Stderr, "%s FAIL %s\n", prefix, res.failed)
+	prefix := fmt.Sprintf("[run %d %d/%d%s] %s %-17s", res.Run, done, total, again, res.Cell, res.Client)
+	if res.Failed != "" {
+		fmt.Fprintf(os.Stderr, "%s FAIL %s\n", prefix, res.Failed)
 		return
 	}
 	srv := "–"
-	if res.serverCPU >= 0 {
-		srv = fmtNum(res.serverCPU)
+	if res.ServerCPU >= 0 {
+		srv = fmtNum(res.ServerCPU)
 	}
 	errs := ""
-	if res.errs > 0 {
-		errs = fmt.Sprintf(" errors %d (%s)", res.errs, res.firstErr)
+	if res.Errors > 0 {
+		errs = fmt.Sprintf(" errors %d (%s)", res.Errors, res.FirstErr)
 	}
 	fmt.Fprintf(os.Stderr, "%s %7s kops/s  p50 %6.0fµs p99 %6.0fµs  allocs %5s  redis %5sµs  client %5sµs  other %3s%%%s\n",
-		prefix, fmtKops(res.opsPerSec()), us(res.p50), us(res.p99), fmtNum(res.allocsOp), srv, fmtNum(res.clientCPU),
-		fmtOther(res.otherCPU), errs)
+		prefix, measure.Kops(res.OpsPerSec()), us(res.P50), us(res.P99), fmtNum(res.AllocsPerOp), srv, fmtNum(res.ClientCPU),
+		fmtOther(res.OtherCPU), errs)
 }
 
 // environment describes the machine and the module versions.
@@ -368,7 +346,11 @@ func environment(server string) []string {
 				"github.com/valkey-io/valkey-glide/go/v2":
 				mods = append(mods, d.Path+" "+d.Version)
 			case "github.com/ziplinekv/zipline":
-				mods = append(mods, d.Path+" (../, this checkout)")
+				from := "../, this checkout"
+				if d.Replace != nil && d.Replace.Path != "../" {
+					from = "from " + d.Replace.Path // a revbuild snapshot of another revision
+				}
+				mods = append(mods, d.Path+" ("+from+")")
 			}
 		}
 		if len(mods) > 0 {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/ziplinekv/zipline/bench/measure"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 )
 
@@ -73,6 +74,6 @@ func (q *quietGate) wait() {
 }
 
 // noisy reports whether res should be measured again.
-func (q *quietGate) noisy(res *result, cellTime time.Duration) bool {
-	return q.enabled() && res.failed == "" && res.otherCPU > q.maxOther && q.budget >= cellTime
+func (q *quietGate) noisy(res *measure.Result, cellTime time.Duration) bool {
+	return q.enabled() && res.Failed == "" && res.OtherCPU > q.maxOther && q.budget >= cellTime
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ziplinekv/zipline/bench/measure"
 )
 
 // report is everything one clientbench invocation produced.
@@ -15,11 +17,9 @@ type report struct {
 	settings string
 	env      []string // "key: value" lines about the machine and versions
 	clients  []clientInfo
-	ops      []string
-	sizes    []int
-	conc     []int
+	grid     measure.Grid
 	runs     int
-	results  []result
+	results  []measure.Result
 	ceilings []ceilingResult
 	ceilCmd  string
 	notes    []string
@@ -51,69 +51,35 @@ type agg struct {
 	failures          []string
 }
 
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	m := len(s) / 2
-	if len(s)%2 == 1 {
-		return s[m]
-	}
-	return (s[m-1] + s[m]) / 2
-}
-
-// spread is half the range as a fraction of the median.
-func spread(v []float64) float64 {
-	if len(v) < 2 {
-		return 0
-	}
-	lo, hi := slices.Min(v), slices.Max(v)
-	return (hi - lo) / 2 / median(v)
-}
-
 func (r *report) aggregate() map[cellKey]*agg {
 	m := map[cellKey]*agg{}
 	for i := range r.results {
 		res := &r.results[i]
-		k := cellKey{res.clientName, res.op, res.size, res.conc}
+		k := cellKey{res.Client, res.Op, res.Size, res.Conc}
 		a := m[k]
 		if a == nil {
 			a = &agg{}
 			m[k] = a
 		}
-		a.errs += res.errs
-		if res.failed != "" {
-			a.failures = append(a.failures, fmt.Sprintf("run %d: %s", res.run, res.failed))
+		a.errs += res.Errors
+		if res.Failed != "" {
+			a.failures = append(a.failures, fmt.Sprintf("run %d: %s", res.Run, res.Failed))
 			continue
 		}
 		a.n++
-		a.ops = append(a.ops, res.opsPerSec())
-		a.p50 = append(a.p50, us(res.p50))
-		a.p99 = append(a.p99, us(res.p99))
-		a.allocs = append(a.allocs, res.allocsOp)
-		a.clientCPU = append(a.clientCPU, res.clientCPU)
-		if res.serverCPU >= 0 {
-			a.server = append(a.server, res.serverCPU)
+		a.ops = append(a.ops, res.OpsPerSec())
+		a.p50 = append(a.p50, us(res.P50))
+		a.p99 = append(a.p99, us(res.P99))
+		a.allocs = append(a.allocs, res.AllocsPerOp)
+		a.clientCPU = append(a.clientCPU, res.ClientCPU)
+		if res.ServerCPU >= 0 {
+			a.server = append(a.server, res.ServerCPU)
 		}
 	}
 	return m
 }
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
-
-func fmtKops(opsPerSec float64) string {
-	k := opsPerSec / 1000
-	switch {
-	case math.IsNaN(k):
-		return "–"
-	case k < 10:
-		return fmt.Sprintf("%.1f", k)
-	default:
-		return fmt.Sprintf("%.0f", k)
-	}
-}
 
 func fmtNum(v float64) string {
 	switch {
@@ -135,13 +101,6 @@ func fmtUs(v float64) string {
 	return fmt.Sprintf("%.0f", v)
 }
 
-func sizeLabel(size int) string {
-	if size >= 1024 && size%1024 == 0 {
-		return fmt.Sprintf("%d KiB", size/1024)
-	}
-	return fmt.Sprintf("%d B", size)
-}
-
 // bestPeer returns the peer with the highest median throughput in a column.
 func bestPeer(m map[cellKey]*agg, clients []clientInfo, op string, size, conc int) (string, float64) {
 	best, bestV := "", math.NaN()
@@ -153,7 +112,7 @@ func bestPeer(m map[cellKey]*agg, clients []clientInfo, op string, size, conc in
 		if a == nil || a.n == 0 {
 			continue
 		}
-		if v := median(a.ops); best == "" || v > bestV {
+		if v := measure.Median(a.ops); best == "" || v > bestV {
 			best, bestV = c.name, v
 		}
 	}
@@ -178,7 +137,7 @@ func (r *report) ceilingMedian(op string, size int) float64 {
 			}
 		}
 	}
-	return median(v)
+	return measure.Median(v)
 }
 
 func (r *report) write(w io.Writer) {
@@ -188,7 +147,7 @@ func (r *report) write(w io.Writer) {
 	header := func(first string) {
 		cells := []string{first}
 		align := []string{"---"}
-		for _, c := range r.conc {
+		for _, c := range r.grid.Conc {
 			cells = append(cells, fmt.Sprintf("c=%d", c))
 			align = append(align, "--:")
 		}
@@ -219,16 +178,16 @@ func (r *report) write(w io.Writer) {
 		p("zipline was not part of this run; the best peer per column:\n\n")
 	}
 	header("op, value")
-	for _, op := range r.ops {
-		for _, size := range r.sizes {
-			cells := []string{fmt.Sprintf("%s %s", strings.ToUpper(op), sizeLabel(size))}
-			for _, conc := range r.conc {
+	for _, op := range r.grid.Ops {
+		for _, size := range r.grid.Sizes {
+			cells := []string{fmt.Sprintf("%s %s", strings.ToUpper(op), measure.SizeLabel(size))}
+			for _, conc := range r.grid.Conc {
 				name, v := bestPeer(m, r.clients, op, size, conc)
 				if !r.hasZipline() {
 					if name == "" {
 						cells = append(cells, "–")
 					} else {
-						cells = append(cells, fmt.Sprintf("%s %s k", name, fmtKops(v)))
+						cells = append(cells, fmt.Sprintf("%s %s k", name, measure.Kops(v)))
 					}
 					continue
 				}
@@ -237,7 +196,7 @@ func (r *report) write(w io.Writer) {
 					cells = append(cells, "–")
 					continue
 				}
-				ratio := median(z.ops) / v
+				ratio := measure.Median(z.ops) / v
 				mark := ""
 				if ratio < 1 {
 					mark = " ✗"
@@ -254,31 +213,31 @@ func (r *report) write(w io.Writer) {
 		p("not measured\n")
 	} else {
 		p("`%s` (50 connections, 16 pipelined requests each), median over %d run(s), thousands of requests/s.\n\n",
-			r.ceilCmd, len(r.ceilings)/max(1, len(r.sizes)))
-		last := r.conc[len(r.conc)-1]
+			r.ceilCmd, len(r.ceilings)/max(1, len(r.grid.Sizes)))
+		last := r.grid.Conc[len(r.grid.Conc)-1]
 		row("op, value", "ceiling kreq/s", fmt.Sprintf("zipline c=%d kops/s", last), "zipline / ceiling",
 			fmt.Sprintf("best peer c=%d", last), "best peer / ceiling")
 		row("---", "--:", "--:", "--:", "---", "--:")
-		for _, op := range r.ops {
-			for _, size := range r.sizes {
+		for _, op := range r.grid.Ops {
+			for _, size := range r.grid.Sizes {
 				ceil := r.ceilingMedian(op, size)
 				zs, zr := "–", "–"
 				if z := m[cellKey{ziplineName, op, size, last}]; z != nil && z.n > 0 {
-					zs = fmtKops(median(z.ops))
-					zr = fmt.Sprintf("%.2f", median(z.ops)/ceil)
+					zs = measure.Kops(measure.Median(z.ops))
+					zr = fmt.Sprintf("%.2f", measure.Median(z.ops)/ceil)
 				}
 				name, v := bestPeer(m, r.clients, op, size, last)
 				bs, br := "–", "–"
 				if name != "" {
-					bs = fmt.Sprintf("%s %s", name, fmtKops(v))
+					bs = fmt.Sprintf("%s %s", name, measure.Kops(v))
 					br = fmt.Sprintf("%.2f", v/ceil)
 				}
-				row(fmt.Sprintf("%s %s", strings.ToUpper(op), sizeLabel(size)), fmtKops(ceil), zs, zr, bs, br)
+				row(fmt.Sprintf("%s %s", strings.ToUpper(op), measure.SizeLabel(size)), measure.Kops(ceil), zs, zr, bs, br)
 			}
 		}
 		for _, c := range r.ceilings {
 			if c.err != "" {
-				p("\nceiling %s: %s\n", sizeLabel(c.size), c.err)
+				p("\nceiling %s: %s\n", measure.SizeLabel(c.size), c.err)
 			}
 		}
 	}
@@ -289,28 +248,28 @@ func (r *report) write(w io.Writer) {
 	}
 	metrics := []metric{
 		{"Throughput, thousands of ops/s (median ±half-range)", func(a *agg) string {
-			s := fmtKops(median(a.ops))
+			s := measure.Kops(measure.Median(a.ops))
 			if a.n > 1 {
-				s += fmt.Sprintf(" ±%.0f%%", 100*spread(a.ops))
+				s += fmt.Sprintf(" ±%.0f%%", 100*measure.Spread(a.ops))
 			}
 			return s
 		}},
 		{"Latency p50 / p99, µs", func(a *agg) string {
-			return fmtUs(median(a.p50)) + " / " + fmtUs(median(a.p99))
+			return fmtUs(measure.Median(a.p50)) + " / " + fmtUs(measure.Median(a.p99))
 		}},
-		{"Allocations per op (whole client process)", func(a *agg) string { return fmtNum(median(a.allocs)) }},
-		{"redis-server CPU, µs per op", func(a *agg) string { return fmtNum(median(a.server)) }},
-		{"Client process CPU, µs per op", func(a *agg) string { return fmtNum(median(a.clientCPU)) }},
+		{"Allocations per op (whole client process)", func(a *agg) string { return fmtNum(measure.Median(a.allocs)) }},
+		{"redis-server CPU, µs per op", func(a *agg) string { return fmtNum(measure.Median(a.server)) }},
+		{"Client process CPU, µs per op", func(a *agg) string { return fmtNum(measure.Median(a.clientCPU)) }},
 	}
-	for _, op := range r.ops {
-		for _, size := range r.sizes {
-			p("\n## %s, %s values\n", strings.ToUpper(op), sizeLabel(size))
+	for _, op := range r.grid.Ops {
+		for _, size := range r.grid.Sizes {
+			p("\n## %s, %s values\n", strings.ToUpper(op), measure.SizeLabel(size))
 			for mi, mt := range metrics {
 				p("\n%s\n\n", mt.title)
 				header("client")
 				for _, c := range r.clients {
 					cells := []string{c.name}
-					for _, conc := range r.conc {
+					for _, conc := range r.grid.Conc {
 						a := m[cellKey{c.name, op, size, conc}]
 						switch {
 						case a == nil:
@@ -326,19 +285,19 @@ func (r *report) write(w io.Writer) {
 				if mi == 0 {
 					cells := []string{"*best peer*"}
 					ratios := []string{"*zipline / best peer*"}
-					for _, conc := range r.conc {
+					for _, conc := range r.grid.Conc {
 						name, v := bestPeer(m, r.clients, op, size, conc)
 						if name == "" {
 							cells = append(cells, "–")
 							ratios = append(ratios, "–")
 							continue
 						}
-						cells = append(cells, fmt.Sprintf("%s %s", name, fmtKops(v)))
+						cells = append(cells, fmt.Sprintf("%s %s", name, measure.Kops(v)))
 						z := m[cellKey{ziplineName, op, size, conc}]
 						if z == nil || z.n == 0 {
 							ratios = append(ratios, "–")
 						} else {
-							ratios = append(ratios, fmt.Sprintf("**%.2f**", median(z.ops)/v))
+							ratios = append(ratios, fmt.Sprintf("**%.2f**", measure.Median(z.ops)/v))
 						}
 					}
 					row(cells...)
@@ -353,14 +312,14 @@ func (r *report) write(w io.Writer) {
 	// Problems.
 	var problems []string
 	for _, c := range r.clients {
-		for _, op := range r.ops {
-			for _, size := range r.sizes {
-				for _, conc := range r.conc {
+		for _, op := range r.grid.Ops {
+			for _, size := range r.grid.Sizes {
+				for _, conc := range r.grid.Conc {
 					a := m[cellKey{c.name, op, size, conc}]
 					if a == nil {
 						continue
 					}
-					where := fmt.Sprintf("%s %s %s c=%d", c.name, strings.ToUpper(op), sizeLabel(size), conc)
+					where := fmt.Sprintf("%s %s %s c=%d", c.name, strings.ToUpper(op), measure.SizeLabel(size), conc)
 					for _, f := range a.failures {
 						problems = append(problems, where+": "+f)
 					}
@@ -373,15 +332,15 @@ func (r *report) write(w io.Writer) {
 	}
 	var firstErrs []string
 	for _, res := range r.results {
-		if res.firstErr != "" {
-			firstErrs = append(firstErrs, fmt.Sprintf("%s %s %s c=%d run %d: %s", res.clientName,
-				strings.ToUpper(res.op), sizeLabel(res.size), res.conc, res.run, res.firstErr))
+		if res.FirstErr != "" {
+			firstErrs = append(firstErrs, fmt.Sprintf("%s %s %s c=%d run %d: %s", res.Client,
+				strings.ToUpper(res.Op), measure.SizeLabel(res.Size), res.Conc, res.Run, res.FirstErr))
 		}
 	}
 	var others []float64
 	for _, res := range r.results {
-		if res.failed == "" && res.otherCPU >= 0 {
-			others = append(others, res.otherCPU)
+		if res.Failed == "" && res.OtherCPU >= 0 {
+			others = append(others, res.OtherCPU)
 		}
 	}
 	if len(others) > 0 {
@@ -393,7 +352,7 @@ func (r *report) write(w io.Writer) {
 		}
 		p("\n## Noise\n\nCPU used by processes other than clientbench and redis-server during a cell, in %% of one CPU: "+
 			"median %.0f%%, max %.0f%%; %d of %d cells above %d%%. (/proc/stat has 10 ms ticks, so a few %% is rounding.)\n",
-			median(others), slices.Max(others), busy, len(others), otherNoisy)
+			measure.Median(others), slices.Max(others), busy, len(others), otherNoisy)
 		if r.quiet != "" {
 			p("\nQuiet gate: %s. It waited %v in all and re-measured %d cells.\n",
 				r.quiet, r.quietWaited.Round(time.Second), r.quietRemeasured)
@@ -416,27 +375,27 @@ func (r *report) write(w io.Writer) {
 	row("run", "client", "op", "value", "conc", "kops/s", "p50/p99", "allocs", "redis", "client", "other CPU %", "errors")
 	row("--:", "---", "---", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:")
 	for _, res := range r.results {
-		if res.failed != "" {
-			row(fmt.Sprint(res.run), res.clientName, res.op, fmt.Sprint(res.size), fmt.Sprint(res.conc),
-				"FAIL: "+strings.ReplaceAll(res.failed, "|", "/"), "", "", "", "", "", fmt.Sprint(res.errs))
+		if res.Failed != "" {
+			row(fmt.Sprint(res.Run), res.Client, res.Op, fmt.Sprint(res.Size), fmt.Sprint(res.Conc),
+				"FAIL: "+strings.ReplaceAll(res.Failed, "|", "/"), "", "", "", "", "", fmt.Sprint(res.Errors))
 			continue
 		}
 		srv := "–"
-		if res.serverCPU >= 0 {
-			srv = fmtNum(res.serverCPU)
+		if res.ServerCPU >= 0 {
+			srv = fmtNum(res.ServerCPU)
 		}
-		row(fmt.Sprint(res.run), res.clientName, res.op, fmt.Sprint(res.size), fmt.Sprint(res.conc),
-			fmtKops(res.opsPerSec()), fmtUs(us(res.p50))+"/"+fmtUs(us(res.p99)), fmtNum(res.allocsOp),
-			srv, fmtNum(res.clientCPU), fmtOther(res.otherCPU), fmt.Sprint(res.errs))
+		row(fmt.Sprint(res.Run), res.Client, res.Op, fmt.Sprint(res.Size), fmt.Sprint(res.Conc),
+			measure.Kops(res.OpsPerSec()), fmtUs(us(res.P50))+"/"+fmtUs(us(res.P99)), fmtNum(res.AllocsPerOp),
+			srv, fmtNum(res.ClientCPU), fmtOther(res.OtherCPU), fmt.Sprint(res.Errors))
 	}
 	for _, c := range r.ceilings {
 		var parts []string
 		for _, op := range []string{"get", "set"} {
 			if v, ok := c.rps[op]; ok {
-				parts = append(parts, fmt.Sprintf("%s %s k", strings.ToUpper(op), fmtKops(v)))
+				parts = append(parts, fmt.Sprintf("%s %s k", strings.ToUpper(op), measure.Kops(v)))
 			}
 		}
-		p("\nceiling %s: %s", sizeLabel(c.size), strings.Join(parts, ", "))
+		p("\nceiling %s: %s", measure.SizeLabel(c.size), strings.Join(parts, ", "))
 	}
 	p("\n\n</details>\n")
 }

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/ziplinekv/zipline/bench/measure"
+)
+
+// report collects the rounds of both sides and writes the A/B table.
+type report struct {
+	command   string
+	sides     []*side
+	opts      *options
+	threshold float64
+	env       []string
+	notes     []string
+	cells     []measure.Cell // points in the order first measured, Run 0
+	rounds    map[measure.Cell]map[string][]measure.Result
+}
+
+func (r *report) add(sideName string, res measure.Result) {
+	key := res.Cell
+	key.Run = 0
+	if r.rounds == nil {
+		r.rounds = map[measure.Cell]map[string][]measure.Result{}
+	}
+	if r.rounds[key] == nil {
+		r.rounds[key] = map[string][]measure.Result{}
+		r.cells = append(r.cells, key)
+	}
+	r.rounds[key][sideName] = append(r.rounds[key][sideName], res)
+}
+
+// point is one row of the table.
+type point struct {
+	label      string
+	a, b       []float64 // ops/s of the successful rounds
+	ratio      float64   // median(a) / median(b)
+	aFaster    int       // rounds in which A beat B's round of the same number
+	paired     int       // rounds in which both sides succeeded
+	noisy      int       // rounds, either side, with other processes above -max-other
+	failed     int
+	belowLimit bool
+}
+
+func (r *report) point(key measure.Cell) point {
+	p := point{label: key.String()}
+	if len(r.opts.clients) > 1 {
+		p.label = key.Client + " " + p.label
+	}
+	byRun := map[int]float64{}
+	for _, s := range r.sides {
+		for _, res := range r.rounds[key][s.name] {
+			if res.OtherCPU > r.opts.maxOther {
+				p.noisy++
+			}
+			if res.Failed != "" {
+				p.failed++
+				continue
+			}
+			v := res.OpsPerSec()
+			if s.name == "A" {
+				p.a = append(p.a, v)
+				byRun[res.Run] = v
+			} else {
+				p.b = append(p.b, v)
+				if av, ok := byRun[res.Run]; ok {
+					p.paired++
+					if av > v {
+						p.aFaster++
+					}
+				}
+			}
+		}
+	}
+	p.ratio = measure.Median(p.a) / measure.Median(p.b)
+	p.belowLimit = !(p.ratio >= r.threshold) // NaN (a side without data) counts as below
+	return p
+}
+
+func (r *report) write(w io.Writer) {
+	pf := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	row := func(cells ...string) { pf("| %s |\n", strings.Join(cells, " | ")) }
+	o := r.opts
+
+	pf("# A/B: zipline at two revisions\n\nCommand:\n\n```\n%s\n```\n\n", r.command)
+	for _, s := range r.sides {
+		pf("- %s: `%s` (%s) %s\n", s.name, s.hash, s.rev, s.subject)
+	}
+	pf("- rounds: %d per point and side, alternately A, B, A, B..., each a fresh clientbench process measuring %v after a %v warm-up; clients %s\n",
+		o.rounds, o.duration, o.warmup, strings.Join(o.clients, ", "))
+	for _, e := range r.env {
+		pf("- %s\n", e)
+	}
+	for _, n := range r.notes {
+		pf("\n> %s\n", n)
+	}
+
+	pf("\nThroughput in thousands of ops/s: median over rounds ±half the min–max range. A/B is the ratio of the medians; "+
+		"✗ marks a point below %.2f. \"A faster\" counts the rounds in which A beat B's round of the same number; "+
+		"\"noisy\" counts rounds (both sides) during which other processes used more than %.0f%% of a CPU.\n\n", r.threshold, o.maxOther)
+	row("point", "A kops/s", "B kops/s", "A/B", "A faster", "noisy")
+	row("---", "--:", "--:", "--:", "--:", "--:")
+	var below []string
+	for _, key := range r.cells {
+		p := r.point(key)
+		mark := ""
+		if p.belowLimit {
+			mark = " ✗"
+			below = append(below, fmt.Sprintf("%s (%.2f)", p.label, p.ratio))
+		}
+		noisy := fmt.Sprint(p.noisy)
+		if p.failed > 0 {
+			noisy += fmt.Sprintf(", %d failed", p.failed)
+		}
+		row(p.label, kops(p.a), kops(p.b), fmt.Sprintf("**%.2f**%s", p.ratio, mark),
+			fmt.Sprintf("%d/%d", p.aFaster, p.paired), noisy)
+	}
+	if len(below) == 0 {
+		pf("\nEvery point has A/B ≥ %.2f.\n", r.threshold)
+	} else {
+		pf("\n%d of %d points below %.2f: %s.\n", len(below), len(r.cells), r.threshold, strings.Join(below, "; "))
+	}
+
+	pf("\n<details><summary>Rounds (kops/s, p50/p99 µs, other-process CPU %%)</summary>\n\n")
+	row("point", "round", "side", "kops/s", "p50/p99", "other CPU %", "failure")
+	row("---", "--:", "---", "--:", "--:", "--:", "---")
+	for _, key := range r.cells {
+		label := r.point(key).label
+		for _, s := range r.sides {
+			for _, res := range r.rounds[key][s.name] {
+				row(label, fmt.Sprint(res.Run), s.name, measure.Kops(res.OpsPerSec()),
+					fmt.Sprintf("%.0f/%.0f", res.P50.Seconds()*1e6, res.P99.Seconds()*1e6),
+					fmt.Sprintf("%.0f", res.OtherCPU), strings.ReplaceAll(res.Failed, "|", "/"))
+			}
+		}
+	}
+	pf("\n</details>\n")
+}
+
+// kops formats a side's median and spread: "123 ±4%".
+func kops(v []float64) string {
+	if len(v) == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%s ±%.0f%%", measure.Kops(measure.Median(v)), 100*measure.Spread(v))
+}
+
+func (r *report) writeFile(path string) error {
+	var buf bytes.Buffer
+	r.write(&buf)
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
