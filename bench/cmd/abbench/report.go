@@ -89,7 +89,11 @@ func (r *report) write(w io.Writer) {
 
 	pf("# A/B: zipline at two revisions\n\nCommand:\n\n```\n%s\n```\n\n", r.command)
 	for _, s := range r.sides {
-		pf("- %s: `%s` (%s) %s\n", s.name, s.hash, s.rev, s.subject)
+		rev := ""
+		if s.rev != s.hash {
+			rev = " (" + s.rev + ")"
+		}
+		pf("- %s: `%s`%s %s\n", s.name, s.hash, rev, s.subject)
 	}
 	pf("- rounds: %d per point and side, alternately A, B, A, B..., each a fresh clientbench process measuring %v after a %v warm-up; clients %s\n",
 		o.rounds, o.duration, o.warmup, strings.Join(o.clients, ", "))
