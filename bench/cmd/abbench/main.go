@@ -55,6 +55,7 @@ type options struct {
 	out       string
 	bin       string
 	buildOnly bool
+	swap      bool
 }
 
 func parseFlags() (*options, error) {
@@ -65,6 +66,7 @@ func parseFlags() (*options, error) {
 	tags := flag.String("tags", "", "build tags for both binaries, e.g. glide to include the GLIDE adapter")
 	clients := flag.String("clients", "zipline", "comma-separated clients to measure in both binaries; a peer measures the noise, its A/B should be 1")
 	grid := measure.GridFlags(flag.CommandLine)
+	flag.BoolVar(&o.swap, "swap", true, "run the sides of every even round B first (A B, B A, A B...), so that neither always goes first; false: A B, A B...")
 	flag.IntVar(&o.rounds, "rounds", 5, "rounds per point and side; the table shows medians")
 	flag.DurationVar(&o.duration, "duration", time.Second, "measured time per round")
 	flag.DurationVar(&o.warmup, "warmup", 500*time.Millisecond, "unmeasured warm-up per round")
@@ -171,7 +173,7 @@ func run() error {
 			cell.Client = client
 			for r := 1; r <= o.rounds && ctx.Err() == nil; r++ {
 				cell.Run = r
-				for _, s := range sides {
+				for _, s := range roundOrder(sides, r, o.swap) {
 					res, err := s.measure(ctx, o, srv.Addr, srv.PID(), cell)
 					if err != nil {
 						if ctx.Err() != nil {
@@ -203,6 +205,18 @@ func run() error {
 		return rep.writeFile(o.out)
 	}
 	return nil
+}
+
+// roundOrder returns the sides in the order round r runs them: A, B, or
+// with swap B, A in even rounds. A side that always ran first would carry
+// any cost of coming first (the previous point's leftovers, a drift within
+// the pair) alone; swapping spreads it over both and cancels a linear drift
+// over every two rounds.
+func roundOrder(sides []*side, r int, swap bool) []*side {
+	if swap && r%2 == 0 {
+		return []*side{sides[1], sides[0]}
+	}
+	return sides
 }
 
 // measure runs one round: s's clientbench measuring cell once against the

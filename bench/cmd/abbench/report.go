@@ -42,6 +42,8 @@ type point struct {
 	ratio      float64   // median(a) / median(b)
 	aFaster    int       // rounds in which A beat B's round of the same number
 	paired     int       // rounds in which both sides succeeded
+	quietRatio float64   // median(a) / median(b) over the quiet pairs only
+	quietPairs int       // paired rounds in which neither side saw other processes above -max-other
 	noisy      int       // rounds, either side, with other processes above -max-other
 	failed     int
 	belowLimit bool
@@ -52,10 +54,16 @@ func (r *report) point(key measure.Cell) point {
 	if len(r.opts.clients) > 1 {
 		p.label = key.Client + " " + p.label
 	}
-	byRun := map[int]float64{}
+	type round struct {
+		opsPerSec float64
+		quiet     bool
+	}
+	aByRun := map[int]round{}
+	var quietA, quietB []float64
 	for _, s := range r.sides {
 		for _, res := range r.rounds[key][s.name] {
-			if res.OtherCPU > r.opts.maxOther {
+			quiet := res.OtherCPU >= 0 && res.OtherCPU <= r.opts.maxOther
+			if !quiet {
 				p.noisy++
 			}
 			if res.Failed != "" {
@@ -65,19 +73,23 @@ func (r *report) point(key measure.Cell) point {
 			v := res.OpsPerSec()
 			if s.name == "A" {
 				p.a = append(p.a, v)
-				byRun[res.Run] = v
-			} else {
-				p.b = append(p.b, v)
-				if av, ok := byRun[res.Run]; ok {
-					p.paired++
-					if av > v {
-						p.aFaster++
-					}
+				aByRun[res.Run] = round{v, quiet}
+				continue
+			}
+			p.b = append(p.b, v)
+			if a, ok := aByRun[res.Run]; ok {
+				p.paired++
+				if a.opsPerSec > v {
+					p.aFaster++
+				}
+				if a.quiet && quiet {
+					quietA, quietB = append(quietA, a.opsPerSec), append(quietB, v)
 				}
 			}
 		}
 	}
 	p.ratio = measure.Median(p.a) / measure.Median(p.b)
+	p.quietRatio, p.quietPairs = measure.Median(quietA)/measure.Median(quietB), len(quietA)
 	p.belowLimit = !(p.ratio >= r.threshold) // NaN (a side without data) counts as below
 	return p
 }
@@ -95,8 +107,12 @@ func (r *report) write(w io.Writer) {
 		}
 		pf("- %s: `%s`%s %s\n", s.name, s.hash, rev, s.subject)
 	}
-	pf("- rounds: %d per point and side, alternately A, B, A, B..., each a fresh clientbench process measuring %v after a %v warm-up; clients %s\n",
-		o.rounds, o.duration, o.warmup, strings.Join(o.clients, ", "))
+	order := "A, B, A, B..."
+	if o.swap {
+		order = "A B, B A, A B... (the pair's order swapped every other round)"
+	}
+	pf("- rounds: %d per point and side, in the order %s, each a fresh clientbench process measuring %v after a %v warm-up; clients %s\n",
+		o.rounds, order, o.duration, o.warmup, strings.Join(o.clients, ", "))
 	for _, e := range r.env {
 		pf("- %s\n", e)
 	}
@@ -106,9 +122,11 @@ func (r *report) write(w io.Writer) {
 
 	pf("\nThroughput in thousands of ops/s: median over rounds ±half the min–max range. A/B is the ratio of the medians; "+
 		"✗ marks a point below %.2f. \"A faster\" counts the rounds in which A beat B's round of the same number; "+
-		"\"noisy\" counts rounds (both sides) during which other processes used more than %.0f%% of a CPU.\n\n", r.threshold, o.maxOther)
-	row("point", "A kops/s", "B kops/s", "A/B", "A faster", "noisy")
-	row("---", "--:", "--:", "--:", "--:", "--:")
+		"\"noisy\" counts rounds (both sides) during which other processes used more than %.0f%% of a CPU (or that could not "+
+		"tell), and \"A/B quiet\" is the ratio of the medians over the round pairs in which neither side was noisy, with "+
+		"their number: on a busy machine the better estimate, once it rests on a few pairs.\n\n", r.threshold, o.maxOther)
+	row("point", "A kops/s", "B kops/s", "A/B", "A faster", "noisy", "A/B quiet")
+	row("---", "--:", "--:", "--:", "--:", "--:", "--:")
 	var below []string
 	for _, key := range r.cells {
 		p := r.point(key)
@@ -121,8 +139,12 @@ func (r *report) write(w io.Writer) {
 		if p.failed > 0 {
 			noisy += fmt.Sprintf(", %d failed", p.failed)
 		}
+		quiet := "–"
+		if p.quietPairs > 0 {
+			quiet = fmt.Sprintf("%.2f (%d)", p.quietRatio, p.quietPairs)
+		}
 		row(p.label, kops(p.a), kops(p.b), fmt.Sprintf("**%.2f**%s", p.ratio, mark),
-			fmt.Sprintf("%d/%d", p.aFaster, p.paired), noisy)
+			fmt.Sprintf("%d/%d", p.aFaster, p.paired), noisy, quiet)
 	}
 	if len(below) == 0 {
 		pf("\nEvery point has A/B ≥ %.2f.\n", r.threshold)

@@ -33,6 +33,9 @@ func TestReportPoint(t *testing.T) {
 	if want := 93.0 / 100; p.ratio != want { // median(90, 96) / median(95, 100, 110)
 		t.Errorf("ratio %v, want %v", p.ratio, want)
 	}
+	if p.quietPairs != 1 || p.quietRatio != 0.9 { // round 1 only: round 2 was noisy, round 3 failed
+		t.Errorf("quiet ratio %v over %d pairs, want 0.9 over 1", p.quietRatio, p.quietPairs)
+	}
 	if p.aFaster != 1 || p.paired != 2 || p.noisy != 1 || p.failed != 1 || !p.belowLimit {
 		t.Errorf("point %+v", p)
 	}
