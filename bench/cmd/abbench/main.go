@@ -128,20 +128,9 @@ func run() error {
 	} else if err := os.MkdirAll(binDir, 0o755); err != nil {
 		return err
 	}
-	sides := []*side{{name: "A", rev: o.a}, {name: "B", rev: o.b}}
-	for _, s := range sides {
-		start := time.Now()
-		s.bin = filepath.Join(binDir, "clientbench-"+s.name)
-		bo := revbuild.Options{BenchDir: ".", Repo: o.repo, Package: "./cmd/clientbench", Tags: o.tags}
-		if s.hash, err = revbuild.Build(ctx, bo, s.rev, s.bin); err != nil {
-			return fmt.Errorf("side %s: %w", s.name, err)
-		}
-		s.subject = commitSubject(ctx, o.repo, s.hash)
-		fmt.Fprintf(os.Stderr, "%s = %s (%s) %s: built %s in %v\n", s.name, s.hash[:12], s.rev, s.subject,
-			s.bin, time.Since(start).Round(100*time.Millisecond))
-	}
-	if o.buildOnly {
-		return nil
+	sides, err := buildSides(ctx, o, binDir)
+	if err != nil || o.buildOnly {
+		return err
 	}
 
 	srv, err := localserver.Start(localserver.Config{})
@@ -205,6 +194,24 @@ func run() error {
 		return rep.writeFile(o.out)
 	}
 	return nil
+}
+
+// buildSides builds clientbench at revisions A and B into binDir.
+func buildSides(ctx context.Context, o *options, binDir string) ([]*side, error) {
+	sides := []*side{{name: "A", rev: o.a}, {name: "B", rev: o.b}}
+	for _, s := range sides {
+		start := time.Now()
+		s.bin = filepath.Join(binDir, "clientbench-"+s.name)
+		bo := revbuild.Options{BenchDir: ".", Repo: o.repo, Package: "./cmd/clientbench", Tags: o.tags}
+		var err error
+		if s.hash, err = revbuild.Build(ctx, bo, s.rev, s.bin); err != nil {
+			return nil, fmt.Errorf("side %s: %w", s.name, err)
+		}
+		s.subject = commitSubject(ctx, o.repo, s.hash)
+		fmt.Fprintf(os.Stderr, "%s = %.12s (%s) %s: built %s in %v\n", s.name, s.hash, s.rev, s.subject,
+			s.bin, time.Since(start).Round(100*time.Millisecond))
+	}
+	return sides, nil
 }
 
 // roundOrder returns the sides in the order round r runs them: A, B, or
