@@ -2,7 +2,7 @@
 #   make demo   run the main job: the demo against a local redis-server
 #   make test   run vet, the race-enabled tests and the fuzz seed corpora, then
 #               the allocation tests without the race detector
-.PHONY: demo test fuzz bench soak bench-compression
+.PHONY: demo test fuzz bench soak bench-compression bench-ab
 
 demo:
 	scripts/setup.sh redis
@@ -45,3 +45,11 @@ SOAK ?= 10m
 soak:
 	scripts/setup.sh redis
 	go test -run '^TestSoak$$' -count=1 -timeout 0 -v . -soak=$(SOAK)
+
+# The client at two revisions, interleaved on one server (bench/README.md, "A/B"):
+#   make bench-ab BASE=<rev> [NEW=<rev>, default HEAD] [ABFLAGS='-rounds 9 -out results/ab.md']
+NEW ?= HEAD
+bench-ab:
+	@test -n "$(BASE)" || { echo 'usage: make bench-ab BASE=<rev> [NEW=<rev>] [ABFLAGS=...]'; exit 2; }
+	scripts/setup.sh redis
+	cd bench && go run ./cmd/abbench -a '$(NEW)' -b '$(BASE)' $(ABFLAGS)

@@ -4,7 +4,10 @@
 // of the server and of everything else), a quiet gate keeps other processes'
 // CPU out of the measurements where it can, and Median and Spread summarise
 // repeated runs. cmd/clientbench (one server) and cmd/clusterbench (a
-// cluster) measure through it, so both tables mean the same thing.
+// cluster) measure through it, so both tables mean the same thing, and
+// cmd/abbench reads back the Results of clientbench processes built at two
+// revisions (clientbench -json), so both sides of an A/B comparison are
+// measured and summarised by this code alone.
 package harness
 
 import (
@@ -40,18 +43,20 @@ type Cell struct {
 	Close func()
 }
 
-// Measurement is what one cell measured.
+// Measurement is what one cell measured. Its JSON form is part of
+// Result's, the record `clientbench -json` prints.
 type Measurement struct {
-	Ops         uint64        // successful operations in the window
-	Elapsed     time.Duration // the window, as measured
-	P50, P99    time.Duration // per operation, as the calling goroutine sees it
-	AllocsPerOp float64       // whole process, over the window
-	ServerCPU   float64       // µs per op; <0 when unknown
-	ClientCPU   float64       // µs per op: this process, every thread
-	OtherCPU    float64       // % of one CPU other processes used during the window; <0 when unknown
-	Errors      uint64        // failed operations, warm-up included
-	FirstErr    string
-	Failed      string // non-empty when the cell produced no usable numbers
+	Ops         uint64        `json:"ops"`     // successful operations in the window
+	Elapsed     time.Duration `json:"elapsed"` // the window, as measured
+	P50         time.Duration `json:"p50"`     // per operation, as the calling goroutine sees it
+	P99         time.Duration `json:"p99"`
+	AllocsPerOp float64       `json:"allocs_per_op"` // whole process, over the window
+	ServerCPU   float64       `json:"server_cpu_us"` // µs per op; <0 when unknown
+	ClientCPU   float64       `json:"client_cpu_us"` // µs per op: this process, every thread
+	OtherCPU    float64       `json:"other_cpu"`     // % of one CPU other processes used during the window; <0 when unknown
+	Errors      uint64        `json:"errors"`        // failed operations, warm-up included
+	FirstErr    string        `json:"first_err,omitempty"`
+	Failed      string        `json:"failed,omitempty"` // non-empty when the cell produced no usable numbers
 }
 
 // OpsPerSec is the throughput over the window.

@@ -35,7 +35,11 @@ func Environment(server string) []string {
 				"github.com/valkey-io/valkey-glide/go/v2":
 				mods = append(mods, d.Path+" "+d.Version)
 			case "github.com/ziplinekv/zipline":
-				mods = append(mods, d.Path+" (../, this checkout)")
+				from := "../, this checkout"
+				if d.Replace != nil && d.Replace.Path != "../" {
+					from = "from " + d.Replace.Path // a revbuild snapshot of another revision
+				}
+				mods = append(mods, d.Path+" ("+from+")")
 			}
 		}
 		if len(mods) > 0 {

@@ -21,6 +21,17 @@ func Kops(opsPerSec float64) string {
 	}
 }
 
+// KopsSpread formats throughputs v as their median in thousands of ops/s
+// and, for more than one value, ±half their range as a percentage of it:
+// "123 ±4%".
+func KopsSpread(v []float64) string {
+	s := Kops(Median(v))
+	if len(v) > 1 {
+		s += fmt.Sprintf(" ±%.0f%%", 100*Spread(v))
+	}
+	return s
+}
+
 // Num formats a small measured number with three significant digits at
 // most, or "–" for NaN.
 func Num(v float64) string {
@@ -34,6 +45,14 @@ func Num(v float64) string {
 	default:
 		return fmt.Sprintf("%.0f", v)
 	}
+}
+
+// SizeLabel formats a value size: "64 B", "2 KiB".
+func SizeLabel(size int) string {
+	if size >= 1024 && size%1024 == 0 {
+		return fmt.Sprintf("%d KiB", size/1024)
+	}
+	return fmt.Sprintf("%d B", size)
 }
 
 // Micros returns d in microseconds.

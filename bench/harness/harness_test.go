@@ -2,7 +2,10 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"flag"
+	"math"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -71,13 +74,17 @@ func TestStats(t *testing.T) {
 	if Median([]float64{3, 1, 2}) != 2 || Median([]float64{4, 1, 2, 3}) != 2.5 || Spread([]float64{1, 3}) != 0.5 || Spread([]float64{7}) != 0 {
 		t.Error("median or spread")
 	}
+	if v := []float64{30, 10, 20}; !math.IsNaN(Median(nil)) || Median(v) != 20 || v[0] != 30 {
+		t.Error("Median of nothing is not NaN, or Median sorted its argument")
+	}
 	if v, err := ParseInts("1, 8,64", 1, 100); err != nil || len(v) != 3 || v[1] != 8 {
 		t.Errorf("ParseInts: %v %v", v, err)
 	}
 	if _, err := ParseInts("0", 1, 100); err == nil {
 		t.Error("ParseInts accepted a value out of range")
 	}
-	if Kops(1234) != "1.2" || Kops(123456) != "123" || Num(1.234) != "1.23" || Percent(-1) != "–" {
+	if Kops(1234) != "1.2" || Kops(123456) != "123" || Num(1.234) != "1.23" || Percent(-1) != "–" ||
+		SizeLabel(64) != "64 B" || SizeLabel(2048) != "2 KiB" || SizeLabel(1500) != "1500 B" {
 		t.Error("formatting")
 	}
 	if shellQuote("a b") != "'a b'" || shellQuote("-x=1,2") != "-x=1,2" {
@@ -93,5 +100,61 @@ func TestQuietGateOff(t *testing.T) {
 	m, again := q.Measure(time.Second, func() Measurement { n++; return Measurement{OtherCPU: 90} }, func(*Measurement, bool) {})
 	if n != 1 || again || m.OtherCPU != 90 || time.Since(start) > 100*time.Millisecond || q.Describe() != "" {
 		t.Errorf("n=%d again=%v", n, again)
+	}
+}
+
+func TestGridFlags(t *testing.T) {
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	parse := GridFlags(fs)
+	if err := fs.Parse([]string{"-conc", "8, 64", "-ops", "GET"}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := g.Points()
+	if len(pts) != 4 {
+		t.Fatalf("%d points, want 4: %v", len(pts), pts)
+	}
+	if got := pts[1].String(); got != "GET 64 B c=64" {
+		t.Errorf("second point %q", got)
+	}
+	if got := pts[3].String(); got != "GET 2 KiB c=64" {
+		t.Errorf("last point %q", got)
+	}
+
+	fs = flag.NewFlagSet("t", flag.ContinueOnError)
+	parse = GridFlags(fs)
+	if err := fs.Parse([]string{"-ops", "del"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parse(); err == nil {
+		t.Error("-ops del accepted")
+	}
+}
+
+// A Result goes through clientbench -json to abbench unchanged, as one
+// flat JSON object.
+func TestResultJSON(t *testing.T) {
+	in := Result{Point: Point{Client: "zipline", Op: "set", Size: 2048, Conc: 64, Run: 3},
+		Measurement: Measurement{Ops: 1000, Elapsed: time.Second, P50: 40 * time.Microsecond, P99: time.Millisecond,
+			AllocsPerOp: 1.5, ServerCPU: -1, ClientCPU: 3.25, OtherCPU: 12, Errors: 2, FirstErr: "boom"},
+		Remeasured: true}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, field := range []string{`"client":"zipline"`, `"conc":64`, `"ops":1000`, `"server_cpu_us":-1`, `"remeasured":true`} {
+		if !strings.Contains(string(b), field) {
+			t.Errorf("%s lacks %s", b, field)
+		}
+	}
+	var out Result
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	if out != in {
+		t.Errorf("round trip: %+v, want %+v", out, in)
 	}
 }

@@ -47,13 +47,7 @@ type Metric struct {
 // serverTitle) and client CPU per op.
 func Metrics(serverTitle string) []Metric {
 	return []Metric{
-		{"Throughput, thousands of ops/s (median ±half-range)", func(r *Runs) string {
-			s := Kops(r.OpsPerSec())
-			if r.N() > 1 {
-				s += fmt.Sprintf(" ±%.0f%%", 100*Spread(r.Ops))
-			}
-			return s
-		}},
+		{"Throughput, thousands of ops/s (median ±half-range)", func(r *Runs) string { return KopsSpread(r.Ops) }},
 		{"Latency p50 / p99, µs", func(r *Runs) string { return Us(Median(r.P50)) + " / " + Us(Median(r.P99)) }},
 		{"Allocations per op (whole client process)", func(r *Runs) string { return Num(Median(r.Allocs)) }},
 		{serverTitle, func(r *Runs) string { return Num(Median(r.Server)) }},

@@ -12,6 +12,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"net"
@@ -34,9 +35,7 @@ func main() {
 
 type options struct {
 	clients   []bench.Factory
-	conc      []int
-	sizes     []int
-	ops       []string
+	grid      harness.Grid
 	duration  time.Duration
 	warmup    time.Duration
 	runs      int
@@ -47,14 +46,13 @@ type options struct {
 	ceilingN  int
 	maxOther  float64
 	maxWait   time.Duration
+	json      bool
 }
 
 func parseFlags() (*options, error) {
 	var (
 		clients   = flag.String("clients", "", "comma-separated clients to run (default all built in: "+bench.Names()+")")
-		conc      = flag.String("conc", "1,8,64,512", "comma-separated goroutine counts")
-		sizes     = flag.String("sizes", "64,2048", "comma-separated value sizes in bytes")
-		ops       = flag.String("ops", "get,set", "comma-separated operations (get, set)")
+		grid      = harness.GridFlags(flag.CommandLine)
 		duration  = flag.Duration("duration", 2*time.Second, "measured time per cell")
 		warmup    = flag.Duration("warmup", 500*time.Millisecond, "unmeasured warm-up per cell")
 		runs      = flag.Int("runs", 3, "runs over all cells; tables show the median")
@@ -67,6 +65,7 @@ func parseFlags() (*options, error) {
 		maxOther  = flag.Float64("max-other", 25, "re-measure a cell once if other processes used more than this % of one CPU during it, "+
 			"and wait up to -max-wait for such a quiet moment before each cell; 0 turns both off")
 		maxWait = flag.Duration("max-wait", 5*time.Second, "longest wait for a quiet moment before a cell")
+		asJSON  = flag.Bool("json", false, "print each cell's result as one JSON object per line (harness.Result) instead of the markdown report; cmd/abbench reads it")
 	)
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -78,23 +77,13 @@ func parseFlags() (*options, error) {
 		}
 	}
 	o := &options{duration: *duration, warmup: *warmup, runs: *runs, addr: *addr, serverPID: *serverPID,
-		out: *out, ceiling: *ceiling, ceilingN: *ceilingN, maxOther: *maxOther, maxWait: *maxWait}
+		out: *out, ceiling: *ceiling, ceilingN: *ceilingN, maxOther: *maxOther, maxWait: *maxWait, json: *asJSON}
 	if o.runs < 1 || o.duration <= 0 || o.warmup < 0 || o.ceilingN < 1 || o.maxOther < 0 || o.maxWait < 0 {
 		return nil, fmt.Errorf("need -runs ≥ 1, -duration > 0, -warmup ≥ 0, -ceiling-n ≥ 1, -max-other ≥ 0, -max-wait ≥ 0")
 	}
 	var err error
-	if o.conc, err = harness.ParseInts(*conc, 1, 1<<16); err != nil {
-		return nil, fmt.Errorf("-conc: %w", err)
-	}
-	if o.sizes, err = harness.ParseInts(*sizes, 1, 512<<20); err != nil {
-		return nil, fmt.Errorf("-sizes: %w", err)
-	}
-	for _, op := range strings.Split(*ops, ",") {
-		op = strings.ToLower(strings.TrimSpace(op))
-		if op != "get" && op != "set" {
-			return nil, fmt.Errorf("-ops: unknown op %q (want get, set)", op)
-		}
-		o.ops = append(o.ops, op)
+	if o.grid, err = grid(); err != nil {
+		return nil, err
 	}
 	if o.clients, err = bench.Pick(*clients); err != nil {
 		return nil, fmt.Errorf("-clients: %w", err)
@@ -111,8 +100,8 @@ func run() error {
 		Header: harness.Header{Title: "Client benchmark: zipline and peer Redis clients",
 			Command: harness.CommandLine("clientbench", glideTag()),
 			Settings: fmt.Sprintf("duration %v, warm-up %v, runs %d, %d prefilled keys of %d B, values %v B, goroutines %v",
-				o.duration, o.warmup, o.runs, bench.NumKeys, bench.KeyLen, o.sizes, o.conc)},
-		ops: o.ops, sizes: o.sizes, conc: o.conc, runs: o.runs,
+				o.duration, o.warmup, o.runs, bench.NumKeys, bench.KeyLen, o.grid.Sizes, o.grid.Conc)},
+		grid: o.grid, runs: o.runs,
 	}
 	for _, f := range o.clients {
 		rep.Clients = append(rep.Clients, harness.Client{Name: f.Name, Desc: f.Desc})
@@ -148,7 +137,8 @@ func run() error {
 	}
 	rep.Env = harness.Environment(serverVersion)
 
-	cells := len(o.clients) * len(o.conc) * len(o.sizes) * len(o.ops) * o.runs
+	points := o.grid.Points()
+	cells := len(o.clients) * len(points) * o.runs
 	cellTime := o.duration + o.warmup + 150*time.Millisecond
 	if o.maxOther > 0 {
 		cellTime += harness.QuietSample
@@ -182,30 +172,26 @@ func run() error {
 	done := 0
 	for r := 1; r <= o.runs && !interrupted.Load(); r++ {
 		if o.ceiling {
-			for _, size := range o.sizes {
+			for _, size := range o.grid.Sizes {
 				c := runCeiling(host, port, o.ceilingN, size)
 				fmt.Fprintf(os.Stderr, "[run %d] redis-benchmark -P 16 -d %d: GET %s k, SET %s k %s\n",
 					r, size, harness.Kops(c.rps["get"]), harness.Kops(c.rps["set"]), c.err)
 				rep.ceilings = append(rep.ceilings, c)
 			}
 		}
-		for _, op := range o.ops {
-			for _, size := range o.sizes {
-				for _, conc := range o.conc {
-					for i := range o.clients {
-						if interrupted.Load() {
-							break
-						}
-						// Rotate the client order every run.
-						f := o.clients[(i+r-1)%len(o.clients)]
-						spec := cellSpec{factory: f, op: op, size: size, conc: conc, run: r}
-						done++
-						m, again := quiet.Measure(cellTime, func() harness.Measurement { return rn.runCell(spec).Measurement },
-							func(m *harness.Measurement, again bool) { logCell(done, cells, spec, m, again) })
-						res := result{cellSpec: spec, Measurement: m, remeasured: again, clientName: f.Name}
-						rep.results = append(rep.results, res)
-					}
+		for _, pt := range points {
+			for i := range o.clients {
+				if interrupted.Load() {
+					break
 				}
+				// Rotate the client order every run.
+				f := o.clients[(i+r-1)%len(o.clients)]
+				cell := pt
+				cell.Client, cell.Run = f.Name, r
+				done++
+				m, again := quiet.Measure(cellTime, func() harness.Measurement { return rn.runCell(f, cell) },
+					func(m *harness.Measurement, again bool) { logCell(done, cells, cell, m, again) })
+				rep.results = append(rep.results, harness.Result{Point: cell, Measurement: m, Remeasured: again})
 			}
 		}
 		rep.quietWaited, rep.quietRemeasured = quiet.Waited, quiet.Remeasured
@@ -218,16 +204,24 @@ func run() error {
 		rep.notes = append(rep.notes, "interrupted: incomplete run.")
 	}
 	fmt.Fprintf(os.Stderr, "done in %v\n", time.Since(start).Round(time.Second))
+	if o.json {
+		enc := json.NewEncoder(os.Stdout)
+		for _, res := range rep.results {
+			if err := enc.Encode(res); err != nil {
+				return err
+			}
+		}
+		return harness.Save(o.out, rep.write)
+	}
 	return harness.Publish(o.out, rep.write)
 }
 
-func logCell(done, total int, spec cellSpec, m *harness.Measurement, again bool) {
+func logCell(done, total int, pt harness.Point, m *harness.Measurement, again bool) {
 	label := ""
 	if again {
 		label = " again"
 	}
-	fmt.Fprintf(os.Stderr, "[run %d %d/%d%s] %s %s c=%d %-17s %s\n", spec.run, done, total, label,
-		strings.ToUpper(spec.op), sizeLabel(spec.size), spec.conc, spec.factory.Name, m.Line())
+	fmt.Fprintf(os.Stderr, "[run %d %d/%d%s] %s %-17s %s\n", pt.Run, done, total, label, pt, pt.Client, m.Line())
 }
 
 // glideTag is the build tag this binary was built with, if any.

@@ -13,11 +13,9 @@ import (
 // report is everything one clientbench invocation produced.
 type report struct {
 	harness.Header
-	ops      []string
-	sizes    []int
-	conc     []int
+	grid     harness.Grid
 	runs     int
-	results  []result
+	results  []harness.Result
 	ceilings []ceilingResult
 	ceilCmd  string
 	notes    []string
@@ -41,20 +39,13 @@ func (r *report) aggregate() map[cellKey]*harness.Runs {
 	m := map[cellKey]*harness.Runs{}
 	for i := range r.results {
 		res := &r.results[i]
-		k := cellKey{res.clientName, res.op, res.size, res.conc}
+		k := cellKey{res.Client, res.Op, res.Size, res.Conc}
 		if m[k] == nil {
 			m[k] = &harness.Runs{}
 		}
-		m[k].Add(res.run, &res.Measurement)
+		m[k].Add(res.Run, &res.Measurement)
 	}
 	return m
-}
-
-func sizeLabel(size int) string {
-	if size >= 1024 && size%1024 == 0 {
-		return fmt.Sprintf("%d KiB", size/1024)
-	}
-	return fmt.Sprintf("%d B", size)
 }
 
 // bestPeer returns the peer with the highest median throughput in a column.
@@ -103,7 +94,7 @@ func (r *report) write(w io.Writer) {
 	header := func(first string) {
 		cells := []string{first}
 		align := []string{"---"}
-		for _, c := range r.conc {
+		for _, c := range r.grid.Conc {
 			cells = append(cells, fmt.Sprintf("c=%d", c))
 			align = append(align, "--:")
 		}
@@ -125,10 +116,10 @@ func (r *report) write(w io.Writer) {
 		p("zipline was not part of this run; the best peer per column:\n\n")
 	}
 	header("op, value")
-	for _, op := range r.ops {
-		for _, size := range r.sizes {
-			cells := []string{fmt.Sprintf("%s %s", strings.ToUpper(op), sizeLabel(size))}
-			for _, conc := range r.conc {
+	for _, op := range r.grid.Ops {
+		for _, size := range r.grid.Sizes {
+			cells := []string{fmt.Sprintf("%s %s", strings.ToUpper(op), harness.SizeLabel(size))}
+			for _, conc := range r.grid.Conc {
 				name, v := bestPeer(m, r.Clients, op, size, conc)
 				if !r.hasZipline() {
 					if name == "" {
@@ -160,13 +151,13 @@ func (r *report) write(w io.Writer) {
 		p("not measured\n")
 	} else {
 		p("`%s` (50 connections, 16 pipelined requests each), median over %d run(s), thousands of requests/s.\n\n",
-			r.ceilCmd, len(r.ceilings)/max(1, len(r.sizes)))
-		last := r.conc[len(r.conc)-1]
+			r.ceilCmd, len(r.ceilings)/max(1, len(r.grid.Sizes)))
+		last := r.grid.Conc[len(r.grid.Conc)-1]
 		row("op, value", "ceiling kreq/s", fmt.Sprintf("zipline c=%d kops/s", last), "zipline / ceiling",
 			fmt.Sprintf("best peer c=%d", last), "best peer / ceiling")
 		row("---", "--:", "--:", "--:", "---", "--:")
-		for _, op := range r.ops {
-			for _, size := range r.sizes {
+		for _, op := range r.grid.Ops {
+			for _, size := range r.grid.Sizes {
 				ceil := r.ceilingMedian(op, size)
 				zs, zr := "–", "–"
 				if z := m[cellKey{ziplineName, op, size, last}]; z != nil && z.N() > 0 {
@@ -179,26 +170,26 @@ func (r *report) write(w io.Writer) {
 					bs = fmt.Sprintf("%s %s", name, harness.Kops(v))
 					br = fmt.Sprintf("%.2f", v/ceil)
 				}
-				row(fmt.Sprintf("%s %s", strings.ToUpper(op), sizeLabel(size)), harness.Kops(ceil), zs, zr, bs, br)
+				row(fmt.Sprintf("%s %s", strings.ToUpper(op), harness.SizeLabel(size)), harness.Kops(ceil), zs, zr, bs, br)
 			}
 		}
 		for _, c := range r.ceilings {
 			if c.err != "" {
-				p("\nceiling %s: %s\n", sizeLabel(c.size), c.err)
+				p("\nceiling %s: %s\n", harness.SizeLabel(c.size), c.err)
 			}
 		}
 	}
 
 	metrics := harness.Metrics("redis-server CPU, µs per op")
-	for _, op := range r.ops {
-		for _, size := range r.sizes {
-			p("\n## %s, %s values\n", strings.ToUpper(op), sizeLabel(size))
+	for _, op := range r.grid.Ops {
+		for _, size := range r.grid.Sizes {
+			p("\n## %s, %s values\n", strings.ToUpper(op), harness.SizeLabel(size))
 			for mi, mt := range metrics {
 				p("\n%s\n\n", mt.Title)
 				header("client")
 				for _, c := range r.Clients {
 					cells := []string{c.Name}
-					for _, conc := range r.conc {
+					for _, conc := range r.grid.Conc {
 						a := m[cellKey{c.Name, op, size, conc}]
 						switch {
 						case a == nil:
@@ -214,7 +205,7 @@ func (r *report) write(w io.Writer) {
 				if mi == 0 {
 					cells := []string{"*best peer*"}
 					ratios := []string{"*zipline / best peer*"}
-					for _, conc := range r.conc {
+					for _, conc := range r.grid.Conc {
 						name, v := bestPeer(m, r.Clients, op, size, conc)
 						if name == "" {
 							cells = append(cells, "–")
@@ -241,14 +232,14 @@ func (r *report) write(w io.Writer) {
 	// Problems.
 	var problems []string
 	for _, c := range r.Clients {
-		for _, op := range r.ops {
-			for _, size := range r.sizes {
-				for _, conc := range r.conc {
+		for _, op := range r.grid.Ops {
+			for _, size := range r.grid.Sizes {
+				for _, conc := range r.grid.Conc {
 					a := m[cellKey{c.Name, op, size, conc}]
 					if a == nil {
 						continue
 					}
-					where := fmt.Sprintf("%s %s %s c=%d", c.Name, strings.ToUpper(op), sizeLabel(size), conc)
+					where := fmt.Sprintf("%s %s %s c=%d", c.Name, strings.ToUpper(op), harness.SizeLabel(size), conc)
 					for _, f := range a.Failures {
 						problems = append(problems, where+": "+f)
 					}
@@ -262,8 +253,7 @@ func (r *report) write(w io.Writer) {
 	var firstErrs []string
 	for _, res := range r.results {
 		if res.FirstErr != "" {
-			firstErrs = append(firstErrs, fmt.Sprintf("%s %s %s c=%d run %d: %s", res.clientName,
-				strings.ToUpper(res.op), sizeLabel(res.size), res.conc, res.run, res.FirstErr))
+			firstErrs = append(firstErrs, fmt.Sprintf("%s %s run %d: %s", res.Client, res.Point, res.Run, res.FirstErr))
 		}
 	}
 	noise := harness.Noise{Gate: r.quiet, Waited: r.quietWaited, Remeasured: r.quietRemeasured}
@@ -288,7 +278,7 @@ func (r *report) write(w io.Writer) {
 	row(append([]string{"run", "client", "op", "value", "conc"}, harness.RawHeader...)...)
 	row("--:", "---", "---", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:", "--:")
 	for _, res := range r.results {
-		row(append([]string{fmt.Sprint(res.run), res.clientName, res.op, fmt.Sprint(res.size), fmt.Sprint(res.conc)},
+		row(append([]string{fmt.Sprint(res.Run), res.Client, res.Op, fmt.Sprint(res.Size), fmt.Sprint(res.Conc)},
 			res.RawCells()...)...)
 	}
 	for _, c := range r.ceilings {
@@ -298,7 +288,7 @@ func (r *report) write(w io.Writer) {
 				parts = append(parts, fmt.Sprintf("%s %s k", strings.ToUpper(op), harness.Kops(v)))
 			}
 		}
-		p("\nceiling %s: %s", sizeLabel(c.size), strings.Join(parts, ", "))
+		p("\nceiling %s: %s", harness.SizeLabel(c.size), strings.Join(parts, ", "))
 	}
 	p("\n\n</details>\n")
 }
