@@ -405,14 +405,21 @@ func (c *Client) send(ctx context.Context, r *request) (resp.Value, error) {
 	if c.s.hooks.process != nil {
 		v, err = c.processHooked(ctx, r)
 	} else if err = c.carrier.send(ctx, r); err == nil {
-		replies, errs := r.merged()
-		v = replies[0]
-		if errs != nil {
-			err = errs[0]
+		if len(r.splits) == 0 {
+			v = r.replies[0]
+			if r.errs != nil {
+				err = r.errs[0]
+			}
+		} else {
+			replies, errs := r.merged()
+			v = replies[0]
+			if errs != nil {
+				err = errs[0]
+			}
 		}
 	}
-	if err == nil {
-		err = c.s.replyError(v)
+	if err == nil && v.Type().Failed() {
+		err = c.s.errorOf(v)
 	}
 	r.release()
 	return v, err

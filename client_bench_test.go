@@ -40,28 +40,29 @@ func benchKeys(b *testing.B, c *Client, val []byte) []string {
 	return keys
 }
 
-func BenchmarkParallelGet(b *testing.B) {
-	benchParallel(b, func(ctx context.Context, c *Client, key string, _ []byte) error {
-		_, err := c.Get(ctx, key)
-		return err
-	})
+func parallelGet(ctx context.Context, c *Client, key string, _ []byte) error {
+	_, err := c.Get(ctx, key)
+	return err
 }
 
-func BenchmarkParallelSet(b *testing.B) {
-	benchParallel(b, func(ctx context.Context, c *Client, key string, val []byte) error {
-		return c.Set(ctx, key, val)
-	})
+func parallelSet(ctx context.Context, c *Client, key string, val []byte) error {
+	return c.Set(ctx, key, val)
 }
 
-// benchParallel runs op on 64-byte values of 1,000 keys from 1 to 512
-// goroutines sharing one Client, and reports how many requests each write
-// to the connection carried.
-func benchParallel(b *testing.B, op func(ctx context.Context, c *Client, key string, val []byte) error) {
+func BenchmarkParallelGet(b *testing.B)   { benchParallel(b, 64, parallelGet) }
+func BenchmarkParallelSet(b *testing.B)   { benchParallel(b, 64, parallelSet) }
+func BenchmarkParallelGet2K(b *testing.B) { benchParallel(b, 2048, parallelGet) }
+func BenchmarkParallelSet2K(b *testing.B) { benchParallel(b, 2048, parallelSet) }
+
+// benchParallel runs op on values of size bytes under 1,000 keys from 1 to
+// 512 goroutines sharing one Client, and reports how many requests each
+// write to the connection carried.
+func benchParallel(b *testing.B, size int, op func(ctx context.Context, c *Client, key string, val []byte) error) {
 	for _, goroutines := range []int{1, 8, 16, 32, 64, 512} {
 		b.Run("g"+strconv.Itoa(goroutines), func(b *testing.B) {
 			c := benchClient(b, Options{})
-			keys := benchKeys(b, c, make([]byte, 64))
-			val := make([]byte, 64)
+			keys := benchKeys(b, c, make([]byte, size))
+			val := make([]byte, size)
 			ctx := context.Background()
 			b.ReportAllocs()
 			b.SetParallelism(max(goroutines/max(1, testingProcs()), 1))

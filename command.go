@@ -44,11 +44,14 @@ func blockingCmd[T any](dec decoder[T], timeout time.Duration, name string, args
 }
 
 // arg is one command argument. Commands pass arguments as a slice of these,
-// which stays on the stack: no interface boxing, no allocation.
+// which stays on the stack: no interface boxing, no allocation. It is kept
+// small (32 bytes), since every command's argument array is zeroed and
+// copied on the way: a byte slice is held in s as a read-only view of the
+// caller's bytes (see bin), which the command only reads, before it
+// returns.
 type arg struct {
 	kind argKind
 	s    string
-	b    []byte
 	n    int64 // an integer, or a float's bits
 }
 
@@ -64,7 +67,7 @@ const (
 
 func str(s string) arg    { return arg{kind: argString, s: s} }
 func keyArg(k string) arg { return arg{kind: argKey, s: k} }
-func bin(b []byte) arg    { return arg{kind: argBytes, b: b} }
+func bin(b []byte) arg    { return arg{kind: argBytes, s: unsafeString(b)} }
 func num(n int64) arg     { return arg{kind: argInt, n: n} }
 func flt(f float64) arg   { return arg{kind: argFloat, n: int64(math.Float64bits(f))} }
 func keyArgs(ks []string) []arg {
@@ -89,10 +92,8 @@ func keyAnd(key string, rest []string) []arg {
 // (the compression table, classify); numbers are formatted.
 func (a *arg) text() string {
 	switch a.kind {
-	case argString, argKey:
+	case argString, argKey, argBytes:
 		return a.s
-	case argBytes:
-		return unsafeString(a.b)
 	case argInt:
 		return strconv.FormatInt(a.n, 10)
 	}
@@ -103,10 +104,8 @@ func (a *arg) text() string {
 // compared without regard to case.
 func (a *arg) isWord(w string) bool {
 	switch a.kind {
-	case argString, argKey:
+	case argString, argKey, argBytes:
 		return equalFold(a.s, w)
-	case argBytes:
-		return equalFold(unsafeString(a.b), w)
 	}
 	return false
 }
@@ -114,14 +113,12 @@ func (a *arg) isWord(w string) bool {
 // appendArg encodes one argument as a bulk string.
 func appendArg(dst []byte, a *arg) []byte {
 	switch a.kind {
-	case argString, argKey:
-		return resp.AppendBulkString(dst, a.s)
 	case argInt:
 		return resp.AppendBulkInt(dst, a.n)
 	case argFloat:
 		return resp.AppendBulkFloat(dst, math.Float64frombits(uint64(a.n)))
 	}
-	return resp.AppendBulk(dst, a.b)
+	return resp.AppendBulkString(dst, a.s)
 }
 
 // anyArg converts one of Do's arguments. It accepts what go-redis accepts,

@@ -178,9 +178,7 @@ func (r *request) slots() []int32 {
 // valueBytes returns a stored value's bytes, whatever its argument kind.
 func (a *arg) valueBytes() []byte {
 	switch a.kind {
-	case argBytes:
-		return a.b
-	case argString, argKey:
+	case argBytes, argString, argKey:
 		return unsafeBytes(a.s)
 	}
 	return []byte(a.text())
@@ -214,14 +212,20 @@ func (r *request) sendOn(ctx context.Context, p *pipe.Pipe) error {
 // replyError turns a reply that is an error, or a stand-in for a reply
 // over the configured limits, into the error its caller gets.
 func (s *shared) replyError(v resp.Value) error {
-	switch {
-	case v.IsError():
-		return serverError(v)
-	case v.Type() == resp.Oversize:
-		le := v.Oversize(s.limits)
-		return &ReplyLimitError{What: le.What, Size: le.Size, Limit: le.Limit}
+	if !v.Type().Failed() {
+		return nil
 	}
-	return nil
+	return s.errorOf(v)
+}
+
+// errorOf is replyError for a reply that is an error or an oversize
+// stand-in.
+func (s *shared) errorOf(v resp.Value) error {
+	if v.IsError() {
+		return serverError(v)
+	}
+	le := v.Oversize(s.limits)
+	return &ReplyLimitError{What: le.What, Size: le.Size, Limit: le.Limit}
 }
 
 // ReplyLimitError is a reply larger than Options.ReplyLimits allow. The

@@ -177,7 +177,7 @@ func (p *Pipe) readOwn(ctx context.Context, c *conn, call *Call) {
 		err := l.readOne(&v)
 		if err == nil {
 			var got *Call
-			if got, err = l.handle(v); err == nil {
+			if got, err = l.handle(&v); err == nil {
 				if got == call {
 					break
 				}

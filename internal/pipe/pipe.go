@@ -150,7 +150,7 @@ type Pipe struct {
 	protocol atomic.Int32
 	stats    Stats
 	push     *pushRouter
-	connects int          // connections made, for Setup.Reconnect; owned by the dialling goroutine
+	connects int // connections made, for Setup.Reconnect; owned by the dialling goroutine
 	// gatherAbove: while more calls than this are queued or in flight,
 	// the writer gathers batches (see gatherCallersPerProc).
 	gatherAbove int64

@@ -152,6 +152,11 @@ type replyLoop struct {
 	// processors; updating them once per read from the socket rather than
 	// once per reply keeps the reader off their cache lines under load.
 	answered, uncharged int64
+	// lastRead is how many calls the last read from the socket answered:
+	// more than one means callers overlap, and the reader goroutine keeps
+	// the role through idle moments instead of handing it to a lone caller
+	// and taking it back at once.
+	lastRead int64
 }
 
 // settle applies answered and uncharged. The reader calls it whenever it
@@ -159,6 +164,7 @@ type replyLoop struct {
 func (l *replyLoop) settle() {
 	if l.answered != 0 {
 		l.fl.outstanding.Add(-l.answered)
+		l.lastRead = l.answered
 		l.answered = 0
 	}
 	if l.uncharged != 0 {
@@ -189,7 +195,7 @@ func (p *Pipe) readLoop(c *conn) error {
 
 func (l *replyLoop) run() error {
 	for {
-		if l.mayPark && l.idle() {
+		if l.mayPark && l.idle() && l.lastRead <= 1 {
 			if err := l.park(); err != nil {
 				return err
 			}
@@ -198,7 +204,7 @@ func (l *replyLoop) run() error {
 		if err := l.readOne(&v); err != nil {
 			return err
 		}
-		if _, err := l.handle(v); err != nil {
+		if _, err := l.handle(&v); err != nil {
 			return err
 		}
 		if l.c.rd.Buffered() == 0 {
@@ -223,11 +229,13 @@ func (l *replyLoop) readOne(v *resp.Value) error {
 // waiting, which it completes once all its replies are in. It returns the
 // call it completed, if any (for comparison only: the call may already be
 // recycled).
-func (l *replyLoop) handle(v resp.Value) (*Call, error) {
+func (l *replyLoop) handle(v *resp.Value) (*Call, error) {
 	cur := l.head()
-	if kind, ok := pushKind(v, l.p.opts.RESP2Subscriber); ok && (cur == nil || cur.PushKind != kind) {
-		l.p.push.dispatch(kind, v)
-		return nil, nil
+	if t := v.Type(); t == resp.Push || t == resp.Array && l.p.opts.RESP2Subscriber {
+		if kind, ok := pushKind(*v, l.p.opts.RESP2Subscriber); ok && (cur == nil || cur.PushKind != kind) {
+			l.p.push.dispatch(kind, *v)
+			return nil, nil
+		}
 	}
 	if cur == nil {
 		return nil, fmt.Errorf("%w: %s with no request waiting", resp.ErrProtocol, v.Describe())
@@ -236,7 +244,7 @@ func (l *replyLoop) handle(v resp.Value) (*Call, error) {
 		return nil, fmt.Errorf("%w: stream out of step: a %s cannot answer command %d of %d",
 			resp.ErrProtocol, v.Type(), i+1, cur.N)
 	}
-	cur.replies = append(cur.replies, v)
+	cur.replies = append(cur.replies, *v)
 	if len(cur.replies) < cur.N {
 		return nil, nil
 	}

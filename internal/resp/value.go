@@ -137,6 +137,10 @@ func (v Value) Describe() string {
 // Type reports the reply's type; the zero Value has type 0.
 func (v Value) Type() Type { return v.typ }
 
+// Failed reports whether a reply of this type stands for a failure: an
+// error reply, or a reply over the limits (Oversize).
+func (t Type) Failed() bool { return t == SimpleError || t == BlobError || t == Oversize }
+
 // IsNull reports whether the reply is a null (RESP3 "_", RESP2 "$-1" or "*-1").
 func (v Value) IsNull() bool { return v.typ == Null }
 
