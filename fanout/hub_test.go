@@ -3,6 +3,7 @@ package fanout_test
 import (
 	"bytes"
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -180,5 +181,26 @@ func TestShutdown(t *testing.T) {
 	}
 	if n := th.Broadcast("a", []byte("x")); n != 0 {
 		t.Errorf("Broadcast after Shutdown reached %d", n)
+	}
+}
+
+// A client receives whatever is broadcast once its handshake has completed,
+// on each of its channels: the hub subscribes it before the handshake
+// response goes out. Many channels widen the window a wrong order leaves.
+func TestNothingMissedAfterHandshake(t *testing.T) {
+	th := newTestHub(t, fanout.Options{MaxChannels: 300})
+	chs := make([]string, 300)
+	for i := range chs {
+		chs[i] = "ch" + strconv.Itoa(i)
+	}
+	for i := range 5 {
+		c := th.dial(t, wsclient.Options{}, chs...)
+		last := chs[len(chs)-1]
+		msg := []byte(`{"n":` + strconv.Itoa(i) + `}`)
+		th.Broadcast(last, msg)
+		if got := read(t, c); !bytes.Equal(got, msg) {
+			t.Fatalf("dial %d: got %q, want %q", i, got, msg)
+		}
+		c.Close()
 	}
 }

@@ -73,18 +73,23 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.serving.Add(1)
 	h.mu.Unlock()
 	h.stats.accepted.Add(1)
-	// The response goes through the connection's writer like any frame,
-	// so subscribing now is safe: whatever is broadcast from here on
-	// follows it on the wire, and the client misses nothing sent after
-	// its handshake completed.
+	// The response is queued first, so every frame broadcast to c follows
+	// it on the wire; but it is written only once c is subscribed, so a
+	// client whose handshake completed misses nothing broadcast after it.
+	// A broadcast arriving while c subscribes schedules the writer itself.
 	c.mu.Lock()
 	c.queue = append(c.queue, []byte(resp+"\r\n"))
-	res := c.scheduleLocked()
 	c.mu.Unlock()
-	c.hand(res)
 	for _, name := range channels {
 		h.subscribe(c, name)
 	}
+	c.mu.Lock()
+	res := queued
+	if len(c.queue) > 0 {
+		res = c.scheduleLocked()
+	}
+	c.mu.Unlock()
+	c.hand(res)
 	// Serve on a goroutine of its own, so that net/http's per-request
 	// state (buffers, the request) is released: an idle connection then
 	// costs its small goroutine and a few hundred bytes.
