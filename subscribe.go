@@ -60,8 +60,7 @@ var ErrGap = errors.New("zipline: pub/sub messages may have been lost")
 // GapError says why messages may have been lost.
 type GapError struct {
 	// Reason is "reconnected", "overflow" (the subscription's buffer) or
-	// "backlog" (the connection's push queue), "moved" (a sharded
-	// channel's slot moved to another node).
+	// "moved" (a sharded channel's slot moved to another node).
 	Reason string
 	// Dropped counts the messages known to be lost, when known.
 	Dropped int64
@@ -601,9 +600,11 @@ func (m *subscriptions) deliver(from *subscriber, k subKey, msg Message) {
 		m.mu.Unlock()
 		return
 	}
-	subs := m.wants[k]
-	targets := make([]*Subscription, 0, len(subs))
-	for s := range subs {
+	// Copied out so that delivering holds no lock; on the stack for the
+	// usual few subscriptions per channel, since this runs per message.
+	var buf [8]*Subscription
+	targets := buf[:0]
+	for s := range m.wants[k] {
 		targets = append(targets, s)
 	}
 	m.mu.Unlock()
@@ -708,7 +709,12 @@ func newSubscriber(ctx context.Context, m *subscriptions, addr string) (*subscri
 	o.Push = []pipe.PushHandler{{
 		Kinds:  []string{"message", "pmessage", "smessage", "sunsubscribe"},
 		Handle: sc.push,
-		Lost:   func(int) { m.gap(sc, "backlog") },
+		// The reader waits for the hand-off rather than drop a message:
+		// sc.push never blocks (each Subscription applies its own
+		// Overflow policy), so a flood slows the connection, as it would
+		// a slow consumer of go-redis or rueidis, instead of losing
+		// messages before any Subscription saw them.
+		Wait: true,
 	}}
 	o.OnConnect = sc.resubscribe
 	p, err := pipe.New(ctx, o)

@@ -335,3 +335,52 @@ func TestStalledSubscriberDoesNotDelayCommands(t *testing.T) {
 		t.Fatalf("a stalled subscriber raised GET/SET p99 from %v (worst round %v) to %v", k, worst, s)
 	}
 }
+
+// A flood of messages to one subscriber loses none while its subscription
+// has room: the subscriber connection's reader waits for the hand-off
+// instead of dropping messages before any subscription sees them (it lost
+// 58-65 % of a 100,000-message flood when the hand-off dropped).
+func TestSubscriberFloodLosesNothing(t *testing.T) {
+	const n, publishers = 40000, 4
+	c, _ := newTestClient(t, Options{Subscriptions: Subscriptions{Buffer: n}})
+	ctx := context.Background()
+	sub, err := c.Subscribe(ctx, "flood")
+	if err != nil {
+		t.Fatal(err)
+	}
+	payload := make([]byte, 100)
+	errs := make(chan error, publishers)
+	for p := range publishers {
+		go func() {
+			var err error
+			for i := p; i < n && err == nil; i += publishers * 500 {
+				b := c.Batch()
+				for j := i; j < min(n, i+publishers*500); j += publishers {
+					b.Publish("flood", strconv.AppendInt(payload[:0:0], int64(j), 10))
+				}
+				err = b.Exec(ctx)
+			}
+			errs <- err
+		}()
+	}
+	for range publishers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	got := 0
+	for m, err := range sub.Messages(ctx) {
+		if err != nil {
+			t.Fatalf("after %d messages: %v (stats %+v)", got, err, sub.Stats())
+		}
+		_ = m
+		if got++; got == n {
+			break
+		}
+	}
+	if st := sub.Stats(); st.Received != n || st.Dropped != 0 {
+		t.Fatalf("stats %+v, want %d received, none dropped", st, n)
+	}
+}

@@ -12,11 +12,12 @@ import (
 // invalidations (and, on a RESP2 subscriber connection, the message arrays
 // that stand for them).
 //
-// The reader never waits for a handler. Each handler has its own goroutine
-// fed through a queue of QueueLen pushes; when the queue is full, the
-// newest push is dropped and counted, and Lost reports the count before the
-// handler sees anything else. A blocked handler therefore loses its own
-// pushes, never delays replies to other callers.
+// Each handler has its own goroutine fed through a queue of QueueLen
+// pushes. By default the reader never waits for a handler: when the queue
+// is full, the newest push is dropped and counted, and Lost reports the
+// count before the handler sees anything else. A blocked handler therefore
+// loses its own pushes, never delays replies to other callers. With Wait,
+// the reader waits for room instead (see Wait).
 type PushHandler struct {
 	// Kinds are the push kinds handled: the push's first element, such as
 	// "message", "pmessage", "smessage" or "invalidate".
@@ -30,6 +31,13 @@ type PushHandler struct {
 	// QueueLen bounds the pushes waiting for Handle. Default
 	// DefaultPushQueueLen.
 	QueueLen int
+	// Wait makes the reader wait for room in a full queue rather than drop
+	// the push: reading the connection, and so the server's sending, slows
+	// to the handler's pace, and TCP carries the backpressure to the
+	// server. It suits a connection that carries nothing else worth
+	// hurrying, such as a subscriber's, and only a Handle that never
+	// blocks (it hands the push on and returns).
+	Wait bool
 }
 
 // DefaultPushQueueLen is PushHandler.QueueLen's default.
@@ -82,7 +90,8 @@ func newPushRouter(handlers []PushHandler) *pushRouter {
 	return r
 }
 
-// dispatch hands v to its kind's handler without ever blocking.
+// dispatch hands v to its kind's handler: at once, or, for a handler that
+// Waits, once its queue has room.
 func (r *pushRouter) dispatch(kind string, v resp.Value) {
 	q := r.byKind[kind]
 	if q == nil {
@@ -90,6 +99,14 @@ func (r *pushRouter) dispatch(kind string, v resp.Value) {
 		return
 	}
 	q.arrived.Add(1)
+	if q.h.Wait {
+		select {
+		case q.ch <- v:
+		case <-r.stop:
+			q.handled.Add(1)
+		}
+		return
+	}
 	select {
 	case q.ch <- v:
 	default:
