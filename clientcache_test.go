@@ -317,3 +317,80 @@ func BenchmarkCachedGetHit(b *testing.B) {
 		}
 	})
 }
+
+// Broadcast tracking with prefixes: keys under a prefix are cached and
+// invalidated when anyone writes them, even keys this client never read
+// before the write; keys outside every prefix are never cached.
+func TestCachedBroadcastPrefixes(t *testing.T) {
+	c, w, srv := cachedClient(t, ClientCache{Broadcast: true, Prefixes: []string{"user:"}}, Options{})
+	ctx := context.Background()
+	w.Set(ctx, "user:1", []byte("a"))
+	w.Set(ctx, "other:1", []byte("x"))
+	read := func(key, want string) {
+		t.Helper()
+		if v, err := c.Cached(time.Minute).Get(ctx, key); err != nil || string(v) != want {
+			t.Fatalf("Get %s: %q %v, want %q", key, v, err, want)
+		}
+	}
+	// The first fill may be cancelled: the writer's invalidation of
+	// user:1 can reach this client after its read began, and a fill that
+	// an invalidation overtakes is dropped (correct, if cautious). A later
+	// read fills it.
+	waitFor(t, func() bool {
+		hits := c.Stats().Cache.Hits
+		read("user:1", "a")
+		return c.Stats().Cache.Hits > hits
+	})
+	before := getCalls(t, srv)
+	for range 20 {
+		read("user:1", "a")
+	}
+	if n := getCalls(t, srv) - before; n != 0 {
+		t.Fatalf("20 reads of a cached key under the prefix made %d GETs", n)
+	}
+	before = getCalls(t, srv)
+	for range 20 {
+		read("other:1", "x")
+	}
+	if n := getCalls(t, srv) - before; n != 20 {
+		t.Fatalf("20 reads of a key outside the prefixes made %d GETs, want 20 (never cached)", n)
+	}
+	// Another client's write invalidates the entry: a round trip on the
+	// reader's connection orders the invalidation before the next read.
+	w.Set(ctx, "user:1", []byte("b"))
+	waitFor(t, func() bool {
+		v, err := c.Cached(time.Minute).Get(ctx, "user:1")
+		return err == nil && string(v) == "b"
+	})
+	if st := c.Stats().Cache; st.Entries == 0 || st.Hits < 20 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// MaxStaleness: an entry is served without proof that its tracking
+// connection is alive only for MaxStaleness. With the server hung (so no
+// invalidation could arrive), a read right away is still a hit; a read
+// after MaxStaleness goes to the server, here until its deadline, rather
+// than return what may be stale.
+func TestCachedMaxStaleness(t *testing.T) {
+	const staleness = 200 * time.Millisecond
+	c, w, srv := cachedClient(t, ClientCache{MaxStaleness: staleness}, Options{})
+	ctx := context.Background()
+	w.Set(ctx, "k", []byte("v"))
+	if v, err := c.Cached(time.Minute).Get(ctx, "k"); err != nil || string(v) != "v" {
+		t.Fatalf("fill: %q %v", v, err)
+	}
+	resume := testkit.Pause(t, srv)
+	defer resume()
+	hits := c.Stats().Cache.Hits
+	if v, err := c.Cached(time.Minute).Get(ctx, "k"); err != nil || string(v) != "v" || c.Stats().Cache.Hits != hits+1 {
+		t.Fatalf("read within MaxStaleness: %q %v (hits %d -> %d)", v, err, hits, c.Stats().Cache.Hits)
+	}
+	// Time passing is what is under test here, not a synchronisation.
+	time.Sleep(staleness + 50*time.Millisecond)
+	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if v, err := c.Cached(time.Minute).Get(cctx, "k"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("read past MaxStaleness from a hung server: %q %v, want the deadline", v, err)
+	}
+}
