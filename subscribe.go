@@ -709,12 +709,12 @@ func newSubscriber(ctx context.Context, m *subscriptions, addr string) (*subscri
 	o.Push = []pipe.PushHandler{{
 		Kinds:  []string{"message", "pmessage", "smessage", "sunsubscribe"},
 		Handle: sc.push,
-		// The reader waits for the hand-off rather than drop a message:
-		// sc.push never blocks (each Subscription applies its own
-		// Overflow policy), so a flood slows the connection, as it would
-		// a slow consumer of go-redis or rueidis, instead of losing
-		// messages before any Subscription saw them.
-		Wait: true,
+		// Handled on the reader's goroutine: sc.push never blocks (each
+		// Subscription applies its own Overflow policy to its consumer),
+		// so nothing is lost before a Subscription sees it, no hand-off is
+		// paid per message, and a flood slows the connection, as it would
+		// with go-redis or rueidis, instead of overflowing a queue.
+		Inline: true,
 	}}
 	o.OnConnect = sc.resubscribe
 	p, err := pipe.New(ctx, o)

@@ -13,11 +13,11 @@ import (
 // that stand for them).
 //
 // Each handler has its own goroutine fed through a queue of QueueLen
-// pushes. By default the reader never waits for a handler: when the queue
-// is full, the newest push is dropped and counted, and Lost reports the
-// count before the handler sees anything else. A blocked handler therefore
-// loses its own pushes, never delays replies to other callers. With Wait,
-// the reader waits for room instead (see Wait).
+// pushes. The reader never waits for a handler: when the queue is full,
+// the newest push is dropped and counted, and Lost reports the count before
+// the handler sees anything else. A blocked handler therefore loses its own
+// pushes, never delays replies to other callers. An Inline handler instead
+// runs on the reader's goroutine (see Inline).
 type PushHandler struct {
 	// Kinds are the push kinds handled: the push's first element, such as
 	// "message", "pmessage", "smessage" or "invalidate".
@@ -31,13 +31,14 @@ type PushHandler struct {
 	// QueueLen bounds the pushes waiting for Handle. Default
 	// DefaultPushQueueLen.
 	QueueLen int
-	// Wait makes the reader wait for room in a full queue rather than drop
-	// the push: reading the connection, and so the server's sending, slows
-	// to the handler's pace, and TCP carries the backpressure to the
-	// server. It suits a connection that carries nothing else worth
-	// hurrying, such as a subscriber's, and only a Handle that never
-	// blocks (it hands the push on and returns).
-	Wait bool
+	// Inline runs Handle on the reader's goroutine, in order with replies:
+	// no queue, nothing dropped, no hand-off to pay for per push. Reading
+	// the connection, and so the server's sending, then goes at the
+	// handler's pace, and TCP carries the backpressure to the server. It
+	// suits a connection that carries nothing else worth hurrying, such as
+	// a subscriber's, and only a Handle that never blocks (it hands the
+	// push on and returns). QueueLen and Lost do not apply.
+	Inline bool
 }
 
 // DefaultPushQueueLen is PushHandler.QueueLen's default.
@@ -80,18 +81,22 @@ func newPushRouter(handlers []PushHandler) *pushRouter {
 		if h.QueueLen <= 0 {
 			h.QueueLen = DefaultPushQueueLen
 		}
-		q := &pushQueue{h: h, ch: make(chan resp.Value, h.QueueLen), lost: make(chan struct{}, 1)}
+		q := &pushQueue{h: h}
 		for _, k := range h.Kinds {
 			r.byKind[k] = q
 		}
+		if h.Inline {
+			continue
+		}
+		q.ch, q.lost = make(chan resp.Value, h.QueueLen), make(chan struct{}, 1)
 		r.wg.Add(1)
 		go r.serve(q)
 	}
 	return r
 }
 
-// dispatch hands v to its kind's handler: at once, or, for a handler that
-// Waits, once its queue has room.
+// dispatch hands v to its kind's handler without ever waiting for a
+// queued one; an Inline handler runs here.
 func (r *pushRouter) dispatch(kind string, v resp.Value) {
 	q := r.byKind[kind]
 	if q == nil {
@@ -99,12 +104,9 @@ func (r *pushRouter) dispatch(kind string, v resp.Value) {
 		return
 	}
 	q.arrived.Add(1)
-	if q.h.Wait {
-		select {
-		case q.ch <- v:
-		case <-r.stop:
-			q.handled.Add(1)
-		}
+	if q.h.Inline {
+		q.h.Handle(v)
+		q.handled.Add(1)
 		return
 	}
 	select {

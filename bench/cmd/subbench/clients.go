@@ -42,9 +42,9 @@ var clients = []*client{
 		desc: func(buffer int) string {
 			return fmt.Sprintf("zipline.New(Options{Addr, Protocol, Subscriptions: {Buffer: %d}}) (Overflow DropOldest, the default: "+
 				"with Buffer ≥ -messages it never overflows); Subscribe(ctx, ch), then `for m, err := range sub.Messages(ctx)` "+
-				"on one goroutine. The connection's reader never waits for the consumer: pushes go through a queue of %d "+
-				"(internal/pipe DefaultPushQueueLen, not configurable) to the subscription's buffer, and what finds either full is "+
-				"dropped and reported as a gap", buffer, 1024)
+				"on one goroutine. The connection's reader puts each message into the subscription's buffer itself "+
+				"(never blocking: the buffer's Overflow policy applies to a consumer that falls behind); a message that finds "+
+				"the buffer full is dropped, counted in Dropped and reported as a gap", buffer)
 		},
 		open: openZipline,
 	},
