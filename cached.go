@@ -37,7 +37,6 @@ func (v Cached) Get(ctx context.Context, key string) ([]byte, error) {
 		return v.c.Get(ctx, key)
 	}
 	if ent, ok := cc.lookup(key); ok {
-		cc.hits.Add(1)
 		return v.served(ent)
 	}
 	cc.misses.Add(1)
@@ -72,7 +71,6 @@ func (v Cached) MGet(ctx context.Context, keys ...string) ([][]byte, error) {
 			misses, at = append(misses, k), append(at, i)
 			continue
 		}
-		cc.hits.Add(1)
 		b, err := v.served(ent)
 		if err != nil && err != Nil {
 			return nil, err

@@ -69,7 +69,7 @@ type clientCache struct {
 	stop  chan struct{}
 	wg    sync.WaitGroup
 
-	hits, misses, invalidations, evictions, expirations atomic.Uint64
+	misses, invalidations, evictions, expirations atomic.Uint64
 	entries, bytes                                      atomic.Int64
 }
 
@@ -83,6 +83,10 @@ type cacheShard struct {
 	hand    int
 	bytes   int64
 	token   uint64
+	// hits are counted per shard: one counter for every hit of the client
+	// would be a cache line that all cores write on every hit.
+	hits atomic.Uint64
+	_    [64]byte // keeps the next shard's lock off this shard's counter's line
 }
 
 // cacheEntry is one cached reply.
@@ -215,7 +219,10 @@ func (cc *clientCache) lookup(key string) (*cacheEntry, bool) {
 	if ent == nil || !cc.valid(ent, time.Now()) {
 		return nil, false
 	}
-	ent.ref.Store(true)
+	if !ent.ref.Load() { // a hot entry's line stays shared: no write per hit
+		ent.ref.Store(true)
+	}
+	sh.hits.Add(1)
 	return ent, true
 }
 
@@ -371,7 +378,11 @@ func (cc *clientCache) slotMoved(slot int32) {
 }
 
 func (cc *clientCache) stats() CacheStats {
-	return CacheStats{Hits: cc.hits.Load(), Misses: cc.misses.Load(), Invalidations: cc.invalidations.Load(),
+	var hits uint64
+	for i := range cc.shards {
+		hits += cc.shards[i].hits.Load()
+	}
+	return CacheStats{Hits: hits, Misses: cc.misses.Load(), Invalidations: cc.invalidations.Load(),
 		Evictions: cc.evictions.Load(), Expirations: cc.expirations.Load(), Entries: cc.entries.Load(), Bytes: cc.bytes.Load()}
 }
 
