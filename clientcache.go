@@ -70,7 +70,7 @@ type clientCache struct {
 	wg    sync.WaitGroup
 
 	misses, invalidations, evictions, expirations atomic.Uint64
-	entries, bytes                                      atomic.Int64
+	entries, bytes                                atomic.Int64
 }
 
 const cacheShards = 64
