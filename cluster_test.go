@@ -481,3 +481,86 @@ func TestClusterHotPathAllocations(t *testing.T) {
 		}
 	}
 }
+
+// Every ReadFrom mode serves reads from where it says: ReadPrimary only
+// from primaries, the replica modes mostly from replicas, ReadLowestLatency
+// from whichever node answered health checks fastest (any of them, here).
+// With a replica killed, PreferReplica's reads of its slots still succeed,
+// from the primary, within their deadline.
+func TestClusterReadFromModes(t *testing.T) {
+	for _, mode := range []struct {
+		name     string
+		from     ReadFrom
+		replicas func(onReplicas, onPrimaries int) bool
+	}{
+		{"primary", ReadPrimary, func(r, p int) bool { return r == 0 && p >= 50 }},
+		{"prefer-replica", ReadPreferReplica, func(r, p int) bool { return r >= 40 && p <= 10 }},
+		{"round-robin", ReadReplicaRoundRobin, func(r, p int) bool { return r >= 40 && p <= 10 }},
+		{"lowest-latency", ReadLowestLatency, func(r, p int) bool { return r+p >= 50 }},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			c, cl := clusterClient(t, testkit.Redis, Options{ReadFrom: mode.from})
+			ctx := context.Background()
+			keys := make([]string, 50)
+			for i := range keys {
+				keys[i] = "rf:" + strconv.Itoa(i)
+				if err := c.Set(ctx, keys[i], []byte("v")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			topo, err := cl.Settle(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// WAIT on each primary: the replicas hold every key before the
+			// reads, so a read from a replica never finds Nil.
+			for _, n := range topo.Nodes {
+				if n.Role == testkit.Primary {
+					if _, err := n.Server.Do(ctx, "WAIT", "1", "2000"); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			before := map[string]int{}
+			for _, n := range topo.Nodes {
+				before[n.Addr] = getCalls(t, n.Server)
+			}
+			for _, k := range keys {
+				if v, err := c.Get(ctx, k); err != nil || string(v) != "v" {
+					t.Fatalf("GET %s: %q %v", k, v, err)
+				}
+			}
+			var onReplicas, onPrimaries int
+			for _, n := range topo.Nodes {
+				d := getCalls(t, n.Server) - before[n.Addr]
+				if n.Role == testkit.Primary {
+					onPrimaries += d
+				} else {
+					onReplicas += d
+				}
+			}
+			if !mode.replicas(onReplicas, onPrimaries) {
+				t.Fatalf("%d GETs on replicas and %d on primaries", onReplicas, onPrimaries)
+			}
+			if mode.from != ReadPreferReplica {
+				return
+			}
+			var victim *testkit.Server
+			for _, n := range topo.Nodes {
+				if n.Role != testkit.Primary {
+					victim = n.Server
+					break
+				}
+			}
+			victim.Kill()
+			for _, k := range keys {
+				cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				v, err := c.Get(cctx, k)
+				cancel()
+				if err != nil || string(v) != "v" {
+					t.Fatalf("GET %s with a replica killed: %q %v", k, v, err)
+				}
+			}
+		})
+	}
+}
