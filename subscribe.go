@@ -690,6 +690,10 @@ type subscriber struct {
 	m    *subscriptions
 	addr string
 	p    *pipe.Pipe
+	// The last channel and pattern names a message carried: messages come
+	// in runs on one channel, and each would otherwise allocate its name
+	// again. Only the connection's reader touches them (see push).
+	lastChannel, lastPattern string
 }
 
 func newSubscriber(ctx context.Context, m *subscriptions, addr string) (*subscriber, error) {
@@ -795,7 +799,7 @@ func (sc *subscriber) push(v resp.Value) {
 	kind := string(e[0].Bytes())
 	switch kind {
 	case "message", "smessage":
-		k := subKey{subChannel, string(e[1].Bytes())}
+		k := subKey{subChannel, reuse(&sc.lastChannel, e[1].Bytes())}
 		if kind == "smessage" {
 			k.kind = subShard
 		}
@@ -804,13 +808,22 @@ func (sc *subscriber) push(v resp.Value) {
 		if len(e) < 4 {
 			return
 		}
-		k := subKey{subPattern, string(e[1].Bytes())}
-		sc.m.deliver(sc, k, Message{Pattern: k.name, Channel: string(e[2].Bytes()), Payload: e[3].Bytes()})
+		k := subKey{subPattern, reuse(&sc.lastPattern, e[1].Bytes())}
+		sc.m.deliver(sc, k, Message{Pattern: k.name, Channel: reuse(&sc.lastChannel, e[2].Bytes()), Payload: e[3].Bytes()})
 	case "sunsubscribe":
 		// The server dropped a sharded channel whose slot moved: subscribe
 		// it where it lives now.
 		sc.m.moved(sc, subKey{subShard, string(e[1].Bytes())})
 	}
+}
+
+// reuse returns b as a string: *last if it holds the same bytes, which
+// costs no allocation, or else a new string, kept in *last for next time.
+func reuse(last *string, b []byte) string {
+	if string(b) != *last {
+		*last = string(b)
+	}
+	return *last
 }
 
 // moved handles the server dropping a sharded channel whose slot moved:
