@@ -384,3 +384,43 @@ func TestSubscriberFloodLosesNothing(t *testing.T) {
 		t.Fatalf("stats %+v, want %d received, none dropped", st, n)
 	}
 }
+
+// A consumer that stops ranging over Messages and starts again later gets
+// every message once, in order: Messages takes messages from the buffer a
+// run at a time, and puts back the ones it did not yield.
+func TestMessagesStopAndResume(t *testing.T) {
+	c, _ := newTestClient(t, Options{})
+	ctx := context.Background()
+	sub, err := c.Subscribe(ctx, "resume")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 100
+	b := c.Batch()
+	for i := range n {
+		b.Publish("resume", []byte(strconv.Itoa(i)))
+	}
+	if err := b.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return sub.Stats().Received == n })
+	next := 0
+	for _, stop := range []int{1, 10, 45, n} { // stop after the message numbered stop-1
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		for m, err := range sub.Messages(cctx) {
+			if err != nil {
+				t.Fatalf("at %d: %v", next, err)
+			}
+			if string(m.Payload) != strconv.Itoa(next) {
+				t.Fatalf("got %q, want %d", m.Payload, next)
+			}
+			if next++; next == stop {
+				break
+			}
+		}
+		cancel()
+	}
+	if st := sub.Stats(); st.Dropped != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
