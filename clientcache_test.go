@@ -394,3 +394,76 @@ func TestCachedMaxStaleness(t *testing.T) {
 		t.Fatalf("read past MaxStaleness from a hung server: %q %v, want the deadline", v, err)
 	}
 }
+
+// Resharding a real cluster leaves no stale entry: keys whose slots moved,
+// read and cached before the move, are then rewritten on their new owner
+// (which never saw this client's reads), and reads through the cache see
+// the new values within a bound, not after the entries' minute-long TTL.
+func TestCachedAcrossAReshard(t *testing.T) {
+	c, cl := clusterClient(t, testkit.Redis, Options{ClientCache: ClientCache{MaxBytes: 4 << 20}})
+	ctx := context.Background()
+	w, err := New(Options{Addrs: cl.Addrs(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	keys := make([]string, 4000)
+	for i := range keys {
+		keys[i] = "rs:" + strconv.Itoa(i)
+	}
+	b := w.Batch()
+	for _, k := range keys {
+		b.Set(k, []byte("v1"))
+	}
+	if err := b.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Cached(time.Minute).MGet(ctx, keys...); err != nil {
+		t.Fatal(err)
+	}
+	topo, err := cl.Settle(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var primaries []*testkit.Server
+	for _, n := range topo.Nodes {
+		if n.Role == testkit.Primary {
+			primaries = append(primaries, n.Server)
+		}
+	}
+	rs, err := cl.Reshard(ctx, primaries[0], primaries[1], 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := map[int]bool{}
+	for _, s := range rs.Slots {
+		moved[s] = true
+	}
+	var movedKeys []string
+	for _, k := range keys {
+		if moved[int(keySlot(k))] {
+			movedKeys = append(movedKeys, k)
+		}
+	}
+	if len(movedKeys) == 0 {
+		t.Fatalf("none of %d keys is in the %d slots moved", len(keys), len(rs.Slots))
+	}
+	for _, k := range movedKeys {
+		if err := w.Set(ctx, k, []byte("v2")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, func() bool {
+		vs, err := c.Cached(time.Minute).MGet(ctx, movedKeys...)
+		if err != nil {
+			return false
+		}
+		for _, v := range vs {
+			if string(v) != "v2" {
+				return false
+			}
+		}
+		return true
+	})
+	t.Logf("%d cached keys in %d moved slots read their new values", len(movedKeys), len(rs.Slots))
+}
