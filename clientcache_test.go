@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -466,4 +467,47 @@ func TestCachedAcrossAReshard(t *testing.T) {
 		return true
 	})
 	t.Logf("%d cached keys in %d moved slots read their new values", len(movedKeys), len(rs.Slots))
+}
+
+// BenchmarkCachedGetHitCompressed measures what keeping entries compressed
+// costs per hit, against StoreExpanded, for 2 KiB JSON values with each
+// backend, and reports the bytes each entry takes (cache bytes per entry).
+func BenchmarkCachedGetHitCompressed(b *testing.B) {
+	value := []byte(strings.Repeat(`{"id":12345,"name":"Ada Lovelace","email":"ada@example.com","tags":["math","engines"]},`, 24))
+	for _, backend := range []codec.Backend{codec.LZ4, codec.Zstd} {
+		for _, expanded := range []bool{false, true} {
+			name := backend.String() + "/stored"
+			if expanded {
+				name = backend.String() + "/expanded"
+			}
+			b.Run(name, func(b *testing.B) {
+				srv := testkit.NewServer(b, testkit.Config{})
+				c, err := New(Options{Addr: srv.Addr, Logger: quiet, Compression: Compression{Backend: backend},
+					ClientCache: ClientCache{MaxBytes: 64 << 20, StoreExpanded: expanded}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer c.Close()
+				ctx := context.Background()
+				keys := make([]string, 256)
+				for i := range keys {
+					keys[i] = "key:" + strconv.Itoa(i)
+					c.Set(ctx, keys[i], value)
+					c.Cached(time.Hour).Get(ctx, keys[i])
+				}
+				view := c.Cached(time.Hour)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := range b.N {
+					if v, err := view.Get(ctx, keys[i&255]); err != nil || len(v) != len(value) {
+						b.Fatalf("%d bytes, %v", len(v), err)
+					}
+				}
+				b.StopTimer()
+				if st := c.Stats().Cache; st.Entries > 0 {
+					b.ReportMetric(float64(st.Bytes)/float64(st.Entries), "B/entry")
+				}
+			})
+		}
+	}
 }
