@@ -330,3 +330,50 @@ func TestNoRatioBeforeCompression(t *testing.T) {
 		}
 	}
 }
+
+// The client-side cache's metrics report Stats().Cache: hits and misses by
+// result, invalidations, entries and bytes.
+func TestCacheMetrics(t *testing.T) {
+	r := newRig(t, zipline.Options{ClientCache: zipline.ClientCache{MaxBytes: 1 << 20}})
+	if _, err := ziplineotel.RegisterMetrics(r.c, r.opts, ziplineotel.WithMeterProvider(r.mp)); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxTimeout(t)
+	if err := r.c.Set(ctx, "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	view := r.c.Cached(time.Minute)
+	for range 5 {
+		if v, err := view.Get(ctx, "k"); err != nil || string(v) != "v" {
+			t.Fatalf("cached Get: %q %v", v, err)
+		}
+	}
+	if _, err := view.Get(ctx, "missing"); !errors.Is(err, zipline.Nil) {
+		t.Fatalf("missing key: %v", err)
+	}
+	st := r.c.Stats().Cache
+	if st.Hits == 0 || st.Misses == 0 || st.Entries == 0 {
+		t.Fatalf("stats %+v: want hits, misses and entries", st)
+	}
+	rm := r.collect(t)
+	base := r.serverAttrs("redis")
+	g := func(name, unit, kind string, kv ...string) float64 {
+		t.Helper()
+		return value(t, observed(t, rm, name, unit, kind), name, base, kv...)
+	}
+	for _, c := range []struct {
+		name, unit, kind string
+		kv               []string
+		want             float64
+	}{
+		{"zipline.cache.requests", "{request}", "counter", []string{"zipline.cache.result", "hit"}, float64(st.Hits)},
+		{"zipline.cache.requests", "{request}", "counter", []string{"zipline.cache.result", "miss"}, float64(st.Misses)},
+		{"zipline.cache.invalidations", "{key}", "counter", nil, float64(st.Invalidations)},
+		{"zipline.cache.entries", "{entry}", "updown", nil, float64(st.Entries)},
+		{"zipline.cache.size", "By", "updown", nil, float64(st.Bytes)},
+	} {
+		if v := g(c.name, c.unit, c.kind, c.kv...); v != c.want {
+			t.Errorf("%s %v: %v, Stats %v", c.name, c.kv, v, c.want)
+		}
+	}
+}
