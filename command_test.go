@@ -133,3 +133,24 @@ func TestCommandsInterfaceIsComplete(t *testing.T) {
 		t.Fatalf("Commands has only %d methods", iface.NumMethod())
 	}
 }
+
+// Expiry.TTL gives back the duration each Expiry sets.
+func TestExpiryTTL(t *testing.T) {
+	for _, c := range []struct {
+		e    Expiry
+		want time.Duration
+	}{
+		{EX(2 * time.Second), 2 * time.Second},
+		{EX(1500 * time.Millisecond), 1500 * time.Millisecond},
+		{PX(250 * time.Millisecond), 250 * time.Millisecond},
+		{PX(time.Microsecond), time.Millisecond}, // rounded up, as sent
+		{KeepTTL(), 0},
+	} {
+		if got := c.e.TTL(); got != c.want {
+			t.Errorf("%+v.TTL() = %v, want %v", c.e, got, c.want)
+		}
+	}
+	if d := ExpireAt(time.Now().Add(time.Hour)).TTL(); d <= 59*time.Minute || d > time.Hour {
+		t.Errorf("ExpireAt(now+1h).TTL() = %v", d)
+	}
+}

@@ -25,6 +25,21 @@ func EX(d time.Duration) Expiry {
 // (EXPIRE) delete the key.
 func PX(d time.Duration) Expiry { return Expiry{"PX", millis(d)} }
 
+// TTL returns the time to live e sets (for ExpireAt, from now), or zero if
+// it sets none (KeepTTL): for stores that take a duration rather than an
+// Expiry, such as an adapter from Set's signature to a SetEX.
+func (e Expiry) TTL() time.Duration {
+	switch e.opt {
+	case "EX":
+		return time.Duration(e.n) * time.Second
+	case "PX":
+		return time.Duration(e.n) * time.Millisecond
+	case "PXAT":
+		return time.Until(time.UnixMilli(e.n))
+	}
+	return 0
+}
+
 // millis converts d to whole milliseconds, rounding a positive d under one
 // millisecond up to 1.
 func millis(d time.Duration) int64 {

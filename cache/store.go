@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/layout"
 )
 
 // Store is where a Cache keeps its values. *zipline.Client satisfies it, and
@@ -38,3 +39,27 @@ func (JSON) Marshal(v any) ([]byte, error) { return json.Marshal(v) }
 
 // Unmarshal is json.Unmarshal.
 func (JSON) Unmarshal(data []byte, v any) error { return json.Unmarshal(data, v) }
+
+// Layout adapts a layout.Store to Store, so that cached values get the
+// namespace's key zipping, buckets and codec: Set with an expiry becomes
+// the Store's SetEX (on a bucketed namespace that needs hash field expiry,
+// Redis 7.4+ or Valkey 9+, or the namespace's BucketTTL: see
+// layout.Store.SetEX). Locks still go through the Client given to New.
+func Layout(s *layout.Store) Store { return layoutStore{s} }
+
+type layoutStore struct{ s *layout.Store }
+
+func (l layoutStore) Get(ctx context.Context, key string) ([]byte, error) { return l.s.Get(ctx, key) }
+
+func (l layoutStore) Set(ctx context.Context, key string, val []byte, exp ...zipline.Expiry) error {
+	for _, e := range exp {
+		if d := e.TTL(); d > 0 {
+			return l.s.SetEX(ctx, key, val, d)
+		}
+	}
+	return l.s.Set(ctx, key, val)
+}
+
+func (l layoutStore) Del(ctx context.Context, keys ...string) (int64, error) {
+	return l.s.Del(ctx, keys...)
+}
