@@ -18,7 +18,9 @@ import (
 type ClientCache struct {
 	// MaxBytes bounds the whole cache, every connection's entries
 	// together: past it, the least recently used entries go. Zero turns
-	// the cache off.
+	// the cache off. The cache is split into 64 shards of MaxBytes/64
+	// each, so that hits on many cores do not share a lock; a value
+	// larger than a shard's share is read from the server every time.
 	MaxBytes int64
 	// MaxStaleness bounds how long an entry is served without proof that
 	// its tracking connection is alive (a reply read on it): past it, reads
