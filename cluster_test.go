@@ -512,12 +512,23 @@ func TestClusterReadFromModes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			// WAIT on each primary: the replicas hold every key before the
-			// reads, so a read from a replica never finds Nil.
+			// WAIT on each primary until its replica has acknowledged every
+			// write (a replica still in its first sync acknowledges none), so
+			// a read from a replica never finds Nil.
 			for _, n := range topo.Nodes {
-				if n.Role == testkit.Primary {
-					if _, err := n.Server.Do(ctx, "WAIT", "1", "2000"); err != nil {
+				if n.Role != testkit.Primary {
+					continue
+				}
+				for deadline := time.Now().Add(10 * time.Second); ; {
+					v, err := n.Server.Do(ctx, "WAIT", "1", "500")
+					if err != nil {
 						t.Fatal(err)
+					}
+					if v.Int() >= 1 {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("the replica of %s acknowledged nothing within 10s", n.Addr)
 					}
 				}
 			}
