@@ -232,22 +232,34 @@ func TestHotPathAllocations(t *testing.T) {
 		t.Skip("the race detector allocates")
 	}
 	c, _ := newTestClient(t, Options{})
+	checkHotPathAllocations(t, c, allocCase{"SET EX", 0, func(ctx context.Context, val []byte) {
+		c.Set(ctx, "k", val, EX(time.Minute))
+	}})
+}
+
+// allocCase is one call and the most allocations it may make.
+type allocCase struct {
+	name string
+	max  float64
+	fn   func(ctx context.Context, val []byte)
+}
+
+// checkHotPathAllocations checks that on c SET and INCR allocate nothing
+// and GET only its value, and so the more cases.
+func checkHotPathAllocations(t *testing.T, c *Client, more ...allocCase) {
+	t.Helper()
 	ctx := context.Background()
 	val := []byte(strings.Repeat("v", 64))
 	if err := c.Set(ctx, "k", val); err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct {
-		name string
-		max  float64
-		fn   func()
-	}{
-		{"SET", 0, func() { c.Set(ctx, "k", val) }},
-		{"GET", 1, func() { c.Get(ctx, "k") }},
-		{"INCR", 0, func() { c.Incr(ctx, "n") }},
-		{"SET EX", 0, func() { c.Set(ctx, "k", val, EX(time.Minute)) }},
-	} {
-		if n := testing.AllocsPerRun(200, tc.fn); n > tc.max {
+	cases := append([]allocCase{
+		{"SET", 0, func(ctx context.Context, val []byte) { c.Set(ctx, "k", val) }},
+		{"GET", 1, func(ctx context.Context, _ []byte) { c.Get(ctx, "k") }},
+		{"INCR", 0, func(ctx context.Context, _ []byte) { c.Incr(ctx, "n") }},
+	}, more...)
+	for _, tc := range cases {
+		if n := testing.AllocsPerRun(200, func() { tc.fn(ctx, val) }); n > tc.max {
 			t.Errorf("%s: %v allocations per call, want <= %v", tc.name, n, tc.max)
 		}
 	}

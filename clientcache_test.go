@@ -266,18 +266,7 @@ func TestCachedOnCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, func() bool {
-		vs, err := c.Cached(time.Minute).MGet(ctx, keys...)
-		if err != nil {
-			return false
-		}
-		for _, v := range vs {
-			if string(v) != "v2" {
-				return false
-			}
-		}
-		return true
-	})
+	waitForCached(t, c, keys, "v2")
 	if st := c.Stats().Cache; st.Invalidations < uint64(len(keys)) {
 		t.Fatalf("invalidations from every node: %+v", st)
 	}
@@ -401,27 +390,8 @@ func TestCachedMaxStaleness(t *testing.T) {
 // (which never saw this client's reads), and reads through the cache see
 // the new values within a bound, not after the entries' minute-long TTL.
 func TestCachedAcrossAReshard(t *testing.T) {
-	c, cl := clusterClient(t, testkit.Redis, Options{ClientCache: ClientCache{MaxBytes: 4 << 20}})
+	c, w, cl, keys := cachedOnCluster(t, "rs:", 4000)
 	ctx := context.Background()
-	w, err := New(Options{Addrs: cl.Addrs(), Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	keys := make([]string, 4000)
-	for i := range keys {
-		keys[i] = "rs:" + strconv.Itoa(i)
-	}
-	b := w.Batch()
-	for _, k := range keys {
-		b.Set(k, []byte("v1"))
-	}
-	if err := b.Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Cached(time.Minute).MGet(ctx, keys...); err != nil {
-		t.Fatal(err)
-	}
 	topo, err := cl.Settle(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -454,18 +424,7 @@ func TestCachedAcrossAReshard(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, func() bool {
-		vs, err := c.Cached(time.Minute).MGet(ctx, movedKeys...)
-		if err != nil {
-			return false
-		}
-		for _, v := range vs {
-			if string(v) != "v2" {
-				return false
-			}
-		}
-		return true
-	})
+	waitForCached(t, c, movedKeys, "v2")
 	t.Logf("%d cached keys in %d moved slots read their new values", len(movedKeys), len(rs.Slots))
 }
 
@@ -517,27 +476,8 @@ func BenchmarkCachedGetHitCompressed(b *testing.B) {
 // saw this client's reads), and reads through the cache see the new values
 // within a bound, not after the entries' minute-long TTL.
 func TestCachedAcrossAFailover(t *testing.T) {
-	c, cl := clusterClient(t, testkit.Redis, Options{ClientCache: ClientCache{MaxBytes: 4 << 20}})
+	c, w, cl, keys := cachedOnCluster(t, "fo:", 300)
 	ctx := context.Background()
-	w, err := New(Options{Addrs: cl.Addrs(), Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Close()
-	keys := make([]string, 300)
-	for i := range keys {
-		keys[i] = "fo:" + strconv.Itoa(i)
-	}
-	b := w.Batch()
-	for _, k := range keys {
-		b.Set(k, []byte("v1"))
-	}
-	if err := b.Exec(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Cached(time.Minute).MGet(ctx, keys...); err != nil {
-		t.Fatal(err)
-	}
 	victim, err := cl.KeyOwner(ctx, keys[0])
 	if err != nil {
 		t.Fatal(err)
@@ -558,13 +498,49 @@ func TestCachedAcrossAFailover(t *testing.T) {
 			t.Fatalf("Set %s after the failover: %v", k, err)
 		}
 	}
+	waitForCached(t, c, keys, "v2")
+}
+
+// cachedOnCluster starts a cluster with a caching Client c and a writer w,
+// writes n keys named prefix+i with "v1" through w, and reads them once
+// through c's cache, so that each is cached.
+func cachedOnCluster(t *testing.T, prefix string, n int) (c, w *Client, cl *testkit.Cluster, keys []string) {
+	t.Helper()
+	c, cl = clusterClient(t, testkit.Redis, Options{ClientCache: ClientCache{MaxBytes: 4 << 20}})
+	ctx := context.Background()
+	w, err := New(Options{Addrs: cl.Addrs(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	keys = make([]string, n)
+	for i := range keys {
+		keys[i] = prefix + strconv.Itoa(i)
+	}
+	b := w.Batch()
+	for _, k := range keys {
+		b.Set(k, []byte("v1"))
+	}
+	if err := b.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Cached(time.Minute).MGet(ctx, keys...); err != nil {
+		t.Fatal(err)
+	}
+	return c, w, cl, keys
+}
+
+// waitForCached waits, within waitFor's bound, until reads of keys through
+// c's cache all return want.
+func waitForCached(t *testing.T, c *Client, keys []string, want string) {
+	t.Helper()
 	waitFor(t, func() bool {
-		vs, err := c.Cached(time.Minute).MGet(ctx, keys...)
+		vs, err := c.Cached(time.Minute).MGet(context.Background(), keys...)
 		if err != nil {
 			return false
 		}
 		for _, v := range vs {
-			if string(v) != "v2" {
+			if string(v) != want {
 				return false
 			}
 		}

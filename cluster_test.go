@@ -462,24 +462,7 @@ func TestClusterHotPathAllocations(t *testing.T) {
 		t.Skip("the race detector allocates")
 	}
 	c, _ := clusterClient(t, testkit.Redis, Options{})
-	ctx := context.Background()
-	val := []byte(strings.Repeat("v", 64))
-	if err := c.Set(ctx, "k", val); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		name string
-		max  float64
-		fn   func()
-	}{
-		{"SET", 0, func() { c.Set(ctx, "k", val) }},
-		{"GET", 1, func() { c.Get(ctx, "k") }},
-		{"INCR", 0, func() { c.Incr(ctx, "n") }},
-	} {
-		if n := testing.AllocsPerRun(200, tc.fn); n > tc.max {
-			t.Errorf("%s: %v allocations per call, want <= %v", tc.name, n, tc.max)
-		}
-	}
+	checkHotPathAllocations(t, c)
 }
 
 // Every ReadFrom mode serves reads from where it says: ReadPrimary only

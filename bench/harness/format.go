@@ -109,3 +109,11 @@ func (m *Measurement) RawCells() []string {
 	return []string{Kops(m.OpsPerSec()), Us(Micros(m.P50)) + "/" + Us(Micros(m.P99)), Num(m.AllocsPerOp),
 		srv, Num(m.ClientCPU), Percent(m.OtherCPU), fmt.Sprint(m.Errors)}
 }
+
+// AgainTag marks the log line of a re-measured attempt (see MeasureQuietly).
+func AgainTag(again bool) string {
+	if again {
+		return " again"
+	}
+	return ""
+}

@@ -79,7 +79,11 @@ func (q *QuietGate) Wait() {
 // more than MaxOther during it, and the budget still has room for a cell
 // of cellTime.
 func (q *QuietGate) Noisy(m *Measurement, cellTime time.Duration) bool {
-	return q.Enabled() && m.Failed == "" && m.OtherCPU > q.MaxOther && q.Budget >= cellTime
+	return q.noisy(m.OtherCPU, m.Failed != "", cellTime)
+}
+
+func (q *QuietGate) noisy(other float64, failed bool, cellTime time.Duration) bool {
+	return q.Enabled() && !failed && other > q.MaxOther && q.Budget >= cellTime
 }
 
 // Measure waits for a quiet moment and measures once with measure; if the
@@ -88,19 +92,30 @@ func (q *QuietGate) Noisy(m *Measurement, cellTime time.Duration) bool {
 // cellTime is what an attempt costs.
 func (q *QuietGate) Measure(cellTime time.Duration, measure func() Measurement, log func(m *Measurement, again bool)) (
 	m Measurement, again bool) {
+	return MeasureQuietly(q, cellTime, measure,
+		func(m Measurement) (float64, bool) { return m.OtherCPU, m.Failed != "" },
+		func(m Measurement, again bool) { log(&m, again) })
+}
+
+// MeasureQuietly is QuietGate.Measure for a benchmark with a measurement
+// type of its own: judge reports, for an attempt, the CPU other processes
+// used during it (in % of one CPU) and whether it failed.
+func MeasureQuietly[T any](q *QuietGate, cellTime time.Duration, measure func() T,
+	judge func(T) (other float64, failed bool), log func(m T, again bool)) (m T, again bool) {
 	q.Wait()
 	m = measure()
-	log(&m, false)
-	if !q.Noisy(&m, cellTime) {
+	log(m, false)
+	first, failed := judge(m)
+	if !q.noisy(first, failed, cellTime) {
 		return m, false
 	}
 	start := time.Now()
 	q.Wait()
 	second := measure()
-	log(&second, true)
+	log(second, true)
 	q.Spend(time.Since(start))
 	q.Remeasured++
-	if second.Failed == "" && second.OtherCPU < m.OtherCPU {
+	if other, failed := judge(second); !failed && other < first {
 		m = second
 	}
 	return m, true

@@ -103,12 +103,11 @@ func (r *pushRouter) dispatch(kind string, v resp.Value) {
 		r.unrouted.Add(1)
 		return
 	}
-	q.arrived.Add(1)
 	if q.h.Inline {
-		q.h.Handle(v)
-		q.handled.Add(1)
+		q.h.Handle(v) // handled before anything else is read: no backlog to count
 		return
 	}
+	q.arrived.Add(1)
 	select {
 	case q.ch <- v:
 	default:

@@ -177,21 +177,11 @@ func run() error {
 				}
 				c := o.clients[(i+r-1)%len(o.clients)] // rotate the order every round
 				done++
-				measure := func() result { return runCell(s.Addr, s.PID(), o, c, conc, r) }
-				quiet.Wait()
-				res := measure()
-				fmt.Fprintf(os.Stderr, "[round %d %d/%d] c=%-3d %-8s %s\n", r, done, cells, conc, c.name, res.line())
-				if quiet.Noisy(&harness.Measurement{OtherCPU: res.other}, cellTime) {
-					start := time.Now()
-					quiet.Wait()
-					again := measure()
-					fmt.Fprintf(os.Stderr, "[round %d %d/%d again] c=%-3d %-8s %s\n", r, done, cells, conc, c.name, again.line())
-					quiet.Spend(time.Since(start))
-					quiet.Remeasured++
-					if again.failed == "" && again.other < res.other {
-						res = again
-					}
-				}
+				res, _ := harness.MeasureQuietly(quiet, cellTime,
+					func() result { return runCell(s.Addr, s.PID(), o, c, conc, r) }, result.judge,
+					func(m result, again bool) {
+						fmt.Fprintf(os.Stderr, "[round %d %d/%d%s] c=%-3d %-8s %s\n", r, done, cells, harness.AgainTag(again), conc, c.name, m.line())
+					})
 				rep.results = append(rep.results, res)
 			}
 		}
@@ -323,3 +313,7 @@ func runCell(addr string, serverPID int, o *options, c *client, conc, round int)
 	}
 	return res
 }
+
+// judge says how noisy an attempt was and whether it failed, for
+// harness.MeasureQuietly.
+func (r result) judge() (other float64, failed bool) { return r.other, r.failed != "" }

@@ -233,21 +233,10 @@ func run() error {
 			}
 			v := o.variants[(i+r-1)%len(o.variants)] // rotate the order every round
 			done++
-			measure := func() result { return runCell(s, o, v, r) }
-			quiet.Wait()
-			res := measure()
-			fmt.Fprintf(os.Stderr, "[round %d %d/%d] %-16s %s\n", r, done, cells, v, res.line())
-			if quiet.Noisy(&harness.Measurement{OtherCPU: res.other}, cellTime) {
-				start := time.Now()
-				quiet.Wait()
-				again := measure()
-				fmt.Fprintf(os.Stderr, "[round %d %d/%d again] %-16s %s\n", r, done, cells, v, again.line())
-				quiet.Spend(time.Since(start))
-				quiet.Remeasured++
-				if again.failed == "" && again.other < res.other {
-					res = again
-				}
-			}
+			res, _ := harness.MeasureQuietly(quiet, cellTime, func() result { return runCell(s, o, v, r) }, result.judge,
+				func(m result, again bool) {
+					fmt.Fprintf(os.Stderr, "[round %d %d/%d%s] %-16s %s\n", r, done, cells, harness.AgainTag(again), v, m.line())
+				})
 			rep.results = append(rep.results, res)
 		}
 		rep.waited, rep.remeasured = quiet.Waited, quiet.Remeasured
@@ -480,3 +469,7 @@ func publishOn(addr string, one, batch []byte, quota int) error {
 	}
 	return <-readErr
 }
+
+// judge says how noisy an attempt was and whether it failed, for
+// harness.MeasureQuietly.
+func (r result) judge() (other float64, failed bool) { return r.other, r.failed != "" }
