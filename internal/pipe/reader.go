@@ -251,18 +251,37 @@ func (l *replyLoop) handle(v *resp.Value) (*Call, error) {
 	l.answered++
 	l.uncharged += cur.charged
 	cur.charged = 0
+	unasked := false
 	if l.c.rd.Buffered() == 0 {
 		// The last reply read so far: settle before waking its caller,
 		// whose next request must find the connection as idle as it is.
 		l.settle()
+	} else {
+		// More is buffered. If it is a reply and no request is waiting,
+		// the server answered something nobody asked: found before the
+		// caller is woken, so its next request cannot be handed that reply.
+		unasked = !l.p.opts.RESP2Subscriber && l.c.rd.ReplyBuffered() && !l.waiting()
 	}
 	last := cur.closeMarker
 	cur.complete(nil)
 	l.cur = nil
+	if unasked {
+		return cur, fmt.Errorf("%w: a reply arrived with no request waiting", resp.ErrProtocol)
+	}
 	if last {
 		return cur, errClosing
 	}
 	return cur, nil
+}
+
+// waiting reports whether a call is waiting for replies, taking the calls
+// written since the last take if those taken are all answered.
+func (l *replyLoop) waiting() bool {
+	if l.next == len(l.local) {
+		clear(l.local)
+		l.local, l.next = l.fl.take(l.local), 0
+	}
+	return l.next < len(l.local)
 }
 
 // head returns the oldest call still waiting for replies, or nil.
@@ -270,12 +289,8 @@ func (l *replyLoop) head() *Call {
 	if l.cur != nil {
 		return l.cur
 	}
-	if l.next == len(l.local) {
-		clear(l.local)
-		l.local, l.next = l.fl.take(l.local), 0
-		if len(l.local) == 0 {
-			return nil
-		}
+	if !l.waiting() {
+		return nil
 	}
 	l.cur = l.local[l.next]
 	l.next++

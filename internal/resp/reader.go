@@ -116,6 +116,17 @@ func (r *Reader) Reset(rd io.Reader) {
 // it to tell a burst of replies, all already read, from a single one.
 func (r *Reader) Buffered() int { return r.w - r.r }
 
+// ReplyBuffered reports whether the first byte of a next value is buffered
+// and starts neither a RESP3 push nor an attribute: whatever follows is the
+// reply to some request, not out-of-band data. It consumes nothing.
+func (r *Reader) ReplyBuffered() bool {
+	if r.r == r.w {
+		return false
+	}
+	t := Type(r.buf[r.r])
+	return t != Push && t != attribute
+}
+
 // ReadValue parses the next complete reply into v. Attributes (RESP3 "|")
 // are read and dropped. Any error other than a server error reply (which is
 // a Value, not an error) means the stream can no longer be trusted.

@@ -298,3 +298,24 @@ func totalAlloc() uint64 {
 	runtime.ReadMemStats(&ms)
 	return ms.TotalAlloc
 }
+
+func TestReplyBufferedTellsRepliesFromPushes(t *testing.T) {
+	for in, want := range map[string][]bool{
+		"+OK\r\n+EXTRA\r\n":                   {true, false},
+		"+OK\r\n>2\r\n+a\r\n+b\r\n":           {false, false},
+		"+OK\r\n|1\r\n+k\r\n+v\r\n+after\r\n": {false, false},
+		"+OK\r\n":                             {false},
+		"$3\r\nabc\r\n:1\r\n":                 {true, false},
+	} {
+		r := NewReader(strings.NewReader(in), 0, Limits{})
+		for i, w := range want {
+			var v Value
+			if err := r.ReadValue(&v); err != nil {
+				t.Fatalf("%q: %v", in, err)
+			}
+			if got := r.ReplyBuffered(); got != w {
+				t.Errorf("%q after value %d: ReplyBuffered %v, want %v", in, i+1, got, w)
+			}
+		}
+	}
+}
