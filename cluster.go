@@ -557,8 +557,6 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 					waitTopology = true
 					continue
 				}
-			} else if r.node != "" {
-				nd, _ = c.node(ctx, r.node)
 			} else {
 				ci := r.cmds[i]
 				ci.readOnly = ci.readOnly && !f.primary[i]
@@ -826,15 +824,11 @@ func (c *cluster) sendTx(ctx context.Context, r *request) error {
 			case err == nil:
 				moved := false
 				for _, v := range sub.replies {
-					if v.IsError() {
-						prefix, _, _ := strings.Cut(unsafeString(v.Bytes()), " ")
-						switch prefix {
-						case "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "LOADING":
-							moved = true
-							if prefix == "MOVED" {
-								f := flight{ask: make([]string, 1)}
-								c.redirected(ctx, &f, 0, v)
-							}
+					if v.IsError() && isRefusal(v) {
+						moved = true
+						if strings.HasPrefix(unsafeString(v.Bytes()), "MOVED ") {
+							f := flight{ask: make([]string, 1)}
+							c.redirected(ctx, &f, 0, v)
 						}
 					}
 				}
@@ -862,6 +856,76 @@ func (c *cluster) sendTx(ctx context.Context, r *request) error {
 		}
 		backoff = min(2*backoff, retryBackoffMax)
 	}
+}
+
+// watch runs Watch on the owner of the keys' one slot, as a unit, like
+// sendTx: the slot may move, or start moving, while fn runs. The server
+// then refuses what fn sends there (MOVED, ASK, TRYAGAIN...), and a
+// transaction queued with such a refusal aborts: nothing of it ran. So when
+// fn fails after a refusal, the map is patched and fn runs again on the new
+// owner, bounded by ctx and maxRedirects. As with ErrTxFailed, fn's reads
+// are repeated; its writes belong in the transaction.
+func (c *cluster) watch(ctx context.Context, cl *Client, fn func(*Client) error, keys []string) error {
+	slot := argsSlot(keyArgs(keys))
+	if slot == crossSlot {
+		return &CrossSlotError{Command: "WATCH", Slots: keySlots(keyArgs(keys))}
+	}
+	backoff := retryBackoffMin
+	for round := 0; ; round++ {
+		l, err := c.leaseFor(ctx, slot)
+		if err != nil {
+			return err
+		}
+		w := &watchLease{leased: l}
+		wc := cl.with(w)
+		err = watchOn(ctx, wc, fn, keys)
+		wc.Close()
+		if err == nil || !w.refused.IsError() || ctx.Err() != nil {
+			return err
+		}
+		if round == maxRedirects {
+			return fmt.Errorf("zipline: too many cluster redirects and retries for a Watch: %w", err)
+		}
+		f := flight{ask: make([]string, 1)}
+		c.redirected(ctx, &f, 0, w.refused) // a MOVED patches the slot; an ASK waits for the move to end
+		if err := c.wait(ctx, backoff, false); err != nil {
+			return notSentErr(err)
+		}
+		backoff = min(2*backoff, retryBackoffMax)
+	}
+}
+
+// watchLease is Watch's connection on a cluster: it notes the first reply
+// by which the server refused a command because of where its slot is, or
+// is going (see cluster.watch).
+type watchLease struct {
+	leased
+	refused resp.Value
+}
+
+func (w *watchLease) send(ctx context.Context, r *request) error {
+	err := w.leased.send(ctx, r)
+	if err != nil || w.refused.IsError() {
+		return err
+	}
+	for _, v := range r.replies {
+		if v.IsError() && isRefusal(v) {
+			w.refused = v
+			break
+		}
+	}
+	return nil
+}
+
+// isRefusal reports whether an error reply says the command did not run
+// because of where its slot is, or is going.
+func isRefusal(v resp.Value) bool {
+	prefix, _, _ := strings.Cut(unsafeString(v.Bytes()), " ")
+	switch prefix {
+	case "MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN", "MASTERDOWN", "LOADING":
+		return true
+	}
+	return false
 }
 
 // lease lends a dedicated connection for Dedicated. Which node it goes to

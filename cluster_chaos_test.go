@@ -252,7 +252,7 @@ func TestClusterManualFailoverUnderLoad(t *testing.T) {
 }
 
 // Resharding 1,000 slots with redis-cli under a load that mixes GET/SET,
-// MGET/MSET across slots, Batches and hash-tagged transactions: no call
+// MGET/MSET across slots, Batches, hash-tagged transactions and Watch: no call
 // fails (MOVED, ASK and TRYAGAIN are followed or waited out).
 func TestClusterReshardUnderLoad(t *testing.T) {
 	c, cl := clusterClient(t, testkit.Redis, Options{})
@@ -283,7 +283,7 @@ func TestClusterReshardUnderLoad(t *testing.T) {
 					keys[j] = "mix:" + strconv.Itoa(g) + ":" + strconv.Itoa(rng.IntN(500))
 					pairs[j] = KeyValue{keys[j], []byte(strconv.Itoa(i))}
 				}
-				switch i % 4 {
+				switch i % 5 {
 				case 0:
 					if err := c.MSet(ctx, pairs...); err != nil {
 						fail("MSET", err)
@@ -307,6 +307,21 @@ func TestClusterReshardUnderLoad(t *testing.T) {
 					tx.IncrBy(tag+":b", -1)
 					if err := tx.Exec(ctx); err != nil {
 						fail("Tx", err)
+					}
+				case 4:
+					key := "{w:" + strconv.Itoa(g) + ":" + strconv.Itoa(rng.IntN(50)) + "}:n" // this goroutine's own
+					err := c.Watch(ctx, func(w *Client) error {
+						n, err := w.Get(ctx, key)
+						if err != nil && !errors.Is(err, Nil) {
+							return err
+						}
+						v, _ := strconv.Atoi(string(n))
+						tx := w.Tx()
+						tx.Set(key, []byte(strconv.Itoa(v+1)))
+						return tx.Exec(ctx)
+					}, key)
+					if err != nil {
+						fail("Watch", err)
 					}
 				}
 				cancel()
@@ -334,7 +349,7 @@ func TestClusterReshardUnderLoad(t *testing.T) {
 		t.Errorf("mixed load failed during resharding: %v", *e)
 	}
 	l.verify(t, nil)
-	t.Logf("resharded %d slots in %v; %d GET/SET and %d MGET/MSET/Batch/Tx calls ok", len(res.Slots), res.Took, l.ok.Load(), mixedOK.Load())
+	t.Logf("resharded %d slots in %v; %d GET/SET and %d MGET/MSET/Batch/Tx/Watch calls ok", len(res.Slots), res.Took, l.ok.Load(), mixedOK.Load())
 }
 
 // 100 topology changes (manual failovers back and forth, and a node killed
@@ -470,4 +485,59 @@ func TestClusterRefreshStorm(t *testing.T) {
 		t.Fatal("no call met the downed shard")
 	}
 	t.Logf("%d calls, %d failed while the shard was down (%d nodes down)", calls.Load(), clusterDown.Load(), len(down.Nodes))
+}
+
+// Watch follows its slot as a unit: the watched key's shard fails over
+// while fn runs, so the transaction fn queues on the old primary (now a
+// replica) is refused and aborts. fn runs again on the new primary, and
+// the increment lands exactly once.
+func TestClusterWatchFollowsAFailover(t *testing.T) {
+	c, cl := clusterClient(t, testkit.Redis, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const key = "{watched}:n"
+	if err := c.Set(ctx, key, []byte("10")); err != nil {
+		t.Fatal(err)
+	}
+	topo, err := cl.Settle(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, ok := topo.Owner(testkit.KeySlot(key))
+	if !ok {
+		t.Fatal("no owner for the watched key's slot")
+	}
+	replica := topo.Replicas(owner.ID)[0]
+	runs := 0
+	var firstErr error
+	err = c.Watch(ctx, func(w *Client) error {
+		runs++
+		n, err := w.Get(ctx, key)
+		if err != nil {
+			return err
+		}
+		v, _ := strconv.Atoi(string(n))
+		if runs == 1 {
+			if _, err := cl.Failover(ctx, replica.Server); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tx := w.Tx()
+		tx.Set(key, []byte(strconv.Itoa(v+1)))
+		err = tx.Exec(ctx)
+		if runs == 1 {
+			firstErr = err
+		}
+		return err
+	}, key)
+	if err != nil {
+		t.Fatalf("Watch across a failover: %v (fn ran %d times; first run: %v)", err, runs, firstErr)
+	}
+	if runs != 2 || firstErr == nil {
+		t.Fatalf("fn ran %d times, the first ending with %v: want a refused first run and one more", runs, firstErr)
+	}
+	if v, err := c.Get(ctx, key); err != nil || string(v) != "11" {
+		t.Fatalf("after Watch: %q %v, want 11", v, err)
+	}
+	t.Logf("first run: %v", firstErr)
 }

@@ -235,31 +235,34 @@ func (c *Client) Dedicated(ctx context.Context) (*Client, error) {
 //
 // Watch returns fn's error. The keys are unwatched when fn returns, whether
 // or not it ran a transaction.
+//
+// On a cluster the keys must share one slot, and Watch runs on its owner.
+// If the slot moves or starts moving while fn runs (a failover, a
+// resharding), the server refuses fn's commands there and its transaction
+// aborts without running; Watch then runs fn again on the new owner, within
+// ctx. So fn may run more than once, as when it retries ErrTxFailed: keep
+// its writes inside the transaction.
 func (c *Client) Watch(ctx context.Context, fn func(cl *Client) error, keys ...string) error {
 	if len(keys) == 0 {
 		return errors.New("zipline: Watch needs at least one key")
 	}
-	cl := c
-	if _, ok := c.carrier.(leased); !ok {
-		var k carrier
-		var err error
-		if sl, ok := c.carrier.(interface {
-			leaseFor(context.Context, int32) (*lease, error)
-		}); ok { // a cluster: the node that owns the keys' slot
-			slot := argsSlot(keyArgs(keys))
-			if slot == crossSlot {
-				return &CrossSlotError{Command: "WATCH", Slots: keySlots(keyArgs(keys))}
-			}
-			k, err = sl.leaseFor(ctx, slot)
-		} else {
-			k, err = c.carrier.lease(ctx)
-		}
-		if err != nil {
-			return err
-		}
-		cl = c.with(k)
-		defer cl.Close()
+	switch k := c.carrier.(type) {
+	case leased:
+		return watchOn(ctx, c, fn, keys)
+	case *cluster:
+		return k.watch(ctx, c, fn, keys)
 	}
+	k, err := c.carrier.lease(ctx)
+	if err != nil {
+		return err
+	}
+	cl := c.with(k)
+	defer cl.Close()
+	return watchOn(ctx, cl, fn, keys)
+}
+
+// watchOn is Watch on a Client already bound to one connection.
+func watchOn(ctx context.Context, cl *Client, fn func(cl *Client) error, keys []string) error {
 	if _, err := run(ctx, cl, cmd(decOK, "WATCH", keyArgs(keys)...)); err != nil {
 		return err
 	}

@@ -30,9 +30,6 @@ type request struct {
 	// one by one), the error of each, nil for those that have a reply.
 	replies []resp.Value
 	errs    []error
-	// node, when set, pins every command to one node of a cluster (SCAN
-	// walks each primary).
-	node string
 	// splits, on a cluster, are the commands add cut into one per slot
 	// (MGET, DEL...): their replies are merged back into one (see merge).
 	splits []split
@@ -69,7 +66,7 @@ func (r *request) release() {
 	}
 	r.cmds = r.cmds[:0]
 	r.tx, r.blocking = false, false
-	r.replies, r.errs, r.node, r.splits = nil, nil, "", nil
+	r.replies, r.errs, r.splits = nil, nil, nil
 	r.one.replies[0], r.one.errs[0] = resp.Value{}, nil
 	r.s.requests.Put(r)
 }
