@@ -518,7 +518,8 @@ type flight struct {
 // heap.
 func newFlight(replies []resp.Value, errs []error) flight {
 	n := len(replies)
-	return flight{replies: replies, errs: errs, done: make([]bool, n), ask: make([]string, n), primary: make([]bool, n)}
+	flags := make([]bool, 2*n)
+	return flight{replies: replies, errs: errs, done: flags[:n:n], ask: make([]string, n), primary: flags[n:]}
 }
 
 // sendEach sends every command of r to its slot's owner, one pipeline per
@@ -531,18 +532,20 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 	var ask [1]string
 	var idx [1]int
 	replies, errs := r.one.replies[:], r.one.errs[:]
+	allIdx := idx[:]
 	if n == 1 {
 		f = flight{replies: replies, errs: errs, done: done[:], ask: ask[:], primary: primary[:]}
 	} else {
 		replies, errs = make([]resp.Value, n), make([]error, n)
 		f = newFlight(replies, errs)
+		allIdx = make([]int, n)
 	}
 	backoff := retryBackoffMin
 	for round := 0; ; round++ {
 		// Commands for one node, the common case, go straight to it;
 		// those for several go to each in parallel.
 		var only *node
-		onlyIdx := idx[:0]
+		onlyIdx := allIdx[:0]
 		var groups map[*node][]int
 		waitTopology := false
 		for i := range n {
@@ -571,7 +574,7 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 				only = nd
 				onlyIdx = append(onlyIdx, i)
 			default:
-				groups = map[*node][]int{only: slices.Clone(onlyIdx), nd: {i}}
+				groups = map[*node][]int{only: slices.Clone(onlyIdx), nd: append(make([]int, 0, n-i), i)}
 			}
 		}
 		var retry int
@@ -613,12 +616,12 @@ func (c *cluster) sendGroups(ctx context.Context, r *request, f *flight, groups 
 		idx []int
 		f   flight
 	}
+	// One flight for all the parts: each writes only its own commands.
+	g := newFlight(make([]resp.Value, n), make([]error, n))
+	copy(g.ask, f.ask)
+	copy(g.primary, f.primary)
 	parts := make([]part, 0, len(groups))
 	for nd, idx := range groups {
-		g := newFlight(make([]resp.Value, n), make([]error, n))
-		for _, i := range idx {
-			g.ask[i], g.primary[i] = f.ask[i], f.primary[i]
-		}
 		parts = append(parts, part{nd, idx, g})
 	}
 	var wg sync.WaitGroup

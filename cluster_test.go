@@ -15,7 +15,7 @@ import (
 
 // clusterClient starts a 3×1 cluster of kind and a Client on it, seeded
 // with one node's address (the rest is discovered).
-func clusterClient(t *testing.T, kind testkit.Kind, opts Options) (*Client, *testkit.Cluster) {
+func clusterClient(t testing.TB, kind testkit.Kind, opts Options) (*Client, *testkit.Cluster) {
 	t.Helper()
 	cl := testkit.NewCluster(t, testkit.ClusterConfig{Kind: kind})
 	opts.Addrs = cl.Addrs()[:1]
@@ -463,6 +463,35 @@ func TestClusterHotPathAllocations(t *testing.T) {
 	}
 	c, _ := clusterClient(t, testkit.Redis, Options{})
 	checkHotPathAllocations(t, c)
+}
+
+// MGET and MSET of 100 keys, which live in as many slots and so go out as
+// one command per slot, to every primary.
+func BenchmarkClusterMultiKey(b *testing.B) {
+	c, _ := clusterClient(b, testkit.Redis, Options{})
+	ctx := context.Background()
+	keys := make([]string, 100)
+	pairs := make([]KeyValue, len(keys))
+	for i := range keys {
+		keys[i] = "mk:" + strconv.Itoa(i)
+		pairs[i] = KeyValue{keys[i], []byte("value")}
+	}
+	b.Run("MSET100", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := c.MSet(ctx, pairs...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("MGET100", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := c.MGet(ctx, keys...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // Every ReadFrom mode serves reads from where it says: ReadPrimary only

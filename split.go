@@ -1,6 +1,8 @@
 package zipline
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 
 	"github.com/ziplinekv/zipline/internal/resp"
@@ -46,31 +48,35 @@ func (c *Client) addSplit(r *request, name string, args []arg, expect resp.TypeS
 		// command (see TestHotPathAllocations).
 		return &CrossSlotError{Command: strings.Clone(name), Slots: keySlots(args)}
 	}
+	// Units sorted by slot, each slot's in the caller's order: three
+	// allocations however many slots the keys span (a map of slots and a
+	// slice per slot cost two per slot).
 	type unit struct {
+		slot       int32
 		key        int // its index among the command's keys
 		start, end int // its arguments
 	}
-	var slots []int32
-	bySlot := map[int32][]unit{}
-	key := -1
-	for i := 0; i < len(args); {
+	units := make([]unit, 0, len(args))
+	for i, key := 0, 0; i < len(args); key++ {
 		end := i + 1
 		for end < len(args) && args[end].kind != argKey {
 			end++
 		}
-		key++
-		s := keySlot(args[i].s)
-		if _, ok := bySlot[s]; !ok {
-			slots = append(slots, s)
-		}
-		bySlot[s] = append(bySlot[s], unit{key, i, end})
+		units = append(units, unit{keySlot(args[i].s), key, i, end})
 		i = end
 	}
-	sp := split{first: len(r.cmds), n: len(slots), merge: merge}
-	for _, s := range slots {
-		var part []arg
+	slices.SortStableFunc(units, func(a, b unit) int { return cmp.Compare(a.slot, b.slot) })
+	sp := split{first: len(r.cmds), merge: merge}
+	if merge == mergeArray {
+		sp.order = make([]int, 0, len(units))
+	}
+	part := make([]arg, 0, len(args)) // encode copies it: one buffer serves every part
+	for i := 0; i < len(units); {
+		slot := units[i].slot
+		part = part[:0]
 		var partValues argSpan
-		for _, u := range bySlot[s] {
+		for ; i < len(units) && units[i].slot == slot; i++ {
+			u := units[i]
 			if merge == mergeArray {
 				sp.order = append(sp.order, u.key)
 			}
@@ -81,7 +87,8 @@ func (c *Client) addSplit(r *request, name string, args []arg, expect resp.TypeS
 				part = append(part, args[j])
 			}
 		}
-		c.encode(r, name, part, expect, partValues, cmdInfo{slot: s})
+		c.encode(r, name, part, expect, partValues, cmdInfo{slot: slot})
+		sp.n++
 	}
 	r.splits = append(r.splits, sp)
 	return nil
