@@ -82,7 +82,7 @@ type settler interface {
 
 // Future is the result of a command queued in a Batch.
 type Future[T any] struct {
-	dec decoder[T]
+	dec decoderID
 	val T
 	err error
 }
@@ -92,7 +92,7 @@ func (f *Future[T]) settle(v resp.Value, err error) {
 		f.err = err
 		return
 	}
-	f.val, f.err = f.dec.decode(v)
+	f.val, f.err = decoderOf[T](f.dec).decode(v)
 }
 
 // Result returns the command's result and error.
@@ -109,7 +109,7 @@ func (f *Future[T]) Err() error { return f.err }
 // command could not be queued, later ones are not encoded either: Exec
 // fails them all with that command's error.
 func enqueue[T any](b *Batch, cm command[T]) *Future[T] {
-	f := &Future[T]{dec: cm.dec, err: ErrNotExecuted}
+	f := &Future[T]{dec: cm.dec.id, err: ErrNotExecuted}
 	if b.err != nil {
 		b.pending = append(b.pending, queued{f: f})
 		return f

@@ -15,7 +15,30 @@ import (
 type decoder[T any] struct {
 	accepts resp.TypeSet
 	decode  func(v resp.Value) (T, error)
+	id      decoderID
 }
+
+// decoderID names a decoder without holding a pointer. A Future keeps it
+// rather than the decoder: to escape analysis a command is one value, so
+// keeping any pointer of it on the heap would send its argument array
+// there too, an allocation per queued command.
+type decoderID uint8
+
+// decoders holds every decoder by its id. It is filled while the package
+// initializes, by newDecoder, and only read afterwards.
+var decoders []any
+
+func newDecoder[T any](accepts resp.TypeSet, decode func(v resp.Value) (T, error)) decoder[T] {
+	d := decoder[T]{accepts: accepts, decode: decode, id: decoderID(len(decoders))}
+	if int(d.id) != len(decoders) {
+		panic("zipline: more decoders than a decoderID can name")
+	}
+	decoders = append(decoders, d)
+	return d
+}
+
+// decoderOf returns the decoder named id.
+func decoderOf[T any](id decoderID) decoder[T] { return decoders[id].(decoder[T]) }
 
 // Reply type sets. RESP2 and RESP3 spell some replies differently (a double
 // is a bulk string in RESP2, a set an array), so a set names both.
@@ -35,29 +58,29 @@ var (
 )
 
 var (
-	decValue      = decoder[Value]{resp.AnyType, func(v resp.Value) (Value, error) { return Value{v}, nil }}
-	decOK         = decoder[bool]{tsStatus, func(resp.Value) (bool, error) { return true, nil }}
-	decSetCond    = decoder[bool]{tsStatusOrNull, func(v resp.Value) (bool, error) { return !v.IsNull(), nil }}
-	decBytes      = decoder[[]byte]{tsBulk, func(v resp.Value) ([]byte, error) { return Value{v}.AsBytes() }}
-	decString     = decoder[string]{tsText, func(v resp.Value) (string, error) { return Value{v}.AsString() }}
-	decStatus     = decoder[string]{tsStatus, func(v resp.Value) (string, error) { return Value{v}.AsString() }}
-	decInt        = decoder[int64]{tsInt, func(v resp.Value) (int64, error) { return Value{v}.AsInt64() }}
-	decIntOrNil   = decoder[int64]{tsIntOrNull, func(v resp.Value) (int64, error) { return Value{v}.AsInt64() }}
-	decFloat      = decoder[float64]{tsFloat, func(v resp.Value) (float64, error) { return Value{v}.AsFloat64() }}
-	decFloatOrNil = decoder[float64]{tsFloatOrNull, func(v resp.Value) (float64, error) { return Value{v}.AsFloat64() }}
-	decBool       = decoder[bool]{tsBool, func(v resp.Value) (bool, error) { return Value{v}.AsBool() }}
-	decStrings    = decoder[[]string]{tsList, func(v resp.Value) ([]string, error) { return Value{v}.AsStrings() }}
-	decBytesSlice = decoder[[][]byte]{tsListOrNull, bytesSlice}
-	decBools      = decoder[[]bool]{tsList, bools}
-	decBytesMap   = decoder[map[string][]byte]{tsMap, bytesMap}
-	decStringMap  = decoder[map[string]string]{tsMap, stringMap}
-	decTTL        = decoder[time.Duration]{tsInt, func(v resp.Value) (time.Duration, error) { return ttl(v, time.Second) }}
-	decPTTL       = decoder[time.Duration]{tsInt, func(v resp.Value) (time.Duration, error) { return ttl(v, time.Millisecond) }}
-	decKeyValue   = decoder[KeyValue]{tsListOrNull, keyValue}
-	decZs         = decoder[[]Z]{tsList, zs}
-	decZ          = decoder[Z]{tsListOrNull, z}
-	decKeyZ       = decoder[KeyZ]{tsListOrNull, keyZ}
-	decScan       = decoder[scanPage]{resp.Types(resp.Array), scan}
+	decValue      = newDecoder(resp.AnyType, func(v resp.Value) (Value, error) { return Value{v}, nil })
+	decOK         = newDecoder(tsStatus, func(resp.Value) (bool, error) { return true, nil })
+	decSetCond    = newDecoder(tsStatusOrNull, func(v resp.Value) (bool, error) { return !v.IsNull(), nil })
+	decBytes      = newDecoder(tsBulk, func(v resp.Value) ([]byte, error) { return Value{v}.AsBytes() })
+	decString     = newDecoder(tsText, func(v resp.Value) (string, error) { return Value{v}.AsString() })
+	decStatus     = newDecoder(tsStatus, func(v resp.Value) (string, error) { return Value{v}.AsString() })
+	decInt        = newDecoder(tsInt, func(v resp.Value) (int64, error) { return Value{v}.AsInt64() })
+	decIntOrNil   = newDecoder(tsIntOrNull, func(v resp.Value) (int64, error) { return Value{v}.AsInt64() })
+	decFloat      = newDecoder(tsFloat, func(v resp.Value) (float64, error) { return Value{v}.AsFloat64() })
+	decFloatOrNil = newDecoder(tsFloatOrNull, func(v resp.Value) (float64, error) { return Value{v}.AsFloat64() })
+	decBool       = newDecoder(tsBool, func(v resp.Value) (bool, error) { return Value{v}.AsBool() })
+	decStrings    = newDecoder(tsList, func(v resp.Value) ([]string, error) { return Value{v}.AsStrings() })
+	decBytesSlice = newDecoder(tsListOrNull, bytesSlice)
+	decBools      = newDecoder(tsList, bools)
+	decBytesMap   = newDecoder(tsMap, bytesMap)
+	decStringMap  = newDecoder(tsMap, stringMap)
+	decTTL        = newDecoder(tsInt, func(v resp.Value) (time.Duration, error) { return ttl(v, time.Second) })
+	decPTTL       = newDecoder(tsInt, func(v resp.Value) (time.Duration, error) { return ttl(v, time.Millisecond) })
+	decKeyValue   = newDecoder(tsListOrNull, keyValue)
+	decZs         = newDecoder(tsList, zs)
+	decZ          = newDecoder(tsListOrNull, z)
+	decKeyZ       = newDecoder(tsListOrNull, keyZ)
+	decScan       = newDecoder(resp.Types(resp.Array), scan)
 )
 
 // bytesSlice reads an array of strings, keeping null elements as nil

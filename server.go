@@ -18,13 +18,13 @@ func infoMap(text string) map[string]string {
 	return m
 }
 
-var decInfo = decoder[map[string]string]{tsText, func(v resp.Value) (map[string]string, error) {
+var decInfo = newDecoder(tsText, func(v resp.Value) (map[string]string, error) {
 	text, err := decString.decode(v)
 	if err != nil {
 		return nil, err
 	}
 	return infoMap(text), nil
-}}
+})
 
 func infoCmd(sections []string) command[map[string]string] {
 	args := make([]arg, len(sections))
