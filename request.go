@@ -104,8 +104,15 @@ func (c *Client) add(r *request, name string, args []arg, expect resp.TypeSet) (
 
 // encode appends one command to r.
 func (c *Client) encode(r *request, name string, args []arg, expect resp.TypeSet, values argSpan, ci cmdInfo) {
-	call := r.call
-	ci.start = len(call.Buf)
+	ci.start = len(r.call.Buf)
+	c.appendCommand(r.call, name, args, expect, values)
+	ci.end = len(r.call.Buf)
+	r.cmds = append(r.cmds, ci)
+}
+
+// appendCommand appends one command to call: its name, then its
+// arguments, the stored values among them (values) compressed.
+func (c *Client) appendCommand(call *pipe.Call, name string, args []arg, expect resp.TypeSet, values argSpan) {
 	call.Buf = resp.AppendArrayLen(call.Buf, 1+len(args))
 	call.Buf = resp.AppendBulkString(call.Buf, name)
 	for i := range args {
@@ -115,10 +122,8 @@ func (c *Client) encode(r *request, name string, args []arg, expect resp.TypeSet
 		}
 		call.Buf = appendArg(call.Buf, &args[i])
 	}
-	ci.end = len(call.Buf)
 	call.N++
 	call.Expect = append(call.Expect, expect)
-	r.cmds = append(r.cmds, ci)
 }
 
 func hasKeys(args []arg) bool {
