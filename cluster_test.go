@@ -63,7 +63,18 @@ func TestCluster(t *testing.T) {
 				}
 			})
 			t.Run("multi-key split by slot", func(t *testing.T) {
-				vs, err := c.MGet(ctx, append(slices.Clone(keys[:100]), "missing")...)
+				// Keys of another type read as nil, as MGET has them, whether
+				// alone in their slot (a part of one key goes as GET) or not.
+				if _, err := c.HSet(ctx, "mg:hash", FieldValue{"f", []byte("v")}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := c.HSet(ctx, "{mg}:hash", FieldValue{"f", []byte("v")}); err != nil {
+					t.Fatal(err)
+				}
+				if err := c.Set(ctx, "{mg}:s", []byte("s")); err != nil {
+					t.Fatal(err)
+				}
+				vs, err := c.MGet(ctx, append(slices.Clone(keys[:100]), "missing", "mg:hash", "{mg}:hash", "{mg}:s")...)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -72,8 +83,8 @@ func TestCluster(t *testing.T) {
 						t.Fatalf("MGET %d: %q", i, v)
 					}
 				}
-				if vs[100] != nil {
-					t.Fatal("MGET of a missing key")
+				if vs[100] != nil || vs[101] != nil || vs[102] != nil || string(vs[103]) != "s" {
+					t.Fatalf("MGET of a missing key, two hashes and a string: %q", vs[100:])
 				}
 				pairs := make([]KeyValue, 50)
 				for i := range pairs {

@@ -73,6 +73,15 @@ func (c *Client) addSplit(r *request, name string, args []arg, expect resp.TypeS
 	part := make([]arg, 0, len(args)) // encode copies it: one buffer serves every part
 	for i := 0; i < len(units); {
 		slot := units[i].slot
+		if merge == mergeArray && (i+1 == len(units) || units[i+1].slot != slot) {
+			// A part of one key goes as GET: its reply is the value itself,
+			// where MGET's would be an array of one (see mergeParts).
+			sp.order = append(sp.order, units[i].key)
+			c.encode(r, "GET", args[units[i].start:units[i].end], tsBulk, argSpan{}, cmdInfo{slot: slot})
+			sp.n++
+			i++
+			continue
+		}
 		part = part[:0]
 		var partValues argSpan
 		for ; i < len(units) && units[i].slot == slot; i++ {
@@ -143,6 +152,12 @@ func (sp split) mergeParts(parts []resp.Value, errs []error) (resp.Value, error)
 		if errs != nil && errs[i] != nil {
 			return resp.Value{}, errs[i]
 		}
+		if v.IsError() && sp.merge == mergeArray && strings.HasPrefix(unsafeString(v.Bytes()), "WRONGTYPE ") {
+			// A part of one key went as GET, which refuses a key of another
+			// type; MGET answers nil for it.
+			parts[i] = resp.NullValue()
+			continue
+		}
 		if v.IsError() || v.Type() == resp.Oversize {
 			return v, nil
 		}
@@ -151,12 +166,19 @@ func (sp split) mergeParts(parts []resp.Value, errs []error) (resp.Value, error)
 	case mergeArray:
 		out := make([]resp.Value, len(sp.order))
 		k := 0
+		place := func(e resp.Value) {
+			if k < len(sp.order) {
+				out[sp.order[k]] = e
+			}
+			k++
+		}
 		for _, v := range parts {
+			if v.Type() != resp.Array {
+				place(v) // a part of one key, sent as GET
+				continue
+			}
 			for _, e := range v.Elems() {
-				if k < len(sp.order) {
-					out[sp.order[k]] = e
-				}
-				k++
+				place(e)
 			}
 		}
 		return resp.ArrayValue(out), nil
