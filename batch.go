@@ -35,6 +35,45 @@ type queue struct {
 	r       *request
 	pending []queued
 	err     error // a command that could not be queued
+	// blocks hands out Futures from blocks of futureBlockSize, a block per
+	// result type in use (each a *futureBlock[T]): a batch of many commands
+	// allocates one block per eight of them rather than a Future each. With
+	// more result types than blocks, the oldest block gives way, and the
+	// worst case is the old one: an allocation per command. A Future is
+	// never handed out twice.
+	blocks [4]any
+	oldest int
+}
+
+// futureBlockSize is how many Futures one allocation holds.
+const futureBlockSize = 8
+
+type futureBlock[T any] struct {
+	next    int
+	futures [futureBlockSize]Future[T]
+}
+
+// newFuture returns an unused Future for a command decoded by dec.
+func newFuture[T any](q *queue, dec decoderID) *Future[T] {
+	var b *futureBlock[T]
+	for i := range q.blocks {
+		if fb, ok := q.blocks[i].(*futureBlock[T]); ok {
+			if b = fb; b.next == futureBlockSize {
+				b = new(futureBlock[T])
+				q.blocks[i] = b
+			}
+			break
+		}
+	}
+	if b == nil {
+		b = new(futureBlock[T])
+		q.blocks[q.oldest] = b
+		q.oldest = (q.oldest + 1) % len(q.blocks)
+	}
+	f := &b.futures[b.next]
+	b.next++
+	f.dec = dec
+	return f
 }
 
 // queued is one command waiting for its reply.
@@ -109,7 +148,8 @@ func (f *Future[T]) Err() error { return f.err }
 // command could not be queued, later ones are not encoded either: Exec
 // fails them all with that command's error.
 func enqueue[T any](b *Batch, cm command[T]) *Future[T] {
-	f := &Future[T]{dec: cm.dec.id, err: ErrNotExecuted}
+	f := newFuture[T](b.queue, cm.dec.id)
+	f.err = ErrNotExecuted
 	if b.err != nil {
 		b.pending = append(b.pending, queued{f: f})
 		return f

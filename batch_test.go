@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestBatch(t *testing.T) {
@@ -235,5 +236,59 @@ func TestWatchContention(t *testing.T) {
 	wg.Wait()
 	if v, _ := c.Get(ctx, "ctr"); string(v) != strconv.Itoa(workers*incrs) {
 		t.Fatalf("ctr = %s, want %d", v, workers*incrs)
+	}
+}
+
+// Futures come from blocks shared by the commands of one result type. With
+// more result types than blocks kept, and more commands than a block holds,
+// every Future still holds its own command's result, across two Execs of
+// the same Batch.
+func TestBatchFuturesOfManyTypes(t *testing.T) {
+	c, _ := newTestClient(t, Options{})
+	ctx := context.Background()
+	b := c.Batch()
+	for round := range 2 {
+		var (
+			sets   []*Future[bool]
+			gets   []*Future[[]byte]
+			incrs  []*Future[int64]
+			ttls   []*Future[time.Duration]
+			floats []*Future[float64]
+			lists  []*Future[[][]byte]
+		)
+		for i := range 20 {
+			k := "bf:" + strconv.Itoa(round) + ":" + strconv.Itoa(i)
+			sets = append(sets, b.Set(k, []byte(k)))
+			gets = append(gets, b.Get(k))
+			incrs = append(incrs, b.IncrBy(k+":n", int64(i)))
+			ttls = append(ttls, b.TTL(k))
+			floats = append(floats, b.IncrByFloat(k+":f", float64(i)/2))
+			b.RPush(k+":l", []byte("a"), []byte(strconv.Itoa(i)))
+			lists = append(lists, b.LRange(k+":l", 0, -1))
+		}
+		if err := b.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 20 {
+			k := "bf:" + strconv.Itoa(round) + ":" + strconv.Itoa(i)
+			if ok, err := sets[i].Result(); !ok || err != nil {
+				t.Fatalf("SET %d: %v %v", i, ok, err)
+			}
+			if v, err := gets[i].Result(); string(v) != k || err != nil {
+				t.Fatalf("GET %d: %q %v", i, v, err)
+			}
+			if n, err := incrs[i].Result(); n != int64(i) || err != nil {
+				t.Fatalf("INCRBY %d: %d %v", i, n, err)
+			}
+			if d, err := ttls[i].Result(); d != NoExpiry || err != nil {
+				t.Fatalf("TTL %d: %v %v", i, d, err)
+			}
+			if f, err := floats[i].Result(); f != float64(i)/2 || err != nil {
+				t.Fatalf("INCRBYFLOAT %d: %v %v", i, f, err)
+			}
+			if l, err := lists[i].Result(); len(l) != 2 || string(l[1]) != strconv.Itoa(i) || err != nil {
+				t.Fatalf("LRANGE %d: %q %v", i, l, err)
+			}
+		}
 	}
 }
