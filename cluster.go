@@ -580,7 +580,7 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 		var retry int
 		switch {
 		case groups != nil:
-			retry = c.sendGroups(ctx, r, &f, groups)
+			retry = c.sendGroups(ctx, r, &f, groups, replies, errs)
 		case only != nil:
 			retry = c.sendGroup(ctx, r, &f, only, onlyIdx)
 		}
@@ -607,17 +607,18 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 
 // sendGroups sends each node its pipeline, in parallel, and sorts the
 // replies: final, redirected or to retry. It returns how many commands
-// need another round. Each goroutine works on a flight of its own, merged
-// back into f afterwards, so that f never leaves its caller's stack.
-func (c *cluster) sendGroups(ctx context.Context, r *request, f *flight, groups map[*node][]int) (retry int) {
-	n := len(f.done)
+// need another round. The goroutines share one flight, each writing only
+// its own commands: its replies and errors go straight to replies and errs,
+// f's (already on the heap), and the rest is merged back into f afterwards,
+// so that f itself never leaves its caller's stack.
+func (c *cluster) sendGroups(ctx context.Context, r *request, f *flight, groups map[*node][]int, replies []resp.Value, errs []error) (retry int) {
 	type part struct {
 		nd  *node
 		idx []int
 		f   flight
 	}
-	// One flight for all the parts: each writes only its own commands.
-	g := newFlight(make([]resp.Value, n), make([]error, n))
+	g := newFlight(replies, errs)
+	copy(g.done, f.done)
 	copy(g.ask, f.ask)
 	copy(g.primary, f.primary)
 	parts := make([]part, 0, len(groups))
@@ -635,12 +636,9 @@ func (c *cluster) sendGroups(ctx context.Context, r *request, f *flight, groups 
 		}()
 	}
 	wg.Wait()
-	for _, p := range parts {
-		for _, i := range p.idx {
-			f.replies[i], f.errs[i], f.done[i] = p.f.replies[i], p.f.errs[i], p.f.done[i]
-			f.ask[i], f.primary[i] = p.f.ask[i], p.f.primary[i]
-		}
-	}
+	copy(f.done, g.done)
+	copy(f.ask, g.ask)
+	copy(f.primary, g.primary)
 	return int(total.Load())
 }
 
