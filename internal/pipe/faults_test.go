@@ -342,10 +342,18 @@ func TestPipeErrorClassesAtFinalLoss(t *testing.T) {
 	for range 16 {
 		send("SET", "big", big)
 	}
+	// The PINGs must queue behind a blocked write, not join a batch the
+	// writer is about to take: wait until it is inside a write that does
+	// not return (more calls pushed than written), with every SET either
+	// in that write or queued.
 	waitFor(t, func() bool {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		return p.active != nil && int(p.active.fl.outstanding.Load())+len(p.queue) == 16
+		if p.active == nil {
+			return false
+		}
+		out := p.active.fl.outstanding.Load()
+		return int(out)+len(p.queue) == 16 && uint64(out) > p.stats.Calls.Load()
 	})
 	for range 100 {
 		send("PING")
