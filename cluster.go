@@ -682,15 +682,13 @@ func (c *cluster) sendGroup(ctx context.Context, r *request, f *flight, nd *node
 		}
 		v := sub.replies[k]
 		k++
-		if nd.isReplicaFor(c, r.cmds[i]) && v.IsError() {
+		if nd.isReplicaFor(c, r.cmds[i]) && v.IsError() && isRefusal(v) &&
+			!strings.HasPrefix(unsafeString(v.Bytes()), "CLUSTERDOWN") {
 			// A replica that is loading, or not (or no longer) a replica
 			// of this slot: the primary serves the read; nothing to patch.
-			if prefix, _, _ := strings.Cut(unsafeString(v.Bytes()), " "); prefix == "MOVED" || prefix == "LOADING" ||
-				prefix == "ASK" || prefix == "TRYAGAIN" || prefix == "MASTERDOWN" {
-				f.primary[i] = true
-				retry++
-				continue
-			}
+			f.primary[i] = true
+			retry++
+			continue
 		}
 		if c.redirected(ctx, f, i, v) {
 			retry++

@@ -323,10 +323,7 @@ func TestClusterReplicaReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := map[string]int{}
-	for _, n := range topo.Nodes {
-		before[n.Addr] = getCalls(t, n.Server)
-	}
+	before := getCallsPerNode(t, topo)
 	read := 0
 	for i := range 50 {
 		v, err := c.Get(ctx, "r:"+strconv.Itoa(i))
@@ -338,7 +335,27 @@ func TestClusterReplicaReads(t *testing.T) {
 		}
 		read++
 	}
-	var onReplicas, onPrimaries int
+	onReplicas, onPrimaries := getsSince(t, topo, before)
+	if onReplicas < 40 || onPrimaries > 10 {
+		t.Fatalf("%d GETs on replicas and %d on primaries", onReplicas, onPrimaries)
+	}
+	t.Logf("%d reads: %d served by replicas, %d by primaries", read, onReplicas, onPrimaries)
+}
+
+// getCallsPerNode counts the GETs each node of topo has served so far.
+func getCallsPerNode(t *testing.T, topo testkit.Topology) map[string]int {
+	t.Helper()
+	calls := map[string]int{}
+	for _, n := range topo.Nodes {
+		calls[n.Addr] = getCalls(t, n.Server)
+	}
+	return calls
+}
+
+// getsSince counts the GETs served since before, on replicas and on
+// primaries.
+func getsSince(t *testing.T, topo testkit.Topology, before map[string]int) (onReplicas, onPrimaries int) {
+	t.Helper()
 	for _, n := range topo.Nodes {
 		d := getCalls(t, n.Server) - before[n.Addr]
 		if n.Role == testkit.Primary {
@@ -347,10 +364,7 @@ func TestClusterReplicaReads(t *testing.T) {
 			onReplicas += d
 		}
 	}
-	if onReplicas < 40 || onPrimaries > 10 {
-		t.Fatalf("%d GETs on replicas and %d on primaries", onReplicas, onPrimaries)
-	}
-	t.Logf("%d reads: %d served by replicas, %d by primaries", read, onReplicas, onPrimaries)
+	return onReplicas, onPrimaries
 }
 
 func getCalls(t *testing.T, s *testkit.Server) int {
@@ -555,24 +569,13 @@ func TestClusterReadFromModes(t *testing.T) {
 					}
 				}
 			}
-			before := map[string]int{}
-			for _, n := range topo.Nodes {
-				before[n.Addr] = getCalls(t, n.Server)
-			}
+			before := getCallsPerNode(t, topo)
 			for _, k := range keys {
 				if v, err := c.Get(ctx, k); err != nil || string(v) != "v" {
 					t.Fatalf("GET %s: %q %v", k, v, err)
 				}
 			}
-			var onReplicas, onPrimaries int
-			for _, n := range topo.Nodes {
-				d := getCalls(t, n.Server) - before[n.Addr]
-				if n.Role == testkit.Primary {
-					onPrimaries += d
-				} else {
-					onReplicas += d
-				}
-			}
+			onReplicas, onPrimaries := getsSince(t, topo, before)
 			if !mode.replicas(onReplicas, onPrimaries) {
 				t.Fatalf("%d GETs on replicas and %d on primaries", onReplicas, onPrimaries)
 			}

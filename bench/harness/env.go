@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -89,6 +90,31 @@ func ParseInts(s string, lo, hi int) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// ParseNames picks out of all, in the order given, the items that a
+// comma-separated list names (name gives an item's name), as the
+// benchmarks' -clients flags take.
+func ParseNames[T any](s string, all []T, name func(T) string) ([]T, error) {
+	var out []T
+	for _, want := range strings.Split(s, ",") {
+		want = strings.TrimSpace(want)
+		i := slices.IndexFunc(all, func(t T) bool { return name(t) == want })
+		if i < 0 {
+			return nil, fmt.Errorf("unknown %q (have %s)", want, JoinNames(all, name))
+		}
+		out = append(out, all[i])
+	}
+	return out, nil
+}
+
+// JoinNames lists the items' names, comma-separated.
+func JoinNames[T any](all []T, name func(T) string) string {
+	names := make([]string, len(all))
+	for i, t := range all {
+		names[i] = name(t)
+	}
+	return strings.Join(names, ",")
 }
 
 // QuickDefaults gives each flag in values that value unless the command

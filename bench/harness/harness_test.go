@@ -158,3 +158,16 @@ func TestResultJSON(t *testing.T) {
 		t.Errorf("round trip: %+v, want %+v", out, in)
 	}
 }
+
+func TestParseNames(t *testing.T) {
+	all := []string{"zipline", "rueidis", "goredis"}
+	id := func(s string) string { return s }
+	got, err := ParseNames(" goredis,zipline", all, id)
+	if err != nil || strings.Join(got, ",") != "goredis,zipline" {
+		t.Fatalf("got %q %v", got, err)
+	}
+	if _, err := ParseNames("zipline,nope", all, id); err == nil || !strings.Contains(err.Error(), `"nope"`) ||
+		!strings.Contains(err.Error(), "zipline,rueidis,goredis") {
+		t.Fatalf("an unknown name: %v", err)
+	}
+}

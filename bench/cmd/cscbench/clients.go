@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"strings"
 	"sync/atomic"
 	"time"
 
@@ -60,22 +59,7 @@ var clients = []*client{
 	},
 }
 
-func lookupClient(name string) (*client, bool) {
-	for _, c := range clients {
-		if c.name == name {
-			return c, true
-		}
-	}
-	return nil, false
-}
-
-func clientNames() string {
-	var names []string
-	for _, c := range clients {
-		names = append(names, c.name)
-	}
-	return strings.Join(names, ",")
-}
+func clientName(c *client) string { return c.name }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 

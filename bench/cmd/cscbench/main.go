@@ -33,7 +33,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -67,7 +66,7 @@ type options struct {
 
 func parseFlags() (*options, error) {
 	var (
-		names    = flag.String("clients", clientNames(), "comma list of clients")
+		names    = flag.String("clients", harness.JoinNames(clients, clientName), "comma list of clients")
 		conc     = flag.String("conc", "1,64", "goroutines sharing one client")
 		rounds   = flag.Int("rounds", 5, "rounds over all cells; tables show the median")
 		duration = flag.Duration("duration", time.Second, "measured time per cell")
@@ -88,12 +87,8 @@ func parseFlags() (*options, error) {
 	if o.conc, err = harness.ParseInts(*conc, 1, 4096); err != nil {
 		return nil, fmt.Errorf("-conc: %w", err)
 	}
-	for _, name := range strings.Split(*names, ",") {
-		c, ok := lookupClient(strings.TrimSpace(name))
-		if !ok {
-			return nil, fmt.Errorf("-clients: unknown %q (have %s)", name, clientNames())
-		}
-		o.clients = append(o.clients, c)
+	if o.clients, err = harness.ParseNames(*names, clients, clientName); err != nil {
+		return nil, fmt.Errorf("-clients: %w", err)
 	}
 	return o, nil
 }

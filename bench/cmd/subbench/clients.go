@@ -80,22 +80,7 @@ var rawClient = &client{
 	open: openRaw,
 }
 
-func lookupClient(name string) (*client, bool) {
-	for _, c := range clients {
-		if c.name == name {
-			return c, true
-		}
-	}
-	return nil, false
-}
-
-func clientNames() string {
-	var names []string
-	for _, c := range clients {
-		names = append(names, c.name)
-	}
-	return strings.Join(names, ",")
-}
+func clientName(c *client) string { return c.name }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 

@@ -70,7 +70,7 @@ type options struct {
 
 func parseFlags() (*options, error) {
 	var (
-		clients    = flag.String("clients", "zipline,goredis,rueidis", "comma list of clients: "+clientNames())
+		clientList = flag.String("clients", "zipline,goredis,rueidis", "comma list of clients: "+harness.JoinNames(clients, clientName))
 		protocols  = flag.String("protocols", "3,2", "RESP versions to run each client with")
 		raw        = flag.Bool("raw", true, "also run the raw TCP reader (RESP2): the ceiling of server and publisher")
 		messages   = flag.Int("messages", 1_000_000, "messages published per cell")
@@ -105,11 +105,11 @@ func parseFlags() (*options, error) {
 	if err != nil {
 		return nil, fmt.Errorf("-protocols: %w", err)
 	}
-	for _, name := range strings.Split(*clients, ",") {
-		c, ok := lookupClient(strings.TrimSpace(name))
-		if !ok {
-			return nil, fmt.Errorf("-clients: unknown %q (have %s)", name, clientNames())
-		}
+	chosen, err := harness.ParseNames(*clientList, clients, clientName)
+	if err != nil {
+		return nil, fmt.Errorf("-clients: %w", err)
+	}
+	for _, c := range chosen {
 		for _, p := range protos {
 			o.variants = append(o.variants, variant{client: c, proto: p})
 		}
