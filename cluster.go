@@ -47,7 +47,11 @@ type cluster struct {
 	life    context.Context
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
-	rr      atomic.Uint32 // round robin over replicas
+	rr      atomic.Uint32 // round robin over replicas, and keyless commands over slots
+	// replicaPick is which replica of each shard ReadPreferReplica reads
+	// from (modulo their number), drawn once per client so that the
+	// clients of an application spread over the replicas.
+	replicaPick uint32
 }
 
 // route is who serves one slot: its primary, and its replicas for reads.
@@ -84,7 +88,7 @@ const (
 // knows the other seeds for later.
 func newCluster(ctx context.Context, s *shared, addr string, seeds []string) (*cluster, error) {
 	c := &cluster{s: s, seeds: seeds, nodes: map[string]*node{},
-		changed: make(chan struct{}), refresh: make(chan struct{}, 1)}
+		changed: make(chan struct{}), refresh: make(chan struct{}, 1), replicaPick: rand.Uint32()}
 	c.life, c.stop = context.WithCancel(context.Background())
 	seed, err := c.node(ctx, addr)
 	if err != nil {
@@ -477,20 +481,45 @@ func (c *cluster) target(ci cmdInfo) *node {
 		return r.primary
 	}
 	switch c.s.opts.ReadFrom {
-	case ReadPreferReplica, ReadReplicaRoundRobin:
-		if n := r.replicas[int(c.rr.Add(1))%len(r.replicas)]; n.pipe != nil && !n.pipe.Closed() {
+	case ReadPreferReplica:
+		if n := r.replicaUp(c.replicaPick); n != nil {
+			return n
+		}
+	case ReadReplicaRoundRobin:
+		if n := r.replicaUp(c.rr.Add(1)); n != nil {
 			return n
 		}
 	case ReadLowestLatency:
 		best := r.primary
 		for _, n := range r.replicas {
-			if best == nil || n.rtt.Load() < best.rtt.Load() {
+			if n.up() && (best == nil || n.rtt.Load() < best.rtt.Load()) {
 				best = n
 			}
 		}
 		return best
 	}
 	return r.primary
+}
+
+// replicaUp returns the first of the route's replicas that has a live
+// connection, counting from the one at index from (modulo their number),
+// or nil if none has. The replicas are sorted by address, so a given from
+// names the same replica from one topology refresh to the next.
+func (r *route) replicaUp(from uint32) *node {
+	n := uint32(len(r.replicas))
+	for i := range n {
+		if nd := r.replicas[(from+i)%n]; nd.up() {
+			return nd
+		}
+	}
+	return nil
+}
+
+// up reports whether the node's connection is live now: a replica that is
+// down is passed over at once rather than tried and retried until the
+// cluster marks it failed.
+func (n *node) up() bool {
+	return n != nil && n.pipe != nil && n.pipe.Connected()
 }
 
 func (c *cluster) send(ctx context.Context, r *request) error {
@@ -1097,12 +1126,19 @@ const (
 	// ReadPrimary sends every command to the slot's primary (the default):
 	// reads see every acknowledged write.
 	ReadPrimary ReadFrom = iota
-	// ReadPreferReplica sends reads to the slot's replicas in turn, and to
-	// the primary when none is healthy. Replicas lag: a read may miss a
-	// recent write.
+	// ReadPreferReplica sends a shard's reads to one of its replicas, the
+	// same one for as long as it is connected (each Client draws which at
+	// random, so an application's clients spread over the replicas), then
+	// to the next replica that is, and to the primary when none is.
+	// Replicas lag, so a read may miss a recent write; but one client's
+	// reads of a key never go back in time by moving to a replica further
+	// behind, except when its replica goes down.
 	ReadPreferReplica
-	// ReadReplicaRoundRobin is ReadPreferReplica by another name, for
-	// those who think of it that way.
+	// ReadReplicaRoundRobin spreads reads over every connected replica of
+	// the shard in turn, and sends them to the primary when none is
+	// connected. A client gets the read capacity of all the replicas, but
+	// two reads in a row may come from replicas at different points of the
+	// replication stream, so a value can appear and then vanish.
 	ReadReplicaRoundRobin
 	// ReadLowestLatency sends reads to whichever of the slot's nodes,
 	// primary included, answered health checks fastest.

@@ -379,6 +379,155 @@ func getCalls(t *testing.T, s *testkit.Server) int {
 	return n
 }
 
+// With two replicas per shard the two replica modes differ as documented:
+// ReadPreferReplica reads each shard from one replica only, and
+// ReadReplicaRoundRobin spreads the reads of each shard over both. With
+// one replica killed, both read that shard from the survivor, not from the
+// primary, and no read fails.
+func TestClusterReplicaChoice(t *testing.T) {
+	cl := testkit.NewCluster(t, testkit.ClusterConfig{Kind: testkit.Redis, Replicas: 2})
+	ctx := context.Background()
+	clients := map[ReadFrom]*Client{}
+	for _, from := range []ReadFrom{ReadPreferReplica, ReadReplicaRoundRobin} {
+		c, err := New(Options{Addrs: cl.Addrs()[:1], ReadFrom: from, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		clients[from] = c
+	}
+	keys := make([]string, 60)
+	for i := range keys {
+		keys[i] = "rc:" + strconv.Itoa(i)
+		if err := clients[ReadPreferReplica].Set(ctx, keys[i], []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	topo, err := cl.Settle(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shardOf := map[string]string{} // key -> its primary's ID
+	for _, k := range keys {
+		p, ok := topo.Owner(testkit.KeySlot(k))
+		if !ok {
+			t.Fatalf("no owner for %s", k)
+		}
+		shardOf[k] = p.ID
+	}
+	for _, p := range topo.Primaries() {
+		if n := len(topo.Replicas(p.ID)); n != 2 {
+			t.Fatalf("primary %s has %d replicas, want 2", p.Addr, n)
+		}
+		// Both replicas hold every key before anything reads them.
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			v, err := p.Server.Do(ctx, "WAIT", "2", "500")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v.Int() >= 2 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the replicas of %s did not acknowledge the writes within 10s", p.Addr)
+			}
+		}
+	}
+	var dead *testkit.Server
+	counts := func() map[string]int {
+		m := map[string]int{}
+		for _, n := range topo.Nodes {
+			if n.Server != dead {
+				m[n.Addr] = getCalls(t, n.Server)
+			}
+		}
+		return m
+	}
+	// read reads every key twice in a row with c (two consecutive turns of
+	// a round robin, whatever the order of the shards) and returns the
+	// GETs each node served, per shard: shard ID -> node address -> GETs.
+	read := func(c *Client) map[string]map[string]int {
+		t.Helper()
+		before := counts()
+		for _, k := range keys {
+			for range 2 {
+				cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				v, err := c.Get(cctx, k)
+				cancel()
+				if err != nil || string(v) != "v" {
+					t.Fatalf("GET %s: %q %v", k, v, err)
+				}
+			}
+		}
+		after := counts()
+		served := map[string]map[string]int{}
+		for _, n := range topo.Nodes {
+			if n.Server == dead {
+				continue
+			}
+			shard := n.ID
+			if n.Role == testkit.Replica {
+				shard = n.PrimaryID
+			}
+			if served[shard] == nil {
+				served[shard] = map[string]int{}
+			}
+			served[shard][n.Addr] = after[n.Addr] - before[n.Addr]
+		}
+		return served
+	}
+	perShard := map[string]int{}
+	for _, k := range keys {
+		perShard[shardOf[k]] += 2
+	}
+	// check verifies one client's reads of every shard: none on the
+	// primary; with wantOne, all on one replica; otherwise at least a
+	// quarter on each live replica. It returns, per shard, the replica
+	// that served most.
+	check := func(name string, served map[string]map[string]int, wantOne bool) map[string]*testkit.Server {
+		t.Helper()
+		busiest := map[string]*testkit.Server{}
+		for _, p := range topo.Primaries() {
+			if n := served[p.ID][p.Addr]; n != 0 {
+				t.Errorf("%s: the primary %s served %d GETs", name, p.Addr, n)
+			}
+			var live []testkit.ClusterNode
+			for _, r := range topo.Replicas(p.ID) {
+				if r.Server != dead {
+					live = append(live, r)
+				}
+			}
+			most := -1
+			for _, r := range live {
+				n := served[p.ID][r.Addr]
+				switch {
+				case wantOne && n != 0 && n != perShard[p.ID]:
+					t.Errorf("%s: replica %s served %d of its shard's %d GETs, want all or none", name, r.Addr, n, perShard[p.ID])
+				case !wantOne && len(live) > 1 && 4*n < perShard[p.ID]:
+					t.Errorf("%s: replica %s served %d of its shard's %d GETs, want a share", name, r.Addr, n, perShard[p.ID])
+				case len(live) == 1 && n != perShard[p.ID]:
+					t.Errorf("%s: the surviving replica %s served %d of its shard's %d GETs", name, r.Addr, n, perShard[p.ID])
+				}
+				if n > most {
+					most, busiest[p.ID] = n, r.Server
+				}
+			}
+		}
+		return busiest
+	}
+	sticky := check("prefer-replica", read(clients[ReadPreferReplica]), true)
+	check("round-robin", read(clients[ReadReplicaRoundRobin]), false)
+	if t.Failed() {
+		return
+	}
+	// Kill the replica prefer-replica reads one shard from.
+	shard := topo.Primaries()[0].ID
+	dead = sticky[shard]
+	dead.Kill()
+	check("prefer-replica, a replica killed", read(clients[ReadPreferReplica]), true)
+	check("round-robin, a replica killed", read(clients[ReadReplicaRoundRobin]), false)
+}
+
 // Sharded pub/sub on a cluster: each SSUBSCRIBE goes to its slot's owner,
 // and follows the slot through a failover and a reshard, reporting a gap
 // each time; no channel is ever silently dropped. Classic SUBSCRIBE works

@@ -127,6 +127,9 @@ type Pipe struct {
 	queue []*Call // waiting for the writer
 	spare []*Call // the writer's other queue slice, swapped in and out
 	state connState
+	// down mirrors state != stateConnected, for Connected: routing asks it
+	// on every replica read, and must not contend for mu with the loops.
+	down atomic.Bool
 	// writerParked: the writer goroutine waits for a kick. directWriter: a
 	// caller holds the writer's role and is writing its own request (see
 	// enqueue). Only one of the two ever writes to the connection.
@@ -486,6 +489,7 @@ func (p *Pipe) closeWithin(drain time.Duration) {
 	first := !p.closing
 	p.closing = true
 	p.state = stateClosed
+	p.down.Store(true)
 	p.mu.Unlock()
 	hardStop := func() {
 		p.mu.Lock()
@@ -514,9 +518,7 @@ const defaultDrainTimeout = 5 * time.Second
 
 // Connected reports whether the pipe has a live connection now.
 func (p *Pipe) Connected() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.state == stateConnected
+	return !p.down.Load()
 }
 
 // Closed reports whether the pipe is closed, or dead for good after losing
@@ -547,6 +549,7 @@ func (p *Pipe) supervise(c *conn) {
 		closing := p.state == stateClosed
 		if !closing {
 			p.state = stateDisconnected
+			p.down.Store(true)
 			p.lastErr = err
 			if p.opts.NoReconnect {
 				p.state = stateClosed
@@ -594,6 +597,7 @@ func (p *Pipe) reconnect(lost *conn) *conn {
 				return nil
 			}
 			p.state = stateConnected
+			p.down.Store(false)
 			p.conn = c.conn
 			p.writerParked = false // serve starts the writer running
 			p.mu.Unlock()
