@@ -254,7 +254,7 @@ func TestPipeAbandonedRequestsDuringOutageAreFreed(t *testing.T) {
 	if grew > 4<<20 {
 		t.Fatalf("heap grew %d bytes after every caller returned", grew)
 	}
-	if used := p.pending.used.Load(); used > int64(minCompaction*2*1100) {
+	if used := p.pending.used(); used > int64(minCompaction*2*1100) {
 		t.Fatalf("%d bytes still counted as pending", used)
 	}
 }
@@ -286,7 +286,7 @@ func TestPipePendingBytesBound(t *testing.T) {
 			inflight.Add(1)
 			go func() { defer inflight.Done(); p.Do(hold, c) }()
 		}
-		waitFor(t, func() bool { return p.pending.used.Load() >= opts.MaxPendingBytes })
+		waitFor(t, func() bool { return p.pending.used() >= opts.MaxPendingBytes })
 		start := time.Now()
 		tctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
 		_, err := do(tctx, p, "GET", "k")
@@ -306,7 +306,7 @@ func TestPipePendingBytesBound(t *testing.T) {
 		srv.Resume()
 		inflight.Wait()
 		// Room again once the server has answered them.
-		waitFor(t, func() bool { return p.pending.used.Load() < opts.MaxPendingBytes })
+		waitFor(t, func() bool { return p.pending.used() < opts.MaxPendingBytes })
 		if _, err := do(ctx, p, "GET", "k0"); err != nil {
 			t.Fatalf("after the server resumed: %v", err)
 		}

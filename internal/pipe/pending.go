@@ -11,43 +11,54 @@ import (
 // without limit. A call is admitted while the total is under the limit, so
 // the bound is the limit plus one call: a call larger than the limit still
 // goes out, alone.
+//
+// The total is two counters, so that no call pays for an atomic update of
+// a line shared by every processor: callers add to charged while they hold
+// Pipe.mu to queue the call (the lock's line is theirs then anyway), and
+// the reader adds to released once per run of replies it reads.
 type pendingBytes struct {
 	limit    int64 // 0: no limit
 	failFast bool  // when full: fail at once instead of waiting
-	used     atomic.Int64
-	waiting  atomic.Int32 // callers in acquire's slow path
+	// charged is written only under Pipe.mu; it is atomic so that used can
+	// read it without the lock (a plain store: no locked instruction).
+	charged atomic.Int64
+	waiting atomic.Int32 // callers in wait
 
 	mu    sync.Mutex
 	freed chan struct{} // closed (and replaced) when bytes are released while someone waits
+
+	_        [64]byte     // released lives on the reader's own cache line
+	released atomic.Int64 // charged bytes given back
+	_        [56]byte
 }
 
-// acquire charges c's size, waiting for room up to ctx (or failing at once
-// with ErrPendingLimit if failFast). The error matches ErrNotSent.
-func (b *pendingBytes) acquire(ctx context.Context, c *Call) error {
-	if b.limit <= 0 {
-		return nil
+// used returns the bytes of calls queued or in flight.
+func (b *pendingBytes) used() int64 { return b.charged.Load() - b.released.Load() }
+
+// charge counts c against the limit, unless it is counted already. It
+// reports false, charging nothing, when the limit is reached. The caller
+// holds Pipe.mu.
+func (b *pendingBytes) charge(c *Call) bool {
+	if b.limit <= 0 || c.charged != 0 {
+		return true
+	}
+	ch := b.charged.Load()
+	if ch-b.released.Load() >= b.limit {
+		return false
 	}
 	n := int64(len(c.Buf))
-	for {
-		// One atomic add on the way in, taken back if there was no room:
-		// under load this counter is shared by every caller on two or more
-		// processors, and a load-then-swap loop costs twice.
-		if u := b.used.Add(n); u-n < b.limit {
-			c.charged, c.budget = n, b
-			return nil
-		}
-		b.release(n)
-		if b.failFast {
-			return notSent(ErrPendingLimit)
-		}
-		if err := b.wait(ctx); err != nil {
-			return err
-		}
-	}
+	b.charged.Store(ch + n)
+	c.charged, c.budget = n, b
+	return true
 }
 
-// wait blocks until some bytes are released or ctx ends.
-func (b *pendingBytes) wait(ctx context.Context) error {
+// full handles a call that found the limit reached: it fails at once with
+// ErrPendingLimit if failFast, or waits until some bytes are released or
+// ctx ends. Its errors match ErrNotSent.
+func (b *pendingBytes) full(ctx context.Context) error {
+	if b.failFast {
+		return notSent(ErrPendingLimit)
+	}
 	b.waiting.Add(1)
 	defer b.waiting.Add(-1)
 	b.mu.Lock()
@@ -56,7 +67,7 @@ func (b *pendingBytes) wait(ctx context.Context) error {
 	}
 	freed := b.freed
 	b.mu.Unlock()
-	if b.used.Load() < b.limit { // released before we registered
+	if b.used() < b.limit { // released before we registered
 		return nil
 	}
 	select {
@@ -68,7 +79,7 @@ func (b *pendingBytes) wait(ctx context.Context) error {
 }
 
 func (b *pendingBytes) release(n int64) {
-	b.used.Add(-n)
+	b.released.Add(n)
 	if b.waiting.Load() == 0 {
 		return
 	}

@@ -208,7 +208,7 @@ func (p *Pipe) InFlight() int64 {
 
 // PendingBytes reports the bytes of calls queued or in flight, as counted
 // against Options.MaxPendingBytes (0 when there is no limit).
-func (p *Pipe) PendingBytes() int64 { return p.pending.used.Load() }
+func (p *Pipe) PendingBytes() int64 { return p.pending.used() }
 
 // New dials and sets up the first connection, then starts the loops. A
 // failed first connection is returned as an error, so that a wrong address
@@ -273,12 +273,15 @@ func (p *Pipe) Do(ctx context.Context, c *Call) error {
 		c.Release()
 		return notSent(err)
 	}
-	if err := p.pending.acquire(ctx, c); err != nil {
-		c.Release()
-		return err
-	}
-	for try := 0; ; try++ {
+	for mayPeek := true; ; {
 		ac, err := p.enqueue(c)
+		if err == errPendingFull {
+			if err := p.pending.full(ctx); err != nil {
+				c.Release()
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			c.Release()
 			return err
@@ -287,8 +290,9 @@ func (p *Pipe) Do(ctx context.Context, c *Call) error {
 			break // queued for the writer goroutine
 		}
 		// A lone request: this goroutine holds the writer's role.
-		switch p.writeDirect(ctx, ac, c, try == 0) {
+		switch p.writeDirect(ctx, ac, c, mayPeek) {
 		case directRetry:
+			mayPeek = false // looked at once: write it this time
 			continue
 		case directGaveUp:
 			c.Release()
@@ -360,6 +364,9 @@ func (p *Pipe) result(c *Call) error {
 // write it to: rather than wake the writer goroutine for it, the caller
 // writes it itself (see writeDirect). Under any load the writer goroutine
 // batches as before.
+//
+// It first charges the call against MaxPendingBytes, and returns
+// errPendingFull, queuing nothing, if that limit is reached.
 func (p *Pipe) enqueue(c *Call) (*conn, error) {
 	p.mu.Lock()
 	switch p.state {
@@ -372,6 +379,10 @@ func (p *Pipe) enqueue(c *Call) (*conn, error) {
 			p.mu.Unlock()
 			return nil, fmt.Errorf("%w: %w", notSent(ErrNotConnected), err)
 		}
+	}
+	if !p.pending.charge(c) {
+		p.mu.Unlock()
+		return nil, errPendingFull
 	}
 	if p.writerParked && !p.directWriter && len(p.queue) == 0 && p.active != nil &&
 		p.state == stateConnected && p.active.fl.outstanding.Load() == 0 {
@@ -391,6 +402,9 @@ func (p *Pipe) enqueue(c *Call) (*conn, error) {
 	}
 	return nil, nil
 }
+
+// errPendingFull tells Do that enqueue found MaxPendingBytes reached.
+var errPendingFull = errors.New("pipe: pending bytes at the limit")
 
 func (p *Pipe) kickWriter() {
 	select {
