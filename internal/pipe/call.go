@@ -49,9 +49,10 @@ type Call struct {
 	replies     []resp.Value
 	err         error
 	state       atomic.Uint32
-	done        chan struct{} // capacity 1; signalled once per use
-	detached    bool          // no caller waits (health check, close marker): recycle on completion
-	closeMarker bool          // the last call written before a graceful close
+	expectOne   [1]resp.TypeSet // Expect's room for one command, beside what the reader reads anyway
+	done        chan struct{}   // capacity 1; signalled once per use
+	detached    bool            // no caller waits (health check, close marker): recycle on completion
+	closeMarker bool            // the last call written before a graceful close
 	pool        *sync.Pool
 	sentAt      time.Time     // when it was handed to the connection; the I/O timeout counts from here
 	charged     int64         // bytes counted against the pipe's pending limit
@@ -157,7 +158,9 @@ type CallPool struct {
 func NewCallPool() *CallPool {
 	cp := &CallPool{}
 	cp.p.New = func() any {
-		return &Call{done: make(chan struct{}, 1), replies: make([]resp.Value, 0, 1), pool: &cp.p}
+		c := &Call{done: make(chan struct{}, 1), replies: make([]resp.Value, 0, 1), pool: &cp.p}
+		c.Expect = c.expectOne[:0]
+		return c
 	}
 	return cp
 }
