@@ -367,6 +367,26 @@ func getsSince(t *testing.T, topo testkit.Topology, before map[string]int) (onRe
 	return onReplicas, onPrimaries
 }
 
+// waitReplicated WAITs on primary until replicas of its replicas have
+// acknowledged every write it took (a replica still in its first sync
+// acknowledges none), so that a read from them never finds Nil; it fails
+// the test after 10 s.
+func waitReplicated(t *testing.T, primary *testkit.Server, replicas int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		v, err := primary.Do(context.Background(), "WAIT", replicas, 500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.Int() >= int64(replicas) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d replicas of %s did not acknowledge the writes within 10s", replicas, primary.Addr)
+		}
+	}
+}
+
 func getCalls(t *testing.T, s *testkit.Server) int {
 	t.Helper()
 	info, err := s.Info(context.Background(), "commandstats")
@@ -419,19 +439,7 @@ func TestClusterReplicaChoice(t *testing.T) {
 		if n := len(topo.Replicas(p.ID)); n != 2 {
 			t.Fatalf("primary %s has %d replicas, want 2", p.Addr, n)
 		}
-		// Both replicas hold every key before anything reads them.
-		for deadline := time.Now().Add(10 * time.Second); ; {
-			v, err := p.Server.Do(ctx, "WAIT", "2", "500")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if v.Int() >= 2 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the replicas of %s did not acknowledge the writes within 10s", p.Addr)
-			}
-		}
+		waitReplicated(t, p.Server, 2) // both replicas hold every key before anything reads them
 	}
 	var dead *testkit.Server
 	counts := func() map[string]int {
@@ -705,18 +713,7 @@ func TestClusterReadFromModes(t *testing.T) {
 				if n.Role != testkit.Primary {
 					continue
 				}
-				for deadline := time.Now().Add(10 * time.Second); ; {
-					v, err := n.Server.Do(ctx, "WAIT", "1", "500")
-					if err != nil {
-						t.Fatal(err)
-					}
-					if v.Int() >= 1 {
-						break
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("the replica of %s acknowledged nothing within 10s", n.Addr)
-					}
-				}
+				waitReplicated(t, n.Server, 1)
 			}
 			before := getCallsPerNode(t, topo)
 			for _, k := range keys {
