@@ -100,10 +100,16 @@ func (l *replyLoop) park() error {
 }
 
 // idle reports whether nothing is in flight and nothing buffered: the
-// reader goroutine may give up the role.
+// reader goroutine may give up the role. The reader asks before every
+// reply, so the local checks come first: while replies are buffered it
+// touches no counter another processor writes (settle does, and runs here
+// only when the buffer is empty, once per read from the socket).
 func (l *replyLoop) idle() bool {
+	if l.cur != nil || l.next < len(l.local) || l.c.rd.Buffered() != 0 {
+		return false
+	}
 	l.settle()
-	return l.cur == nil && l.next == len(l.local) && l.c.rd.Buffered() == 0 && l.fl.outstanding.Load() == 0
+	return l.fl.outstanding.Load() == 0
 }
 
 // claimRead takes the read role for a caller about to write a lone request,
