@@ -517,3 +517,28 @@ func TestPrepareBoundsEachWrite(t *testing.T) {
 		t.Fatalf("chunks reassemble to %d bytes, want the queue's %d in order", len(got), len(want))
 	}
 }
+
+// TestWriteBufferIsKeptAcrossFullBatches checks that batches that fill the
+// write buffer to its bound reuse it: at 512 callers of 2 KiB SETs every
+// batch came close to the bound, and a buffer that grew past it was thrown
+// away and rebuilt, 4.5 KB of garbage per request.
+func TestWriteBufferIsKeptAcrossFullBatches(t *testing.T) {
+	calls := make([]*Call, 600) // 1.2 MiB of 2 KiB commands: more than one write holds
+	for i := range calls {
+		calls[i] = &Call{Buf: bytes.Repeat([]byte{'x'}, 2<<10)}
+	}
+	var w writer
+	writeAll := func() {
+		for start := 0; start < len(calls); {
+			start += w.prepare(calls[start:])
+			if cap(w.buf) > maxKeptWriteBuf {
+				t.Fatalf("write buffer grew to %d bytes, past its bound of %d", cap(w.buf), maxKeptWriteBuf)
+			}
+			w.reset()
+		}
+	}
+	writeAll() // grows the buffer once
+	if allocs := testing.AllocsPerRun(20, writeAll); allocs != 0 {
+		t.Fatalf("writing full batches again allocated %.1f times per queue, want 0", allocs)
+	}
+}
