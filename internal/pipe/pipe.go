@@ -154,8 +154,9 @@ type Pipe struct {
 	stats    Stats
 	push     *pushRouter
 	connects int // connections made, for Setup.Reconnect; owned by the dialling goroutine
-	// gatherAbove: while more calls than this are queued or in flight,
-	// the writer gathers batches (see gatherCallersPerProc).
+	// gatherAbove: while more callers than this use the connection (as
+	// the writer estimates it), the writer gathers batches (see
+	// gatherCallersPerProc).
 	gatherAbove int64
 	// ownReads: callers of lone requests may read their own replies; off
 	// when pushes arrive out of band (see readRole).
