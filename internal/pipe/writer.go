@@ -83,7 +83,7 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 			// system call per request. With few callers the CPU is not the
 			// limit and latency is, so their requests go out at once.
 			p.mu.Unlock()
-			p.gatherBatch()
+			p.gatherBatch(gatherYields(load))
 			p.mu.Lock()
 		}
 		batch := p.queue
@@ -134,15 +134,15 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 }
 
 // gatherBatch yields the processor while the queue keeps growing, up to
-// maxGatherYields times. Under load the goroutines that the reader has just
-// woken run and queue their next requests, so one write carries many; when
-// the queue stops growing the batch goes out. It costs no timer: a yield
-// with nothing else runnable returns at once.
-func (p *Pipe) gatherBatch() {
+// yields times. Under load the goroutines that the reader has just woken
+// run and queue their next requests, so one write carries many; when the
+// queue stops growing the batch goes out. It costs no timer: a yield with
+// nothing else runnable returns at once.
+func (p *Pipe) gatherBatch(yields int) {
 	p.mu.Lock()
 	n := len(p.queue)
 	p.mu.Unlock()
-	for range maxGatherYields {
+	for range yields {
 		runtime.Gosched()
 		p.mu.Lock()
 		m := len(p.queue)
@@ -154,8 +154,25 @@ func (p *Pipe) gatherBatch() {
 	}
 }
 
-// maxGatherYields bounds how long gatherBatch can hold a batch back.
-const maxGatherYields = 4
+// gatherYields is how many times the writer yields to gather a batch for
+// an estimated load of callers: one per callersPerYield, at least one and
+// at most maxGatherYields. A yield lets every goroutine runnable on the
+// processor run, so with tens of callers one yield already lets each caller
+// the last read woke queue its next request; more yields wait for callers
+// whose requests are still with the server, and the server idles meanwhile.
+// With hundreds of callers the replies come in several reads, and more
+// yields let the later ones join. Measured on 2 processors (go test -bench
+// 'Parallel(Get|Set)', interleaved rounds): at 64 callers one yield was
+// 1.10-1.20x faster than four; at 512, four stayed the better.
+func gatherYields(load int64) int {
+	return int(min(max(load/callersPerYield, 1), maxGatherYields))
+}
+
+const (
+	callersPerYield = 64
+	// maxGatherYields bounds how long gatherBatch can hold a batch back.
+	maxGatherYields = 4
+)
 
 // gatherCallersPerProc sets when the writer gathers batches: only while
 // more than this many callers per processor wait on the connection. Below
