@@ -38,6 +38,7 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -66,6 +67,7 @@ type options struct {
 	maxOther   float64
 	maxWait    time.Duration
 	out        string
+	cpuProfile string
 }
 
 func parseFlags() (*options, error) {
@@ -81,6 +83,7 @@ func parseFlags() (*options, error) {
 		idle       = flag.Duration("idle", 2*time.Second, "after publishing ends, how long without a new message before the rest count as lost")
 		maxOther   = flag.Float64("max-other", 25, "quiet gate: wait up to -max-wait before a cell for other processes to use ≤ this % of one CPU, and measure a cell again when they used more; 0 turns it off")
 		maxWait    = flag.Duration("max-wait", 5*time.Second, "quiet gate: longest wait before a cell")
+		cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the whole run (this process: the clients, and the publisher, which costs little) to this file")
 		quick      = flag.Bool("quick", false, "smoke test: -messages 100000 -rounds 1 unless set explicitly")
 		out        = flag.String("out", "", "also write the markdown report to this file (rewritten after every round)")
 	)
@@ -94,7 +97,7 @@ func parseFlags() (*options, error) {
 		}
 	}
 	o := &options{messages: *messages, size: *size, rounds: *rounds, publishers: *publishers, buffer: *buffer,
-		idle: *idle, maxOther: *maxOther, maxWait: *maxWait, out: *out}
+		idle: *idle, maxOther: *maxOther, maxWait: *maxWait, out: *out, cpuProfile: *cpuProfile}
 	if o.messages < 1 || o.size < 1 || o.rounds < 1 || o.publishers < 1 || o.buffer < 0 || o.idle <= 0 || o.maxOther < 0 {
 		return nil, fmt.Errorf("need -messages, -size, -rounds, -publishers ≥ 1, -buffer ≥ 0, -idle > 0, -max-other ≥ 0")
 	}
@@ -182,6 +185,17 @@ func run() error {
 	o, err := parseFlags()
 	if err != nil {
 		return err
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	rep := &report{
 		Header: harness.Header{Title: "Subscriber throughput: zipline and peer clients",
