@@ -385,6 +385,9 @@ type subscriptions struct {
 	wants   map[subKey]map[*Subscription]bool
 	carrier map[subKey]*subscriber // where each wanted channel is subscribed
 	conns   map[string]*subscriber // by server address
+	// version counts changes to wants and carrier, made under mu: a
+	// subscriber's cached route (see deliver) is good while it holds.
+	version atomic.Uint64
 	closed  bool
 	watch   sync.Once     // on a cluster: the goroutine that follows route changes
 	done    chan struct{} // closed by close
@@ -415,6 +418,7 @@ func (m *subscriptions) add(ctx context.Context, s *Subscription, keys []subKey)
 		}
 		m.wants[k][s] = true
 	}
+	m.version.Add(1)
 	m.mu.Unlock()
 	if cl := m.s.cluster(); cl != nil {
 		m.watch.Do(func() { go m.follow(cl) })
@@ -442,6 +446,7 @@ func (m *subscriptions) remove(ctx context.Context, s *Subscription, keys []subK
 			groupKey(groups, sc, k)
 		}
 	}
+	m.version.Add(1)
 	closed := m.closed
 	m.mu.Unlock()
 	if closed {
@@ -474,6 +479,7 @@ func (m *subscriptions) subscribe(ctx context.Context, keys []subKey) error {
 		m.mu.Lock()
 		if m.wants[k] != nil {
 			m.carrier[k] = sc
+			m.version.Add(1)
 		}
 		m.mu.Unlock()
 		groupKey(groups, sc, k)
@@ -593,22 +599,25 @@ func (m *subscriptions) rehome() {
 
 // deliver hands a message to every subscription that wants it, if it came
 // on the connection that carries it (during a move, the old node may still
-// send one: it would be a duplicate).
+// send one: it would be a duplicate). It runs per message, and messages
+// come in runs on one channel: the subscriber keeps the last channel's
+// targets and looks them up again, under the lock, only when the channel
+// or any subscription changed since.
 func (m *subscriptions) deliver(from *subscriber, k subKey, msg Message) {
-	m.mu.Lock()
-	if m.carrier[k] != from {
+	r := &from.route
+	if k != r.key || m.version.Load() != r.version {
+		m.mu.Lock()
+		r.key, r.version = k, m.version.Load()
+		clear(r.targets)
+		r.targets = r.targets[:0]
+		if m.carrier[k] == from {
+			for s := range m.wants[k] {
+				r.targets = append(r.targets, s)
+			}
+		}
 		m.mu.Unlock()
-		return
 	}
-	// Copied out so that delivering holds no lock; on the stack for the
-	// usual few subscriptions per channel, since this runs per message.
-	var buf [8]*Subscription
-	targets := buf[:0]
-	for s := range m.wants[k] {
-		targets = append(targets, s)
-	}
-	m.mu.Unlock()
-	for _, s := range targets {
+	for _, s := range r.targets {
 		s.deliver(msg)
 	}
 }
@@ -694,6 +703,13 @@ type subscriber struct {
 	// in runs on one channel, and each would otherwise allocate its name
 	// again. Only the connection's reader touches them (see push).
 	lastChannel, lastPattern string
+	// route is deliver's cache of where the last channel's messages go,
+	// also the reader's alone.
+	route struct {
+		key     subKey
+		version uint64
+		targets []*Subscription
+	}
 }
 
 func newSubscriber(ctx context.Context, m *subscriptions, addr string) (*subscriber, error) {
@@ -833,6 +849,7 @@ func (m *subscriptions) moved(from *subscriber, k subKey) {
 	m.mu.Lock()
 	if m.carrier[k] == from {
 		delete(m.carrier, k)
+		m.version.Add(1)
 	}
 	wanted := m.wants[k] != nil
 	m.mu.Unlock()
