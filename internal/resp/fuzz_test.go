@@ -5,10 +5,13 @@ import (
 	"errors"
 	"io"
 	"testing"
+	"testing/iotest"
 )
 
-// FuzzReader feeds arbitrary bytes to the parser. It must never panic, and
-// whatever it accepts must survive a round trip through the test encoder.
+// FuzzReader feeds arbitrary bytes to the parser. It must never panic,
+// whatever it accepts must survive a round trip through the test encoder,
+// and it must read the same values when the bytes come one at a time (so
+// no aggregate is ever whole in the buffer, and none is read from a slab).
 // The seed corpus (below and in testdata/fuzz/FuzzReader) runs with go test.
 func FuzzReader(f *testing.F) {
 	for _, s := range []string{
@@ -24,9 +27,14 @@ func FuzzReader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		lim := Limits{MaxBulkLen: 1 << 16, MaxAggregateLen: 1 << 12, MaxDepth: 16}
 		r := NewReader(bytes.NewReader(data), 64, lim)
+		slow := NewReader(iotest.OneByteReader(bytes.NewReader(data)), 64, lim)
 		for range 64 {
-			var v Value
+			var v, s Value
 			err := r.ReadValue(&v)
+			serr := slow.ReadValue(&s)
+			if (err == nil) != (serr == nil) || err == nil && v.String() != s.String() {
+				t.Fatalf("whole: %s %v; byte by byte: %s %v", v, err, s, serr)
+			}
 			if err != nil {
 				var le *LimitError
 				if !errors.Is(err, ErrProtocol) && !errors.As(err, &le) &&

@@ -95,6 +95,10 @@ type Reader struct {
 	// inValue is set once ReadValue has consumed the first line of a
 	// reply: from then on an error leaves the stream mid-reply.
 	inValue bool
+	// slab, while an aggregate of bulk strings held whole in the buffer is
+	// read, is one allocation sized for all their bytes, which readN
+	// carves them from (see readAggregate).
+	slab []byte
 }
 
 // NewReader returns a Reader with a buffer of size bytes (DefaultBufferSize if
@@ -302,6 +306,16 @@ func (r *Reader) readAggregate(v *Value, typ Type, header []byte, depth int) err
 		return nil
 	}
 	elems := make([]Value, 0, min(n, maxAggregatePrealloc))
+	if n > 1 && r.slab == nil {
+		// An aggregate of bulk strings, all in the buffer (a pub/sub
+		// message, most MGET and HGETALL replies): one allocation holds
+		// them all, rather than one each. Holding one of them keeps the
+		// others' bytes alive: no more than the reply itself.
+		if size, ok := r.flatBulkBytes(n); ok && size > 0 {
+			r.slab = make([]byte, 0, size)
+			defer func() { r.slab = nil }()
+		}
+	}
 	for i := int64(0); i < n; i++ {
 		elems = append(elems, Value{})
 		e := &elems[len(elems)-1]
@@ -320,6 +334,36 @@ func (r *Reader) readAggregate(v *Value, typ Type, header []byte, depth int) err
 	}
 	*v = Value{typ: typ, elems: elems}
 	return nil
+}
+
+// flatBulkBytes reports, if the next n values are bulk strings (or RESP2
+// nulls) that the buffer holds whole, the sum of their lengths. It reads
+// nothing: anything else, including a malformed header, reports false and
+// is left to the parser.
+func (r *Reader) flatBulkBytes(n int64) (size int, ok bool) {
+	p := r.r
+	for ; n > 0; n-- {
+		if p >= r.w || r.buf[p] != '$' {
+			return 0, false
+		}
+		nl := bytes.IndexByte(r.buf[p:r.w], '\n')
+		if nl < 3 || r.buf[p+nl-1] != '\r' {
+			return 0, false
+		}
+		ln, err := parseInt(r.buf[p+1 : p+nl-1])
+		if err != nil || ln < -1 || ln > r.limits.MaxBulkLen {
+			return 0, false
+		}
+		p += nl + 1
+		if ln == -1 {
+			continue
+		}
+		if p += int(ln) + 2; p > r.w {
+			return 0, false
+		}
+		size += int(ln)
+	}
+	return size, true
 }
 
 // skipElems reads n values at the given depth and drops them, allocating
@@ -450,8 +494,15 @@ func (r *Reader) fill() error {
 	return err
 }
 
-// readN returns the next n bytes in a new slice.
+// readN returns the next n bytes in a slice of their own: a new one, or
+// the next n bytes of the slab, capped so that appending to it never
+// writes over its neighbour.
 func (r *Reader) readN(n int) ([]byte, error) {
+	if l := len(r.slab); n <= cap(r.slab)-l && n <= r.w-r.r {
+		r.slab = append(r.slab, r.buf[r.r:r.r+n]...)
+		r.r += n
+		return r.slab[l : l+n : l+n], nil
+	}
 	if n <= r.w-r.r {
 		b := bytes.Clone(r.buf[r.r : r.r+n])
 		r.r += n

@@ -293,6 +293,64 @@ func TestReadValueAllocations(t *testing.T) {
 	}
 }
 
+// An aggregate of bulk strings held whole in the buffer (a pub/sub
+// message, an MGET reply) costs two allocations however many strings it
+// holds: its elements, and one slab for their bytes.
+func TestAggregateOfBulksAllocatesOnce(t *testing.T) {
+	push := ">3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$5\r\nhello\r\n"
+	mget := "*4\r\n$1\r\na\r\n$-1\r\n$0\r\n\r\n$3\r\nbcd\r\n"
+	r := NewReader(strings.NewReader(strings.Repeat(push+mget, 1000)), 64<<10, Limits{})
+	var v Value
+	allocs := testing.AllocsPerRun(500, func() {
+		_ = r.ReadValue(&v)
+		_ = r.ReadValue(&v)
+	})
+	if allocs > 4 {
+		t.Fatalf("a 3-string push and a 4-element MGET reply cost %v allocations, want 4", allocs)
+	}
+	if got := v.String(); got != `["a" nil "" "bcd"]` {
+		t.Fatalf("MGET reply parsed as %s", got)
+	}
+}
+
+// Strings that share a slab are still each the caller's own: appending
+// to one never writes over the next.
+func TestAggregateStringsDoNotAlias(t *testing.T) {
+	v, err := readOne(t, "*3\r\n$3\r\nabc\r\n$3\r\ndef\r\n$3\r\nghi\r\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := v.Elems()
+	a := append(e[0].Bytes(), "XYZ"...)
+	if string(a) != "abcXYZ" || string(e[1].Bytes()) != "def" || string(e[2].Bytes()) != "ghi" {
+		t.Fatalf("appending to the first string changed the others: %q %q %q", a, e[1].Bytes(), e[2].Bytes())
+	}
+}
+
+// Aggregates the slab does not cover (nested, mixed, or not yet wholly
+// read) parse as before.
+func TestAggregateSlabFallbacks(t *testing.T) {
+	for _, in := range []string{
+		"*2\r\n*2\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n",
+		"*3\r\n$1\r\na\r\n:7\r\n$1\r\nb\r\n",
+		"*2\r\n$3\r\nabc\r\n$10\r\n0123456789\r\n",
+	} {
+		want, err := readOne(t, in)
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		// One byte per read: no aggregate is ever whole in the buffer.
+		r := NewReader(iotest.OneByteReader(strings.NewReader(in)), 0, Limits{})
+		var got Value
+		if err := r.ReadValue(&got); err != nil {
+			t.Fatalf("%q byte by byte: %v", in, err)
+		}
+		if got.String() != want.String() {
+			t.Fatalf("%q: %s byte by byte, %s whole", in, got, want)
+		}
+	}
+}
+
 func totalAlloc() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)

@@ -148,8 +148,10 @@ func (v Value) IsNull() bool { return v.typ == Null }
 func (v Value) IsError() bool { return v.typ == SimpleError || v.typ == BlobError }
 
 // Bytes returns the bytes of a string-like reply (simple, bulk, verbatim,
-// big number, error), or nil. Bulk string bytes belong to the caller; simple
-// string bytes may be shared and must not be modified.
+// big number, error), or nil. Bulk string bytes belong to the caller (the
+// bulk strings of one aggregate may share one allocation, each capped at
+// its own length, so writing or appending to one never touches another);
+// simple string bytes may be shared and must not be modified.
 func (v Value) Bytes() []byte { return v.str }
 
 // Shared reports whether Bytes may alias memory owned by the package, in
