@@ -542,3 +542,27 @@ func TestWriteBufferIsKeptAcrossFullBatches(t *testing.T) {
 		t.Fatalf("writing full batches again allocated %.1f times per queue, want 0", allocs)
 	}
 }
+
+// TestCallerEstimate checks the writer's estimate of the callers on a
+// connection: it holds a burst's peak through the moments when most
+// callers are between requests, and falls back to one once the burst ends,
+// so a lone caller afterwards is never made to wait for a batch.
+func TestCallerEstimate(t *testing.T) {
+	load := int64(0)
+	for range 10 { // 64 callers: in flight and queued swing between 8 and 64
+		load = callerEstimate(load, 64)
+		load = callerEstimate(load, 8)
+	}
+	if load < 56 || gatherYields(load) != 1 {
+		t.Fatalf("at 64 callers the estimate is %d (%d yields), want about 64 and 1 yield", load, gatherYields(load))
+	}
+	if y := gatherYields(callerEstimate(0, 512)); y != maxGatherYields {
+		t.Fatalf("512 callers gather with %d yields, want %d", y, maxGatherYields)
+	}
+	for range 64 {
+		load = callerEstimate(load, 1)
+	}
+	if load != 1 {
+		t.Fatalf("64 batches after the burst, one caller left, the estimate is still %d", load)
+	}
+}

@@ -71,12 +71,12 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 		// load estimates how many callers use this connection, without a
 		// shared counter every call would have to update: calls queued or
 		// in flight stand for one caller each, and the estimate keeps the
-		// recent peak of that count, decaying by an eighth per batch.
+		// recent peak of that count (see callerEstimate).
 		// The count alone misses every caller whose reply has just been
 		// read and who is about to send again; at 64 callers it saw 8 and
 		// wrote 8 requests per write where gathering wrote 16.
 		out := fl.outstanding.Load()
-		load = max(out+int64(len(p.queue)), load-load/8)
+		load = callerEstimate(load, out+int64(len(p.queue)))
 		if out > 0 && load > p.gatherAbove {
 			// Many callers are waiting on this connection, so they will soon
 			// send more: let them queue up before writing, rather than pay a
@@ -152,6 +152,14 @@ func (p *Pipe) gatherBatch(yields int) {
 		}
 		n = m
 	}
+}
+
+// callerEstimate updates the writer's estimate of the callers on a
+// connection, given the calls queued or in flight now: the recent peak,
+// decaying by an eighth per batch, and by at least one, so that it falls
+// all the way once the load ends.
+func callerEstimate(load, now int64) int64 {
+	return max(now, load-(load+7)/8)
 }
 
 // gatherYields is how many times the writer yields to gather a batch for
