@@ -99,6 +99,46 @@ func TestSubscribe(t *testing.T) {
 	}
 }
 
+// Subscriptions that join or leave a channel other subscriptions already
+// carry see exactly the messages published while they want it, though the
+// connection keeps the channel's delivery targets between messages.
+func TestSubscriptionsShareAChannel(t *testing.T) {
+	c, srv := newTestClient(t, Options{})
+	ctx := context.Background()
+	pub := func(ch, msg string) {
+		t.Helper()
+		if _, err := srv.Do(ctx, "PUBLISH", ch, msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expect := func(s *Subscription, ch, payload string) {
+		t.Helper()
+		if m, err := next(t, s); err != nil || m.Channel != ch || string(m.Payload) != payload {
+			t.Fatalf("got %s %q (%v), want %s %q", m.Channel, m.Payload, err, ch, payload)
+		}
+	}
+	first, err := c.Subscribe(ctx, "news", "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub("news", "n0")
+	expect(first, "news", "n0")
+	second, err := c.Subscribe(ctx, "news") // carried already: no new SUBSCRIBE reaches the server
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub("news", "n1")
+	expect(first, "news", "n1")
+	expect(second, "news", "n1")
+	if err := first.Remove(ctx, "news"); err != nil {
+		t.Fatal(err)
+	}
+	pub("news", "n2")
+	pub("other", "o0")
+	expect(second, "news", "n2")
+	expect(first, "other", "o0") // n2 would come first had first still got news
+}
+
 // Killing the subscriber connection re-subscribes everything on the new
 // one, reports the gap on the iterator, and delivers no message twice.
 func TestSubscribeReconnectReportsGap(t *testing.T) {
