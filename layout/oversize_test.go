@@ -138,6 +138,16 @@ func TestOversizeValueExpiresWithItsMarker(t *testing.T) {
 		if err := s.SetEX(ctx, "user:203", []byte("small"), time.Hour); err != nil {
 			t.Fatal(err)
 		}
+		// Each value's key expires in the very millisecond its bucket does:
+		// never after (an orphan, however briefly), never before.
+		for _, key := range []string{"user:201", "user:202"} {
+			l, _ := s.locate(key)
+			bucket, err1 := srv.Do(ctx, "PEXPIRETIME", l.bucket)
+			value, err2 := srv.Do(ctx, "PEXPIRETIME", s.oversizeKey(l))
+			if err1 != nil || err2 != nil || bucket.Int() != value.Int() {
+				t.Fatalf("%s: its value's key expires at %d, its bucket at %d (%v %v)", key, value.Int(), bucket.Int(), err1, err2)
+			}
+		}
 		waitGone(t, s, "user:201")
 		waitGone(t, s, "user:202")
 		wantAccount(t, srv, s, 1) // user:2

@@ -89,6 +89,17 @@ local function live(c, l)
 end
 local function bound(b, mode, t)
   local e
+  if mode == 'b' then
+    -- The bucket's expiry as a time, where the server has PEXPIRETIME
+    -- (Redis 7.0+): the key then expires in the same millisecond as its
+    -- bucket, however long the script has run since (time moves on inside
+    -- a script), and even when less than a millisecond is left.
+    local ok, at = pcall(redis.call, 'PEXPIRETIME', b)
+    if ok then
+      if at > 0 then return 'PXAT', at end
+      return nil
+    end
+  end
   if mode == 'at' then e = redis.call('PEXPIRETIME', b) else e = redis.call('PTTL', b) end
   if e > 0 and (not t or e < t) then t = e end
   if not t then return nil end
@@ -141,9 +152,11 @@ local function tie(run)
   local b, n, ms, fs = k(), tonumber(a()), {}, {}
   for j = 1, n do ms[j] = k() fs[j] = a() end
   if not run then return false end
-  local _, e = bound(b, 'px', nil)
+  local unit, e = bound(b, 'b', nil)
   for j = 1, n do
-    if e and redis.call('HGET', b, fs[j]) == M then redis.call('PEXPIRE', ms[j], e) end
+    if e and redis.call('HGET', b, fs[j]) == M then
+      if unit == 'PXAT' then redis.call('PEXPIREAT', ms[j], e) else redis.call('PEXPIRE', ms[j], e) end
+    end
   end
   return n
 end
