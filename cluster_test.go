@@ -387,6 +387,26 @@ func waitReplicated(t *testing.T, primary *testkit.Server, replicas int) {
 	}
 }
 
+// waitSameKeys waits, up to 10 s, until replica holds as many keys as
+// primary.
+func waitSameKeys(t *testing.T, primary, replica *testkit.Server) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		p, err1 := primary.Do(context.Background(), "DBSIZE")
+		r, err2 := replica.Do(context.Background(), "DBSIZE")
+		if err1 != nil || err2 != nil {
+			t.Fatal(err1, err2)
+		}
+		if p.Int() == r.Int() {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica %s holds %d keys, its primary %s %d", replica.Addr, r.Int(), primary.Addr, p.Int())
+		}
+		time.Sleep(5 * time.Millisecond) // waiting for replication, bounded
+	}
+}
+
 func getCalls(t *testing.T, s *testkit.Server) int {
 	t.Helper()
 	info, err := s.Info(context.Background(), "commandstats")
@@ -440,6 +460,12 @@ func TestClusterReplicaChoice(t *testing.T) {
 			t.Fatalf("primary %s has %d replicas, want 2", p.Addr, n)
 		}
 		waitReplicated(t, p.Server, 2) // both replicas hold every key before anything reads them
+		for _, r := range topo.Replicas(p.ID) {
+			// A replica that resynchronises (a loaded machine can make a 1 s
+			// node timeout flap) serves its old, empty data meanwhile: wait
+			// until it holds as many keys as its primary.
+			waitSameKeys(t, p.Server, r.Server)
+		}
 	}
 	var dead *testkit.Server
 	counts := func() map[string]int {
