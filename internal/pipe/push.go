@@ -111,7 +111,9 @@ func (r *pushRouter) dispatch(kind string, v resp.Value) {
 	select {
 	case q.ch <- v:
 	default:
-		q.handled.Add(1) // dropped: Lost tells the handler
+		// Dropped: Lost tells the handler, and only then does the push
+		// count as handled, so the backlog shows it until the handler has
+		// acted on the loss (a client-side cache drops every entry then).
 		q.dropped.Add(1)
 		select {
 		case q.lost <- struct{}{}:
@@ -123,8 +125,11 @@ func (r *pushRouter) dispatch(kind string, v resp.Value) {
 func (r *pushRouter) serve(q *pushQueue) {
 	defer r.wg.Done()
 	report := func() {
-		if n := q.dropped.Swap(0); n > 0 && q.h.Lost != nil {
-			q.h.Lost(int(n))
+		if n := q.dropped.Swap(0); n > 0 {
+			if q.h.Lost != nil {
+				q.h.Lost(int(n))
+			}
+			q.handled.Add(uint64(n))
 		}
 	}
 	for {
@@ -142,8 +147,9 @@ func (r *pushRouter) serve(q *pushQueue) {
 }
 
 // PushBacklog reports how many pushes of one kind have been read from the
-// connection and not yet handled. A reader that must not act on data a
-// push has already invalidated (a client-side cache) checks it is zero.
+// connection and not yet handled (a dropped push counts until Lost has
+// been told of it). A reader that must not act on data a push has already
+// invalidated (a client-side cache) checks it is zero.
 type PushBacklog struct{ q *pushQueue }
 
 // Pending returns the pushes waiting for their handler.

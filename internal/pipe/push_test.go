@@ -166,6 +166,9 @@ func TestPipeSubscribeRESP2(t *testing.T) {
 func TestPipeBlockedPushHandlerDoesNotStallRequests(t *testing.T) {
 	srv := testkit.NewServer(t, testkit.Config{})
 	unblock := make(chan struct{})
+	var release sync.Once
+	unblockHandler := func() { release.Do(func() { close(unblock) }) }
+	defer unblockHandler() // a failure below must not leave the handler blocked: Close waits for it
 	var handled, lostCount atomic.Int64
 	lostReported := make(chan struct{}, 1)
 	opts := testOptions(srv.Addr)
@@ -227,13 +230,20 @@ func TestPipeBlockedPushHandlerDoesNotStallRequests(t *testing.T) {
 	if _, err := do(ctx, p, "PING"); err != nil {
 		t.Fatal(err)
 	}
-	close(unblock)
+	// Until the handler has run, or been told of the loss, every push
+	// counts in the backlog, dropped ones included: a client-side cache
+	// serves nothing while one waits.
+	if n := p.Backlog("message").Pending(); n != published {
+		t.Fatalf("backlog %d with the handler blocked, want all %d pushes", n, published)
+	}
+	unblockHandler()
 	select {
 	case <-lostReported:
 	case <-time.After(5 * time.Second):
 		t.Fatal("Lost never reported the dropped pushes")
 	}
 	waitFor(t, func() bool { return handled.Load()+lostCount.Load() == published })
+	waitFor(t, func() bool { return p.Backlog("message").Pending() == 0 })
 	if lostCount.Load() == 0 || handled.Load() > 8+1 {
 		t.Fatalf("handled %d, lost %d: the queue of 8 did not bound the backlog", handled.Load(), lostCount.Load())
 	}
