@@ -256,17 +256,11 @@ func serverDescription(ctx context.Context, cl *localserver.Cluster) string {
 // stops and writes them.
 func startProfiles(o *options) (func(), error) {
 	var stops []func()
-	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
-		if err != nil {
-			return nil, err
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			f.Close()
-			return nil, err
-		}
-		stops = append(stops, func() { pprof.StopCPUProfile(); f.Close() })
+	stopCPU, err := harness.StartCPUProfile(o.cpuProfile)
+	if err != nil {
+		return nil, err
 	}
+	stops = append(stops, stopCPU)
 	write := func(name, path string) {
 		f, err := os.Create(path)
 		if err == nil {

@@ -25,9 +25,9 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime/pprof"
 	"strings"
 
+	"github.com/ziplinekv/zipline/bench/harness"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/compression"
 )
 
@@ -89,17 +89,11 @@ func run() error {
 	s.Title = "Compression benchmark: zipline and GLIDE Go, GLIDE's method"
 	s.Notes = notes(s)
 	s.Progress, s.Stdout = os.Stderr, os.Stdout
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := harness.StartCPUProfile(*cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	_, err = s.Run(ctx, variants)

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/ziplinekv/zipline/bench"
+	"github.com/ziplinekv/zipline/bench/harness"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/latency"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/netshape"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
@@ -216,18 +216,11 @@ func (c config) runCell(ctx context.Context, addr string, serverPID int, name st
 // startProfile starts a CPU profile into path, if set, and returns what
 // stops it. A profile that cannot be written is skipped.
 func startProfile(path string) (stop func()) {
-	if path == "" {
-		return func() {}
-	}
-	f, err := os.Create(path)
+	stop, err := harness.StartCPUProfile(path)
 	if err != nil {
 		return func() {}
 	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return func() {}
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }
+	return stop
 }
 
 // sleep waits for d or until ctx ends.

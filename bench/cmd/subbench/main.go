@@ -38,7 +38,6 @@ import (
 	"net"
 	"os"
 	"runtime"
-	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -186,17 +185,11 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	if o.cpuProfile != "" {
-		f, err := os.Create(o.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stopProfile, err := harness.StartCPUProfile(o.cpuProfile)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	rep := &report{
 		Header: harness.Header{Title: "Subscriber throughput: zipline and peer clients",
 			Command: harness.CommandLine("subbench", ""),
