@@ -93,18 +93,21 @@ type cacheShard struct {
 
 // cacheEntry is one cached reply.
 type cacheEntry struct {
-	key      string
-	value    []byte // as stored (compressed) unless StoreExpanded; nil with missing
-	missing  bool   // the key did not exist: a cached Nil
-	expires  int64  // monotonic nanoseconds
-	conn     *trackedConn
-	epoch    uint32 // conn's epoch at fill
-	slot     int32
-	slotEp   uint32
-	size     int64
-	ref      atomic.Bool // CLOCK reference bit
-	gone     bool        // removed from the shard; guarded by the shard lock
-	position int         // index in the shard's clock ring
+	key     string
+	value   []byte // as stored (compressed) unless StoreExpanded; nil with missing
+	missing bool   // the key did not exist: a cached Nil
+	expires int64  // monotonic nanoseconds
+	conn    *trackedConn
+	epoch   uint32 // conn's epoch at fill
+	slot    int32
+	slotEp  uint32
+	size    int64
+	ref     atomic.Bool // CLOCK reference bit
+	// gone: removed from its shard (set under the shard lock). A reader
+	// that found the entry before an invalidation removed it checks this
+	// after the backlog, so it cannot serve what that invalidation killed.
+	gone     atomic.Bool
+	position int // index in the shard's clock ring
 }
 
 // trackedConn is one connection with tracking on: what its entries depend
@@ -228,15 +231,23 @@ func (cc *clientCache) lookup(key string) (*cacheEntry, bool) {
 	return ent, true
 }
 
-// valid reports whether an entry may be served now: not expired, its
-// connection's tracking unbroken since it was filled, no invalidation
-// waiting for its handler, proof of life within MaxStaleness, and, on a
-// cluster, its slot not moved.
+// valid reports whether an entry may be served now: no invalidation
+// waiting for its handler, the entry not removed, its connection's tracking
+// unbroken since it was filled, not expired, proof of life within
+// MaxStaleness, and, on a cluster, its slot not moved.
+//
+// The order matters. The caller found ent before this check, and a handler
+// may have removed it (or bumped the epoch, on a loss) since then. A handler
+// acts before it counts the push handled, so once the backlog reads zero,
+// every push that had arrived has done its work, and what it did is
+// visible to the loads that follow: gone and the epoch are read after the
+// backlog, never before.
 func (cc *clientCache) valid(ent *cacheEntry, now time.Time) bool {
 	tc := ent.conn
-	return int64(now.Sub(cc.start)) < ent.expires &&
+	return tc.backlog.Pending() == 0 &&
+		!ent.gone.Load() &&
 		tc.epoch.Load() == ent.epoch &&
-		tc.backlog.Pending() == 0 &&
+		int64(now.Sub(cc.start)) < ent.expires &&
 		now.UnixNano()-tc.lastRead.Load() < int64(cc.cfg.MaxStaleness) &&
 		(cc.slots == nil || ent.slot < 0 || cc.slots[ent.slot].Load() == ent.slotEp)
 }
@@ -313,10 +324,10 @@ func (cc *clientCache) evictLocked(sh *cacheShard) {
 
 // removeLocked takes an entry out of its shard.
 func (cc *clientCache) removeLocked(sh *cacheShard, ent *cacheEntry) {
-	if ent.gone {
+	if ent.gone.Load() {
 		return
 	}
-	ent.gone = true
+	ent.gone.Store(true)
 	delete(sh.entries, ent.key)
 	last := len(sh.clock) - 1
 	moved := sh.clock[last]

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline/codec"
+	"github.com/ziplinekv/zipline/internal/resp"
 	"github.com/ziplinekv/zipline/internal/testkit"
 )
 
@@ -122,6 +123,33 @@ func TestCachedNeverStaleUnderWrites(t *testing.T) {
 		t.Fatalf("the test did not exercise the cache: %+v over %d reads", st, reads.Load())
 	}
 	t.Logf("%d reads, %+v", reads.Load(), st)
+}
+
+// A reader that found an entry just before an invalidation removed it
+// must not serve it: the handler has run and the backlog reads zero, so
+// only the entry's own state can tell. This is the interleaving behind
+// TestCachedNeverStaleUnderWrites's rare stale read, made deterministic:
+// found, invalidated, then checked.
+func TestCachedEntryFoundBeforeItsInvalidationIsNotServed(t *testing.T) {
+	cc := newClientCache(ClientCache{MaxBytes: 1 << 20})
+	defer cc.close()
+	tc := &trackedConn{}
+	tc.lastRead.Store(time.Now().UnixNano())
+	const key = "version"
+	cc.fill(key, cc.reserve(key), tc, tc.epoch.Load(), noSlot, 0, []byte("5"), false, time.Minute)
+	found, ok := cc.lookup(key)
+	if !ok {
+		t.Fatal("the entry just filled is not served")
+	}
+	push := resp.ArrayValue([]resp.Value{resp.StringValue([]byte("invalidate")),
+		resp.ArrayValue([]resp.Value{resp.StringValue([]byte(key))})})
+	cc.invalidate(tc, push)
+	if cc.valid(found, time.Now()) {
+		t.Fatal("an entry removed by an invalidation that has been handled is still valid to a reader that found it before")
+	}
+	if _, ok := cc.lookup(key); ok {
+		t.Fatal("an invalidated key is still served")
+	}
 }
 
 // Losing the tracking connection drops its entries at once: a write made
