@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -557,6 +556,10 @@ func newFlight(replies []resp.Value, errs []error) flight {
 func (c *cluster) sendEach(ctx context.Context, r *request) error {
 	n := len(r.cmds)
 	var f flight
+	// many is f when the request has several commands: its slices are on
+	// the heap, and only it is shared with sendGroups's goroutines, so
+	// that the arrays a one-command request uses stay on this stack.
+	var many flight
 	var done, primary [1]bool
 	var ask [1]string
 	var idx [1]int
@@ -566,7 +569,8 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 		f = flight{replies: replies, errs: errs, done: done[:], ask: ask[:], primary: primary[:]}
 	} else {
 		replies, errs = make([]resp.Value, n), make([]error, n)
-		f = newFlight(replies, errs)
+		many = newFlight(replies, errs)
+		f = many
 		allIdx = make([]int, n)
 	}
 	backoff := retryBackoffMin
@@ -575,7 +579,7 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 		// those for several go to each in parallel.
 		var only *node
 		onlyIdx := allIdx[:0]
-		var groups map[*node][]int
+		var groups []nodeGroup
 		waitTopology := false
 		for i := range n {
 			if f.done[i] {
@@ -598,18 +602,21 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 			case nd == nil:
 				waitTopology = true
 			case groups != nil:
-				groups[nd] = append(groups[nd], i)
+				groups = addToGroup(groups, nd, i, n)
 			case only == nil || only == nd:
 				only = nd
 				onlyIdx = append(onlyIdx, i)
 			default:
-				groups = map[*node][]int{only: slices.Clone(onlyIdx), nd: append(make([]int, 0, n-i), i)}
+				// Room for every command left in each group: a group
+				// never grows by reallocation.
+				groups = append(make([]nodeGroup, 0, 4), nodeGroup{only, append(make([]int, 0, n), onlyIdx...)},
+					nodeGroup{nd, append(make([]int, 0, n-i), i)})
 			}
 		}
 		var retry int
 		switch {
 		case groups != nil:
-			retry = c.sendGroups(ctx, r, &f, groups, replies, errs)
+			retry = c.sendGroups(ctx, r, &many, groups)
 		case only != nil:
 			retry = c.sendGroup(ctx, r, &f, only, onlyIdx)
 		}
@@ -634,41 +641,45 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 	return finish(r, replies, errs)
 }
 
+// nodeGroup is the commands of a request bound for one node.
+type nodeGroup struct {
+	nd  *node
+	idx []int
+}
+
+// addToGroup adds command i to nd's group, or starts one with room for
+// the n-i commands that may follow. Nodes are few: a linear search.
+func addToGroup(groups []nodeGroup, nd *node, i, n int) []nodeGroup {
+	for k := range groups {
+		if groups[k].nd == nd {
+			groups[k].idx = append(groups[k].idx, i)
+			return groups
+		}
+	}
+	return append(groups, nodeGroup{nd, append(make([]int, 0, n-i), i)})
+}
+
 // sendGroups sends each node its pipeline, in parallel, and sorts the
 // replies: final, redirected or to retry. It returns how many commands
-// need another round. The goroutines share one flight, each writing only
-// its own commands: its replies and errors go straight to replies and errs,
-// f's (already on the heap), and the rest is merged back into f afterwards,
-// so that f itself never leaves its caller's stack.
-func (c *cluster) sendGroups(ctx context.Context, r *request, f *flight, groups map[*node][]int, replies []resp.Value, errs []error) (retry int) {
-	type part struct {
-		nd  *node
-		idx []int
-		f   flight
+// need another round. The first group goes from this goroutine, the others
+// each from one of their own. They share f's arrays, each writing only its
+// own commands' entries, so nothing needs merging afterwards.
+func (c *cluster) sendGroups(ctx context.Context, r *request, f *flight, groups []nodeGroup) (retry int) {
+	var others struct {
+		wg    sync.WaitGroup
+		retry atomic.Int64
 	}
-	g := newFlight(replies, errs)
-	copy(g.done, f.done)
-	copy(g.ask, f.ask)
-	copy(g.primary, f.primary)
-	parts := make([]part, 0, len(groups))
-	for nd, idx := range groups {
-		parts = append(parts, part{nd, idx, g})
-	}
-	var wg sync.WaitGroup
-	var total atomic.Int64
-	for k := range parts {
-		p := &parts[k]
-		wg.Add(1)
+	for _, g := range groups[1:] {
+		part := *f // the slices, not the variable: f stays where it is
+		others.wg.Add(1)
 		go func() {
-			defer wg.Done()
-			total.Add(int64(c.sendGroup(ctx, r, &p.f, p.nd, p.idx)))
+			defer others.wg.Done()
+			others.retry.Add(int64(c.sendGroup(ctx, r, &part, g.nd, g.idx)))
 		}()
 	}
-	wg.Wait()
-	copy(f.done, g.done)
-	copy(f.ask, g.ask)
-	copy(f.primary, g.primary)
-	return int(total.Load())
+	retry = c.sendGroup(ctx, r, f, groups[0].nd, groups[0].idx)
+	others.wg.Wait()
+	return retry + int(others.retry.Load())
 }
 
 // sendGroup sends the commands idx of the request to one node, each

@@ -674,7 +674,7 @@ func TestClusterHotPathAllocations(t *testing.T) {
 }
 
 // MGET and MSET of 100 keys, which live in as many slots and so go out as
-// one command per slot, to every primary.
+// one command per slot, to every primary; and a Batch of 100 commands.
 func BenchmarkClusterMultiKey(b *testing.B) {
 	c, _ := clusterClient(b, testkit.Redis, Options{})
 	ctx := context.Background()
@@ -696,6 +696,23 @@ func BenchmarkClusterMultiKey(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := c.MGet(ctx, keys...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	// A Batch of 50 SETs and 50 GETs, as bench/cmd/clusterbench's batch.
+	b.Run("BATCH100", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			bt := c.Batch()
+			for i, k := range keys {
+				if i%2 == 0 {
+					bt.Set(k, pairs[i].Value)
+				} else {
+					bt.Get(k)
+				}
+			}
+			if err := bt.Exec(ctx); err != nil {
 				b.Fatal(err)
 			}
 		}
