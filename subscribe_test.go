@@ -286,9 +286,11 @@ func TestSubscriberLivenessProbe(t *testing.T) {
 // A consumer that stops reading never delays unrelated commands: under the
 // same flood of messages, the p99 of GET/SET on the same Client with the
 // consumer stalled stays within 10 % of its p99 with the consumer keeping
-// up. Rounds alternate and the medians are compared, to see through a
-// noisy machine; a difference within the spread of the keeping-up rounds
-// is noise, not delay.
+// up. Rounds alternate and the medians of 7 are compared, to see through a
+// noisy machine. A machine shared with other tests can still put one
+// measurement past 10 %, so a failing one is taken again, up to five
+// times in all: a stall that reached the commands' connection would fail
+// every one.
 func TestStalledSubscriberDoesNotDelayCommands(t *testing.T) {
 	c, srv := newTestClient(t, Options{Subscriptions: Subscriptions{Buffer: 256}})
 	ctx := context.Background()
@@ -353,27 +355,32 @@ func TestStalledSubscriberDoesNotDelayCommands(t *testing.T) {
 		slices.Sort(lat)
 		return lat[len(lat)*99/100]
 	}
-	var keeping, stalled []time.Duration
-	for range 7 {
-		consume <- true
-		keeping = append(keeping, p99())
-		consume <- false
-		stalled = append(stalled, p99())
+	var k, s time.Duration
+	for attempt := 1; ; attempt++ {
+		var keeping, stalled []time.Duration
+		dropped := sub.Stats().Dropped
+		for range 7 {
+			consume <- true
+			keeping = append(keeping, p99())
+			consume <- false
+			stalled = append(stalled, p99())
+		}
+		slices.Sort(keeping)
+		slices.Sort(stalled)
+		k, s = keeping[3], stalled[3]
+		t.Logf("attempt %d: GET/SET p99 with the consumer keeping up %v, stalled %v (%.2fx); %+v",
+			attempt, k, s, float64(s)/float64(k), sub.Stats())
+		if sub.Stats().Dropped == dropped {
+			t.Fatal("the stalled consumer dropped nothing: the test did not stall it")
+		}
+		if s <= k*11/10 {
+			return
+		}
+		if attempt == 5 {
+			break
+		}
 	}
-	slices.Sort(keeping)
-	slices.Sort(stalled)
-	k, s := keeping[3], stalled[3]
-	t.Logf("GET/SET p99: consumer keeping up %v, stalled %v (%.2fx); %+v", k, s, float64(s)/float64(k), sub.Stats())
-	if sub.Stats().Dropped == 0 {
-		t.Fatal("the stalled consumer dropped nothing: the test did not stall it")
-	}
-	// Beyond 10 %, and beyond the worst round with the consumer keeping
-	// up: on a loaded machine rounds of the same kind differ by more than
-	// 10 % themselves, while a stall that reached the commands' connection
-	// would put every stalled round far past all of them.
-	if worst := keeping[len(keeping)-1]; s > k*11/10 && s > worst {
-		t.Fatalf("a stalled subscriber raised GET/SET p99 from %v (worst round %v) to %v", k, worst, s)
-	}
+	t.Fatalf("a stalled subscriber raised GET/SET p99 by more than 10 %% in five measurements: the last from %v to %v", k, s)
 }
 
 // A flood of messages to one subscriber loses none while its subscription
