@@ -1,10 +1,12 @@
 package zipline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,6 +41,7 @@ type cluster struct {
 
 	mu       sync.Mutex
 	nodes    map[string]*node // every node some route uses, and the seeds
+	dialing  map[string]*dial // connections to new nodes being made
 	changed  chan struct{}    // closed (and replaced) when routes change
 	commands commandTable
 
@@ -57,6 +60,10 @@ type cluster struct {
 type route struct {
 	primary  *node
 	replicas []*node
+	// standby holds the addresses of the slot's replicas, connected or
+	// not (with ReadPrimary they are not): a MOVED to one of them is a
+	// failover (see moved).
+	standby []string
 }
 
 // node is one server of the cluster.
@@ -86,7 +93,7 @@ const (
 // newCluster discovers the cluster from the seed that answered, and
 // knows the other seeds for later.
 func newCluster(ctx context.Context, s *shared, addr string, seeds []string) (*cluster, error) {
-	c := &cluster{s: s, seeds: seeds, nodes: map[string]*node{},
+	c := &cluster{s: s, seeds: seeds, nodes: map[string]*node{}, dialing: map[string]*dial{},
 		changed: make(chan struct{}), refresh: make(chan struct{}, 1), replicaPick: rand.Uint32()}
 	c.life, c.stop = context.WithCancel(context.Background())
 	seed, err := c.node(ctx, addr)
@@ -105,20 +112,65 @@ func newCluster(ctx context.Context, s *shared, addr string, seeds []string) (*c
 }
 
 // node returns the connection to addr, dialling it if it is new.
+//
+// A node is dialled once however many callers want it at the same moment:
+// after a failover every caller redirected to the new primary asks for it
+// together, and a dial each (a hundred handshakes on a loaded machine) held
+// them all up for tens of milliseconds. The dial runs on its own, bounded
+// by DialTimeout rather than by whichever caller came first, and every
+// caller waits for it within its own ctx.
 func (c *cluster) node(ctx context.Context, addr string) (*node, error) {
 	c.mu.Lock()
-	n := c.nodes[addr]
-	c.mu.Unlock()
-	if n != nil {
+	if n := c.nodes[addr]; n != nil {
+		c.mu.Unlock()
 		return n, nil
 	}
+	dl := c.dialing[addr]
+	if dl == nil {
+		if c.life.Err() != nil {
+			c.mu.Unlock()
+			return nil, fmt.Errorf("%w (%w)", ErrClosed, ErrNotSent)
+		}
+		dl = &dial{done: make(chan struct{})}
+		c.dialing[addr] = dl
+		c.wg.Add(1) // under c.mu, before close can wait: see close
+		go func() {
+			defer c.wg.Done()
+			dctx, cancel := context.WithTimeout(c.life, c.s.opts.DialTimeout)
+			dl.n, dl.err = c.dialNode(dctx, addr)
+			cancel()
+			c.mu.Lock()
+			delete(c.dialing, addr)
+			c.mu.Unlock()
+			close(dl.done)
+		}()
+	}
+	c.mu.Unlock()
+	select {
+	case <-dl.done:
+		return dl.n, dl.err
+	case <-ctx.Done():
+		return nil, notSentErr(ctx.Err())
+	}
+}
+
+// dial is a connection to a new node being made, which other callers of
+// node wait for.
+type dial struct {
+	done chan struct{} // closed when n and err are set
+	n    *node
+	err  error
+}
+
+// dialNode connects to a node nobody has connected to, and registers it.
+func (c *cluster) dialNode(ctx context.Context, addr string) (*node, error) {
 	d, err := newDirect(c.s, addr, ctx)
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if other := c.nodes[addr]; other != nil { // dialled twice: keep one
+	if other := c.nodes[addr]; other != nil { // registered meanwhile (by install's own dial)
 		go d.close()
 		return other, nil
 	}
@@ -126,7 +178,7 @@ func (c *cluster) node(ctx context.Context, addr string) (*node, error) {
 		go d.close()
 		return nil, fmt.Errorf("%w (%w)", ErrClosed, ErrNotSent)
 	}
-	n = &node{addr: addr, direct: d}
+	n := &node{addr: addr, direct: d}
 	c.nodes[addr] = n
 	return n, nil
 }
@@ -374,7 +426,7 @@ func (c *cluster) install(ctx context.Context, v *view) error {
 	}
 	c.mu.Lock()
 	for _, s := range v.shards {
-		r := &route{primary: byAddr[s.primary]}
+		r := &route{primary: byAddr[s.primary], standby: s.replicas}
 		for _, a := range s.replicas {
 			if n := byAddr[a]; n != nil {
 				r.replicas = append(r.replicas, n)
@@ -426,8 +478,10 @@ func (c *cluster) isSeed(addr string) bool {
 	return false
 }
 
-// moved patches one slot after a MOVED reply and asks for a full refresh:
-// the slot's new owner serves it from now on, even before the refresh.
+// moved patches the routes after a MOVED reply and asks for a full
+// refresh: the slot's new owner serves it from now on, even before the
+// refresh, and so does every other slot of its primary when the new owner
+// was that primary's replica (a failover).
 func (c *cluster) moved(ctx context.Context, slot int32, addr string) {
 	n, err := c.node(ctx, addr)
 	if err != nil {
@@ -435,16 +489,58 @@ func (c *cluster) moved(ctx context.Context, slot int32, addr string) {
 		return
 	}
 	c.mu.Lock()
-	if cur := c.routes[slot].Load(); cur == nil || cur.primary != n {
+	switch cur := c.routes[slot].Load(); {
+	case cur != nil && cur.primary != nil && cur.primary != n && slices.Contains(cur.standby, addr):
+		// The slot's own replica holds it now: a failover, which hands
+		// the replica every slot of its primary at once. Moving them all
+		// here spares a MOVED round trip per slot until the next view
+		// (each node is asked at most once a second).
+		c.failedOverLocked(cur.primary, n, addr)
+	case cur == nil || cur.primary != n:
 		if c.s.cache != nil {
 			c.s.cache.slotMoved(slot)
 		}
 		c.routes[slot].Store(&route{primary: n})
-		close(c.changed)
-		c.changed = make(chan struct{})
+	default:
+		c.mu.Unlock()
+		c.askRefresh()
+		return
 	}
+	close(c.changed)
+	c.changed = make(chan struct{})
 	c.mu.Unlock()
 	c.askRefresh()
+}
+
+// failedOverLocked gives every slot of primary old to its replica n (at
+// addr), which a MOVED showed has taken one of them over. c.mu is held.
+func (c *cluster) failedOverLocked(old, n *node, addr string) {
+	next := map[*route]*route{} // the slots of a shard share their route
+	for slot := range c.routes {
+		r := c.routes[slot].Load()
+		if r == nil || r.primary != old {
+			continue
+		}
+		nr := next[r]
+		if nr == nil {
+			nr = &route{primary: n}
+			for _, rep := range r.replicas {
+				if rep != n {
+					nr.replicas = append(nr.replicas, rep)
+				}
+			}
+			for _, a := range r.standby {
+				if a != addr {
+					nr.standby = append(nr.standby, a)
+				}
+			}
+			next[r] = nr
+		}
+		if c.s.cache != nil {
+			c.s.cache.slotMoved(int32(slot))
+		}
+		c.routes[slot].Store(nr)
+	}
 }
 
 // changes returns a channel closed at the next change of the routes.
@@ -613,12 +709,12 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 					nodeGroup{nd, append(make([]int, 0, n-i), i)})
 			}
 		}
-		var retry int
+		var retry, later int
 		switch {
 		case groups != nil:
-			retry = c.sendGroups(ctx, r, &many, groups)
+			retry, later = c.sendGroups(ctx, r, &many, groups)
 		case only != nil:
-			retry = c.sendGroup(ctx, r, &f, only, onlyIdx)
+			retry, later = c.sendGroup(ctx, r, &f, only, onlyIdx)
 		}
 		if retry == 0 && !waitTopology {
 			break
@@ -629,6 +725,12 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 		}
 		if waitTopology {
 			c.askRefresh()
+		} else if later == 0 {
+			// Every command to send again was told where to go (MOVED,
+			// ASK, or a replica's refusal that sends a read to the
+			// primary): it goes now. A pause here held every call behind
+			// a failover back by the backoff, on top of the server's own.
+			continue
 		}
 		if err := c.wait(ctx, backoff, waitTopology); err != nil {
 			f.failRest(notSentErr(err))
@@ -661,30 +763,37 @@ func addToGroup(groups []nodeGroup, nd *node, i, n int) []nodeGroup {
 
 // sendGroups sends each node its pipeline, in parallel, and sorts the
 // replies: final, redirected or to retry. It returns how many commands
-// need another round. The first group goes from this goroutine, the others
+// need another round, and how many of those must wait before it (see
+// sendGroup). The first group goes from this goroutine, the others
 // each from one of their own. They share f's arrays, each writing only its
 // own commands' entries, so nothing needs merging afterwards.
-func (c *cluster) sendGroups(ctx context.Context, r *request, f *flight, groups []nodeGroup) (retry int) {
+func (c *cluster) sendGroups(ctx context.Context, r *request, f *flight, groups []nodeGroup) (retry, later int) {
 	var others struct {
-		wg    sync.WaitGroup
-		retry atomic.Int64
+		wg           sync.WaitGroup
+		retry, later atomic.Int64
 	}
 	for _, g := range groups[1:] {
 		part := *f // the slices, not the variable: f stays where it is
 		others.wg.Add(1)
 		go func() {
 			defer others.wg.Done()
-			others.retry.Add(int64(c.sendGroup(ctx, r, &part, g.nd, g.idx)))
+			retry, later := c.sendGroup(ctx, r, &part, g.nd, g.idx)
+			others.retry.Add(int64(retry))
+			others.later.Add(int64(later))
 		}()
 	}
-	retry = c.sendGroup(ctx, r, f, groups[0].nd, groups[0].idx)
+	retry, later = c.sendGroup(ctx, r, f, groups[0].nd, groups[0].idx)
 	others.wg.Wait()
-	return retry + int(others.retry.Load())
+	return retry + int(others.retry.Load()), later + int(others.later.Load())
 }
 
 // sendGroup sends the commands idx of the request to one node, each
-// preceded by ASKING when an ASK redirect sent it there.
-func (c *cluster) sendGroup(ctx context.Context, r *request, f *flight, nd *node, idx []int) (retry int) {
+// preceded by ASKING when an ASK redirect sent it there. It returns how
+// many commands need sending again, and how many of those must wait
+// first: those the cluster cannot serve yet (TRYAGAIN, LOADING,
+// CLUSTERDOWN, MASTERDOWN) and those that never left (a connection
+// down), unlike a redirect, which says where to go now.
+func (c *cluster) sendGroup(ctx context.Context, r *request, f *flight, nd *node, idx []int) (retry, later int) {
 	sub := c.s.newRequest()
 	defer sub.release()
 	call := sub.call
@@ -707,12 +816,13 @@ func (c *cluster) sendGroup(ctx context.Context, r *request, f *flight, nd *node
 			switch {
 			case errors.Is(err, ErrNotSent) && ctx.Err() == nil:
 				retry++ // never reached the server: safe to send again
+				later++
 				c.askRefresh()
 			default:
 				f.errs[i], f.done[i] = err, true
 			}
 		}
-		return retry
+		return retry, later
 	}
 	k := 0
 	for _, i := range idx {
@@ -732,11 +842,21 @@ func (c *cluster) sendGroup(ctx context.Context, r *request, f *flight, nd *node
 		}
 		if c.redirected(ctx, f, i, v) {
 			retry++
+			if !isRedirect(v) {
+				later++
+			}
 			continue
 		}
 		f.replies[i], f.done[i] = v, true
 	}
-	return retry
+	return retry, later
+}
+
+// isRedirect reports whether an error reply is MOVED or ASK: it names the
+// node to go to now.
+func isRedirect(v resp.Value) bool {
+	b := v.Bytes()
+	return bytes.HasPrefix(b, []byte("MOVED ")) || bytes.HasPrefix(b, []byte("ASK "))
 }
 
 var askingCommand = resp.AppendBulkString(resp.AppendArrayLen(nil, 1), "ASKING")
@@ -852,7 +972,7 @@ func (c *cluster) sendTx(ctx context.Context, r *request) error {
 	backoff := retryBackoffMin
 	for round := 0; ; round++ {
 		nd := c.target(cmdInfo{slot: slot})
-		again := nd == nil
+		again, goNow := nd == nil, false
 		if nd != nil {
 			sub := c.s.newRequest()
 			sub.call.Buf = append(sub.call.Buf, r.call.Buf...)
@@ -861,13 +981,15 @@ func (c *cluster) sendTx(ctx context.Context, r *request) error {
 			err := nd.send(ctx, sub)
 			switch {
 			case err == nil:
-				moved := false
+				moved, now := false, true
 				for _, v := range sub.replies {
 					if v.IsError() && isRefusal(v) {
 						moved = true
 						if strings.HasPrefix(unsafeString(v.Bytes()), "MOVED ") {
 							f := flight{ask: make([]string, 1)}
 							c.redirected(ctx, &f, 0, v)
+						} else {
+							now = false // ASK or TRYAGAIN: the slot is moving; wait for the move to end
 						}
 					}
 				}
@@ -877,7 +999,7 @@ func (c *cluster) sendTx(ctx context.Context, r *request) error {
 					sub.release()
 					return nil
 				}
-				again = true
+				again, goNow = true, now
 			case errors.Is(err, ErrNotSent) && ctx.Err() == nil:
 				again = true
 				c.askRefresh()
@@ -889,6 +1011,9 @@ func (c *cluster) sendTx(ctx context.Context, r *request) error {
 		}
 		if !again || round == maxRedirects {
 			return errors.New("zipline: too many cluster redirects and retries for a transaction")
+		}
+		if goNow {
+			continue // refused with MOVED only: the map is patched, the new owner takes it now
 		}
 		if err := c.wait(ctx, backoff, nd == nil); err != nil {
 			return notSentErr(err)

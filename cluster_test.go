@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -788,5 +789,109 @@ func TestClusterReadFromModes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// connectionsReceived is a server's count of accepted connections, the one
+// that asks included.
+func connectionsReceived(t *testing.T, s *testkit.Server) int {
+	t.Helper()
+	info, err := s.Info(context.Background(), "stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(info["total_connections_received"])
+	if err != nil {
+		t.Fatalf("total_connections_received %q: %v", info["total_connections_received"], err)
+	}
+	return n
+}
+
+// A node nobody is connected to yet (a replica, with ReadPrimary) is
+// dialled once however many callers ask for it together, as every caller
+// redirected to a newly promoted primary does: the others wait for that
+// one connection instead of each making its own (a hundred handshakes held
+// a failover's calls up for tens of milliseconds under -race).
+func TestClusterNodeDialledOnce(t *testing.T) {
+	c, cl := clusterClient(t, testkit.Redis, Options{})
+	ctx := context.Background()
+	topo, err := cl.Settle(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replica := topo.Replicas(topo.Primaries()[0].ID)[0]
+	cc := c.s.top.(*cluster)
+	before := connectionsReceived(t, replica.Server)
+	const callers = 64
+	nodes, errs := make([]*node, callers), make([]error, callers)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			nodes[i], errs[i] = cc.node(ctx, replica.Addr)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i := range callers {
+		if errs[i] != nil || nodes[i] != nodes[0] {
+			t.Fatalf("caller %d: %p %v, caller 0: %p", i, nodes[i], errs[i], nodes[0])
+		}
+	}
+	// The second count's own connection is one of them.
+	if n := connectionsReceived(t, replica.Server) - before - 1; n != 1 {
+		t.Fatalf("%d callers asking for a new node together made %d connections to it, want 1", callers, n)
+	}
+}
+
+// A MOVED that names the slot's own replica is a failover, which hands the
+// replica every slot of its primary: the whole shard is routed to it at
+// once, not one slot per MOVED until the next topology query. A MOVED to
+// another primary (a resharding) moves its one slot only.
+func TestClusterFailoverMovesTheWholeShard(t *testing.T) {
+	c, cl := clusterClient(t, testkit.Redis, Options{})
+	ctx := context.Background()
+	topo, err := cl.Settle(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	primaries := topo.Primaries()
+	p, other := primaries[0], primaries[1]
+	replica := topo.Replicas(p.ID)[0]
+	cc := c.s.top.(*cluster)
+	// Routes as installed; the topology was just read, so no query of it
+	// comes for a second (minQueryInterval) to undo what moved does here.
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first, last := int32(p.Slots[0].First), int32(p.Slots[len(p.Slots)-1].Last)
+	otherSlot := int32(other.Slots[0].First)
+	ownerAddr := func(slot int32) string {
+		if r := cc.routes[slot].Load(); r != nil && r.primary != nil {
+			return r.primary.addr
+		}
+		return ""
+	}
+	if ownerAddr(first) != p.Addr || ownerAddr(otherSlot) != other.Addr {
+		t.Fatalf("routes before: slot %d on %s, slot %d on %s", first, ownerAddr(first), otherSlot, ownerAddr(otherSlot))
+	}
+	cc.moved(ctx, first, replica.Addr)
+	if ownerAddr(first) != replica.Addr || ownerAddr(last) != replica.Addr {
+		t.Fatalf("after a MOVED to the shard's replica: slot %d on %s, slot %d on %s; want both on %s",
+			first, ownerAddr(first), last, ownerAddr(last), replica.Addr)
+	}
+	if ownerAddr(otherSlot) != other.Addr {
+		t.Fatalf("another shard's slot %d moved too, to %s", otherSlot, ownerAddr(otherSlot))
+	}
+	// A resharding's MOVED: the other primary's slot goes to p's replica,
+	// which is not its replica: that slot alone.
+	otherLast := int32(other.Slots[len(other.Slots)-1].Last)
+	cc.moved(ctx, otherSlot, replica.Addr)
+	if ownerAddr(otherSlot) != replica.Addr || ownerAddr(otherLast) != other.Addr {
+		t.Fatalf("after a MOVED of one slot to another primary: slot %d on %s, slot %d on %s",
+			otherSlot, ownerAddr(otherSlot), otherLast, ownerAddr(otherLast))
 	}
 }
