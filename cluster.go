@@ -725,11 +725,14 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 		}
 		if waitTopology {
 			c.askRefresh()
-		} else if later == 0 {
+		} else if later == 0 && round == 0 {
 			// Every command to send again was told where to go (MOVED,
 			// ASK, or a replica's refusal that sends a read to the
-			// primary): it goes now. A pause here held every call behind
-			// a failover back by the backoff, on top of the server's own.
+			// primary): the first time, it goes now. A pause here held
+			// every call behind a failover back by the backoff, on top of
+			// the server's own. Redirected again, it backs off: nodes
+			// that disagree about a slot for a moment must not bounce a
+			// command through every round at once.
 			continue
 		}
 		if err := c.wait(ctx, backoff, waitTopology); err != nil {
@@ -1012,8 +1015,8 @@ func (c *cluster) sendTx(ctx context.Context, r *request) error {
 		if !again || round == maxRedirects {
 			return errors.New("zipline: too many cluster redirects and retries for a transaction")
 		}
-		if goNow {
-			continue // refused with MOVED only: the map is patched, the new owner takes it now
+		if goNow && round == 0 {
+			continue // refused with MOVED only: the map is patched, the new owner takes it now (once: see sendEach)
 		}
 		if err := c.wait(ctx, backoff, nd == nil); err != nil {
 			return notSentErr(err)
