@@ -1,7 +1,6 @@
 package zipline
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -843,9 +842,9 @@ func (c *cluster) sendGroup(ctx context.Context, r *request, f *flight, nd *node
 			retry++
 			continue
 		}
-		if c.redirected(ctx, f, i, v) {
+		if again := c.redirected(ctx, f, i, v); again != notAgain {
 			retry++
-			if !isRedirect(v) {
+			if again == againLater {
 				later++
 			}
 			continue
@@ -855,21 +854,23 @@ func (c *cluster) sendGroup(ctx context.Context, r *request, f *flight, nd *node
 	return retry, later
 }
 
-// isRedirect reports whether an error reply is MOVED or ASK: it names the
-// node to go to now.
-func isRedirect(v resp.Value) bool {
-	b := v.Bytes()
-	return bytes.HasPrefix(b, []byte("MOVED ")) || bytes.HasPrefix(b, []byte("ASK "))
-}
-
 var askingCommand = resp.AppendBulkString(resp.AppendArrayLen(nil, 1), "ASKING")
+
+// again says whether, and when, a command the server refused goes again.
+type again int
+
+const (
+	notAgain   again = iota // it ran, or failed for good
+	againNow                // MOVED or ASK: the reply names where to go
+	againLater              // TRYAGAIN, LOADING, CLUSTERDOWN, MASTERDOWN: after a pause
+)
 
 // redirected handles a reply that says the command did not run here: MOVED
 // and ASK point elsewhere; TRYAGAIN, CLUSTERDOWN, LOADING and MASTERDOWN
-// mean later. It reports whether the command goes again.
-func (c *cluster) redirected(ctx context.Context, f *flight, i int, v resp.Value) bool {
+// mean later. It reports whether and when the command goes again.
+func (c *cluster) redirected(ctx context.Context, f *flight, i int, v resp.Value) again {
 	if !v.IsError() {
-		return false
+		return notAgain
 	}
 	msg := unsafeString(v.Bytes())
 	prefix, rest, _ := strings.Cut(msg, " ")
@@ -878,7 +879,7 @@ func (c *cluster) redirected(ctx context.Context, f *flight, i int, v resp.Value
 		slotText, addr, ok := strings.Cut(rest, " ")
 		slot, err := strconv.Atoi(slotText)
 		if !ok || err != nil || slot < 0 || slot >= slotCount {
-			return false
+			return notAgain
 		}
 		addr = c.redirectAddr(addr)
 		if prefix == "MOVED" {
@@ -886,14 +887,14 @@ func (c *cluster) redirected(ctx context.Context, f *flight, i int, v resp.Value
 		} else {
 			f.ask[i] = addr
 		}
-		return true
+		return againNow
 	case "TRYAGAIN", "LOADING":
-		return true
+		return againLater
 	case "CLUSTERDOWN", "MASTERDOWN":
 		c.askRefresh()
-		return true
+		return againLater
 	}
-	return false
+	return notAgain
 }
 
 // redirectAddr completes a redirect's address: a server that does not know

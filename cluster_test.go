@@ -807,20 +807,28 @@ func connectionsReceived(t *testing.T, s *testkit.Server) int {
 	return n
 }
 
+// settledRouter starts a Redis cluster and a Client on it, and returns the
+// Client's router and the cluster's settled topology, for tests of the
+// router's own mechanisms.
+func settledRouter(t *testing.T) (*Client, *cluster, testkit.Topology) {
+	t.Helper()
+	c, cl := clusterClient(t, testkit.Redis, Options{})
+	topo, err := cl.Settle(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, c.s.top.(*cluster), topo
+}
+
 // A node nobody is connected to yet (a replica, with ReadPrimary) is
 // dialled once however many callers ask for it together, as every caller
 // redirected to a newly promoted primary does: the others wait for that
 // one connection instead of each making its own (a hundred handshakes held
 // a failover's calls up for tens of milliseconds under -race).
 func TestClusterNodeDialledOnce(t *testing.T) {
-	c, cl := clusterClient(t, testkit.Redis, Options{})
+	_, cc, topo := settledRouter(t)
 	ctx := context.Background()
-	topo, err := cl.Settle(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	replica := topo.Replicas(topo.Primaries()[0].ID)[0]
-	cc := c.s.top.(*cluster)
 	before := connectionsReceived(t, replica.Server)
 	const callers = 64
 	nodes, errs := make([]*node, callers), make([]error, callers)
@@ -852,16 +860,11 @@ func TestClusterNodeDialledOnce(t *testing.T) {
 // once, not one slot per MOVED until the next topology query. A MOVED to
 // another primary (a resharding) moves its one slot only.
 func TestClusterFailoverMovesTheWholeShard(t *testing.T) {
-	c, cl := clusterClient(t, testkit.Redis, Options{})
+	c, cc, topo := settledRouter(t)
 	ctx := context.Background()
-	topo, err := cl.Settle(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	primaries := topo.Primaries()
 	p, other := primaries[0], primaries[1]
 	replica := topo.Replicas(p.ID)[0]
-	cc := c.s.top.(*cluster)
 	// Routes as installed; the topology was just read, so no query of it
 	// comes for a second (minQueryInterval) to undo what moved does here.
 	if err := c.Ping(ctx); err != nil {
