@@ -751,13 +751,17 @@ func TestClusterReadFromModes(t *testing.T) {
 				t.Fatal(err)
 			}
 			// WAIT on each primary until its replica has acknowledged every
-			// write (a replica still in its first sync acknowledges none), so
-			// a read from a replica never finds Nil.
-			for _, n := range topo.Nodes {
-				if n.Role != testkit.Primary {
-					continue
+			// write (a replica still in its first sync acknowledges none), and
+			// until the replica holds as many keys as its primary: a replica
+			// that resynchronises (a loaded machine can make a 1 s node
+			// timeout flap) serves its old, empty data meanwhile, and WAIT
+			// from a connection that wrote nothing counts it as soon as it is
+			// back online. Then a read from a replica never finds Nil.
+			for _, p := range topo.Primaries() {
+				waitReplicated(t, p.Server, 1)
+				for _, r := range topo.Replicas(p.ID) {
+					waitSameKeys(t, p.Server, r.Server)
 				}
-				waitReplicated(t, n.Server, 1)
 			}
 			before := getCallsPerNode(t, topo)
 			for _, k := range keys {
