@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -206,33 +207,55 @@ func TestPipeFallsBackToRESP2(t *testing.T) {
 // A request abandoned before the writer reached it is never sent.
 func TestPipeAbandonedBeforeWriteIsNotSent(t *testing.T) {
 	release := make(chan struct{})
+	slowRead := make(chan struct{})
 	srv := newFakeServer(t, func(cmd []string) string {
 		if r, ok := helloOK(cmd); ok {
 			return r
 		}
 		if cmd[0] == "SLOW" {
+			close(slowRead)
 			<-release // hold the reply: the pipe keeps waiting
 		}
 		return "+OK\r\n"
 	})
+	var releaseOnce sync.Once
+	unblock := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // runs before the server's close, which waits for its handler
 	p := newPipe(t, testOptions(srv.addr()))
 	done := make(chan error, 1)
 	go func() {
 		_, err := do(context.Background(), p, "SLOW")
 		done <- err
 	}()
-	// Queue a call behind the writer's back (no kick), then abandon it as
-	// a caller whose context ended would: it is still queued.
-	p.mu.Lock()
+	// Wait until SLOW is on the wire and held: the writer is then idle, and
+	// a call queued without a kick stays queued.
+	select {
+	case <-slowRead:
+	case <-time.After(10 * time.Second):
+		t.Fatal("SLOW never reached the server")
+	}
+	// Queue a call behind the writer's back (no kick) once the writer has
+	// parked, then abandon it as a caller whose context ended would: it is
+	// still queued.
 	call := p.NewCall()
 	call.Buf = resp.AppendBulkString(resp.AppendArrayLen(call.Buf, 1), "NEVER")
 	call.N = 1
-	p.queue = append(p.queue, call)
-	p.mu.Unlock()
+	for deadline := time.Now().Add(10 * time.Second); ; runtime.Gosched() {
+		p.mu.Lock()
+		if p.writerParked {
+			p.queue = append(p.queue, call)
+			p.mu.Unlock()
+			break
+		}
+		p.mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatal("the writer never parked after writing SLOW")
+		}
+	}
 	if _, ok := call.abandon(); !ok {
 		t.Fatal("could not abandon a queued call")
 	}
-	close(release)
+	unblock()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
