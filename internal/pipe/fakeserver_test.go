@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -241,18 +240,15 @@ func TestPipeAbandonedBeforeWriteIsNotSent(t *testing.T) {
 	call := p.NewCall()
 	call.Buf = resp.AppendBulkString(resp.AppendArrayLen(call.Buf, 1), "NEVER")
 	call.N = 1
-	for deadline := time.Now().Add(10 * time.Second); ; runtime.Gosched() {
+	waitFor(t, func() bool {
 		p.mu.Lock()
-		if p.writerParked && !p.directWriter { // SLOW may have gone as a lone request, from its caller
-			p.queue = append(p.queue, call)
-			p.mu.Unlock()
-			break
+		defer p.mu.Unlock()
+		if !p.writerParked || p.directWriter { // SLOW may have gone as a lone request, from its caller
+			return false
 		}
-		p.mu.Unlock()
-		if time.Now().After(deadline) {
-			t.Fatal("the writer never parked after writing SLOW")
-		}
-	}
+		p.queue = append(p.queue, call) // in the same hold that saw the writer parked
+		return true
+	})
 	if _, ok := call.abandon(); !ok {
 		t.Fatal("could not abandon a queued call")
 	}
