@@ -43,8 +43,14 @@ type cluster struct {
 	dialing  map[string]*dial // connections to new nodes being made
 	changed  chan struct{}    // closed (and replaced) when routes change
 	commands commandTable
+	// current is the view installed last (routes may have been patched
+	// since by MOVED): the failover watch reads which replicas can take
+	// over a shard from it.
+	current *view
 
 	refresh chan struct{} // capacity 1: a request for a refresh
+	// suspect wakes the failover watch (see watchFailovers); capacity 1.
+	suspect chan struct{}
 	life    context.Context
 	stop    context.CancelFunc
 	wg      sync.WaitGroup
@@ -93,7 +99,8 @@ const (
 // knows the other seeds for later.
 func newCluster(ctx context.Context, s *shared, addr string, seeds []string) (*cluster, error) {
 	c := &cluster{s: s, seeds: seeds, nodes: map[string]*node{}, dialing: map[string]*dial{},
-		changed: make(chan struct{}), refresh: make(chan struct{}, 1), replicaPick: rand.Uint32()}
+		changed: make(chan struct{}), refresh: make(chan struct{}, 1), suspect: make(chan struct{}, 1),
+		replicaPick: rand.Uint32()}
 	c.life, c.stop = context.WithCancel(context.Background())
 	seed, err := c.node(ctx, addr)
 	if err != nil {
@@ -105,8 +112,9 @@ func newCluster(ctx context.Context, s *shared, addr string, seeds []string) (*c
 		c.close()
 		return nil, err
 	}
-	c.wg.Add(1)
+	c.wg.Add(2)
 	go c.refresher()
+	go c.watchFailovers()
 	return c, nil
 }
 
@@ -182,10 +190,15 @@ func (c *cluster) dialNode(ctx context.Context, addr string) (*node, error) {
 	return n, nil
 }
 
-// askRefresh asks the refresher for a new view, without waiting.
+// askRefresh asks the refresher for a new view, without waiting. The
+// failover watch looks too: what made the caller ask may be a lost primary.
 func (c *cluster) askRefresh() {
 	select {
 	case c.refresh <- struct{}{}:
+	default:
+	}
+	select {
+	case c.suspect <- struct{}{}:
 	default:
 	}
 }
@@ -444,6 +457,18 @@ func (c *cluster) install(ctx context.Context, v *view) error {
 		}
 	}
 	c.installed.Store(v.hash)
+	c.current = v
+	gone := c.unusedLocked()
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.mu.Unlock()
+	c.closeNodes(gone)
+	return nil
+}
+
+// unusedLocked removes from c.nodes the nodes no route uses, seeds apart,
+// and returns them for closeNodes. Callers hold c.mu.
+func (c *cluster) unusedLocked() []*node {
 	used := map[*node]bool{}
 	for _, r := range c.routeSet() {
 		used[r.primary] = true
@@ -458,14 +483,16 @@ func (c *cluster) install(ctx context.Context, v *view) error {
 			gone = append(gone, n)
 		}
 	}
-	close(c.changed)
-	c.changed = make(chan struct{})
-	c.mu.Unlock()
+	return gone
+}
+
+// closeNodes closes nodes that left, in the background: their connections
+// close and their goroutines exit before close returns.
+func (c *cluster) closeNodes(gone []*node) {
 	for _, n := range gone {
 		c.wg.Add(1)
 		go func() { defer c.wg.Done(); n.close() }()
 	}
-	return nil
 }
 
 func (c *cluster) isSeed(addr string) bool {
