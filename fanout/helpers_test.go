@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -29,11 +31,29 @@ type testHub struct {
 
 func newTestHub(t *testing.T, opts fanout.Options) *testHub {
 	t.Helper()
+	return startTestHub(t, opts, 0)
+}
+
+// startTestHub is newTestHub whose server side sets its sockets' send
+// buffer to sendBuffer bytes, if positive: a write to a client that does
+// not read then blocks after a few kilobytes, rather than after the
+// megabytes the kernel buffers on loopback, which a test would have to
+// fill first, and the client drain again later.
+func startTestHub(t *testing.T, opts fanout.Options, sendBuffer int) *testHub {
+	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	h := fanout.New(opts)
-	srv := httptest.NewServer(h)
+	srv := httptest.NewUnstartedServer(h)
+	if sendBuffer > 0 {
+		srv.Config.ConnState = func(c net.Conn, s http.ConnState) {
+			if tc, ok := c.(*net.TCPConn); ok && s == http.StateNew {
+				tc.SetWriteBuffer(sendBuffer)
+			}
+		}
+	}
+	srv.Start()
 	th := &testHub{Hub: h, srv: srv, url: "ws" + strings.TrimPrefix(srv.URL, "http") + "/ws"}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

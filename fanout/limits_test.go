@@ -243,7 +243,12 @@ func TestSlowConsumer(t *testing.T) {
 	for _, policy := range []fanout.SlowConsumerPolicy{fanout.DropMessages, fanout.Disconnect} {
 		name := map[fanout.SlowConsumerPolicy]string{fanout.DropMessages: "drop", fanout.Disconnect: "disconnect"}[policy]
 		t.Run(name, func(t *testing.T) {
-			th := newTestHub(t, fanout.Options{QueueSize: 8, SlowConsumer: policy, CloseTimeout: 200 * time.Millisecond})
+			// Small send buffers on the hub's side: the slow client's
+			// writes block after a few messages. With the kernel's default
+			// (megabytes on loopback) it took 6,383 messages, 114 s under
+			// -race on a busy machine, and draining them outlasted the
+			// WriteTimeout, which closed the connection.
+			th := startTestHub(t, fanout.Options{QueueSize: 8, SlowConsumer: policy, CloseTimeout: 200 * time.Millisecond}, 4096)
 			slow := th.dial(t, wsclient.Options{}, "a")
 			fast := th.dial(t, wsclient.Options{}, "a")
 			// Shrink the slow client's receive buffer so that the hub's
