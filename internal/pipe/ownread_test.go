@@ -15,13 +15,19 @@ import (
 // lone caller reads its own reply, and what happens when that caller is
 // joined by others, cancelled, or finds the connection dead.
 
-// readerParked reports whether the reader goroutine has given up the read
-// role on an idle connection.
-func readerParked(p *Pipe) bool {
+// bothParked reports whether both loops of an idle connection are parked:
+// the reader goroutine has given up the read role, and the writer
+// goroutine waits for a kick with nothing queued. Only then is a lone
+// request written and read by its caller. (The writer goroutine parks a
+// moment after it wrote the last request, which the reader may have seen
+// answered already; a request queued in that moment goes through both
+// loops.)
+func bothParked(p *Pipe) bool {
 	p.mu.Lock()
 	ac := p.active
+	writerIdle := p.writerParked && !p.directWriter && len(p.queue) == 0
 	p.mu.Unlock()
-	if ac == nil {
+	if ac == nil || !writerIdle {
 		return false
 	}
 	ac.fl.mu.Lock()
@@ -68,7 +74,7 @@ func TestOwnReadHandsOverToTheReader(t *testing.T) {
 	})
 	p := newPipe(t, testOptions(srv.addr()))
 	ctx := context.Background()
-	waitFor(t, func() bool { return readerParked(p) })
+	waitFor(t, func() bool { return bothParked(p) })
 	before := p.Stats().OwnReads.Load()
 	first := make(chan error, 1)
 	go func() {
@@ -111,7 +117,7 @@ func TestOwnReadCancelledReturnsAtOnce(t *testing.T) {
 	if _, err := do(context.Background(), p, "SET", "k", "old"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { return readerParked(p) })
+	waitFor(t, func() bool { return bothParked(p) })
 	own := p.Stats().OwnReads.Load()
 	resume := testkit.Pause(t, srv)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -147,7 +153,7 @@ func TestOwnReadCancelledReturnsAtOnce(t *testing.T) {
 func TestOwnReadDeadline(t *testing.T) {
 	srv := testkit.NewServer(t, testkit.Config{})
 	p := newPipe(t, testOptions(srv.Addr))
-	waitFor(t, func() bool { return readerParked(p) })
+	waitFor(t, func() bool { return bothParked(p) })
 	resume := testkit.Pause(t, srv)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -178,7 +184,7 @@ func TestOwnReadIOTimeout(t *testing.T) {
 	const timeout = 200 * time.Millisecond
 	opts.IOTimeout = timeout
 	p := newPipe(t, opts)
-	waitFor(t, func() bool { return readerParked(p) })
+	waitFor(t, func() bool { return bothParked(p) })
 	own := p.Stats().OwnReads.Load()
 	resume := testkit.Pause(t, srv)
 	start := time.Now()
