@@ -54,6 +54,10 @@ func wantAccount(t *testing.T, srv *testkit.Server, s *Store, n int) {
 // exactly when it reports true.
 func TestOversizeValueExpiresWithItsMarker(t *testing.T) {
 	ctx := context.Background()
+	// shortTTL is how long the values that expireAndReuse reads back once
+	// live: long enough for that read on a loaded machine under -race (at
+	// 5 ms, a run on a busy CI machine read nil), short for the waits.
+	const shortTTL = 200 * time.Millisecond
 	expireAndReuse := func(t *testing.T, srv *testkit.Server, s *Store, setex func(key string, v []byte) error) {
 		t.Helper()
 		if err := setex("user:1", bigValue); err != nil {
@@ -92,7 +96,7 @@ func TestOversizeValueExpiresWithItsMarker(t *testing.T) {
 	t.Run("valkey field TTL", func(t *testing.T) {
 		c, srv := newClient(t, testkit.Valkey)
 		s := openStore(t, c, zstdUsers)
-		expireAndReuse(t, srv, s, func(key string, v []byte) error { return s.SetEX(ctx, key, v, 5*time.Millisecond) })
+		expireAndReuse(t, srv, s, func(key string, v []byte) error { return s.SetEX(ctx, key, v, shortTTL) })
 		// Expire ties the value's key to its field too.
 		if err := s.Set(ctx, "user:3", bigValue); err != nil {
 			t.Fatal(err)
@@ -125,7 +129,7 @@ func TestOversizeValueExpiresWithItsMarker(t *testing.T) {
 	t.Run("redis 7.0 bucket TTL", func(t *testing.T) {
 		c, srv := newClient(t, testkit.Redis)
 		ns := zstdUsers
-		ns.BucketTTL = 5 * time.Millisecond
+		ns.BucketTTL = shortTTL
 		s := openStore(t, c, ns)
 		expireAndReuse(t, srv, s, func(key string, v []byte) error { return s.SetEX(ctx, key, v, time.Hour) })
 		// Oversize values written before their bucket got its TTL get it
