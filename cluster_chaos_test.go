@@ -222,9 +222,11 @@ func TestClusterKillPrimaryUnderLoad(t *testing.T) {
 			// at its rate limit (a second per node). Promotion is when the
 			// cluster helper's poll saw it, a few milliseconds late at most.
 			back.mu.Lock()
-			recovered := back.gapEnd - promotedAt
+			recovered, lastServed := back.gapEnd-promotedAt, back.last
 			back.mu.Unlock()
-			if recovered > maxRecovery {
+			if lastServed <= promotedAt {
+				t.Errorf("the victim's slots were not served after the promotion (last success at %v, promotion at %v)", lastServed, promotedAt)
+			} else if recovered > maxRecovery {
 				t.Errorf("the victim's slots were served again %v after the promotion; want at most %v", recovered, maxRecovery)
 			}
 			failures := l.finish()

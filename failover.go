@@ -116,8 +116,13 @@ func answersAsPrimary(v resp.Value) bool {
 		return false
 	}
 	role, _ := parts[0].AsString()
-	return role == "master" || role == "primary"
+	return isPrimaryRole(role)
 }
+
+// isPrimaryRole reports whether a node's role, as CLUSTER SHARDS or ROLE
+// names it, is a primary's: Redis says "master", Valkey 8 and later may say
+// "primary".
+func isPrimaryRole(role string) bool { return role == "master" || role == "primary" }
 
 // promote installs the current view with shard s served by its replica at
 // addr: what the nodes report once they have heard of the promotion, so

@@ -63,7 +63,7 @@ func parseShards(v resp.Value, seed string) (*view, error) {
 			}
 			health, _ := nf["health"].AsString()
 			role, _ := nf["role"].AsString()
-			primary := role == "master" || role == "primary"
+			primary := isPrimaryRole(role)
 			if health == "fail" || health == "failed" || primary && health != "online" {
 				continue
 			}
