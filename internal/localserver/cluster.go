@@ -226,6 +226,64 @@ func (c *Cluster) Settle(ctx context.Context) (Topology, error) {
 	return t, err
 }
 
+// AwaitReplicas waits until every running replica has received every
+// write its primary had taken when AwaitReplicas was called: replication
+// is asynchronous, so a primary killed right after a write may take it
+// along, and a test or demo that kills one after loading data calls this
+// first, so that the replica it promotes holds that data.
+func (c *Cluster) AwaitReplicas(ctx context.Context) error {
+	ctx, cancel := c.bound(ctx)
+	defer cancel()
+	t, err := c.Topology(ctx)
+	if err != nil {
+		return err
+	}
+	type wait struct {
+		replica *Server
+		offset  int64 // the primary's replication offset
+	}
+	var waits []wait
+	for _, p := range t.Primaries() {
+		if p.Server == nil {
+			continue
+		}
+		off, err := replOffset(ctx, p.Server, "master_repl_offset")
+		if err != nil {
+			return err
+		}
+		for _, r := range runningServers(t.Replicas(p.ID)) {
+			waits = append(waits, wait{r, off})
+		}
+	}
+	return poll(ctx, settleEvery, "waiting for the replicas to catch up", func() error {
+		for _, w := range waits {
+			off, err := replOffset(ctx, w.replica, "slave_repl_offset")
+			if err != nil {
+				return err
+			}
+			if off < w.offset {
+				return fmt.Errorf("replica %s at offset %d, its primary was at %d", w.replica.Addr, off, w.offset)
+			}
+		}
+		return nil
+	})
+}
+
+// replOffset reads one replication offset from s's INFO replication.
+func replOffset(ctx context.Context, s *Server, field string) (int64, error) {
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	repl, err := s.Info(cctx, "replication")
+	cancel()
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", s.Addr, err)
+	}
+	off, err := strconv.ParseInt(repl[field], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s: INFO replication %s %q: %w", s.Addr, field, repl[field], err)
+	}
+	return off, nil
+}
+
 // Promotion is what a failover did.
 type Promotion struct {
 	// Primary is the replica that became primary, and Former the primary

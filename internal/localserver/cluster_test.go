@@ -205,6 +205,25 @@ func testPauseReplica(t *testing.T, c *Cluster) {
 	if v, err := primary.Server.Do(ctx, "WAIT", 1, 5000); err != nil || v.Int() != 1 {
 		t.Fatalf("WAIT after Resume: %v %v, want the replica caught up", v, err)
 	}
+	// AwaitReplicas returns once the replica holds what its primary had
+	// taken: 1,000 keys written just before.
+	mset := []any{"MSET"}
+	for i := range 1000 {
+		mset = append(mset, "{"+key+"}:"+strconv.Itoa(i), i)
+	}
+	if _, err := primary.Server.Do(ctx, mset...); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.AwaitReplicas(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pn, err := primary.Server.Do(ctx, "DBSIZE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rn, err := replica.Do(ctx, "DBSIZE"); err != nil || rn.Int() != pn.Int() {
+		t.Fatalf("after AwaitReplicas the replica holds %v keys (%v), its primary %d", rn, err, pn.Int())
+	}
 }
 
 func testReshard(t *testing.T, c *Cluster) {

@@ -442,10 +442,10 @@ func (p *Pipe) writeDirect(ctx context.Context, ac *conn, c *Call, mayPeek bool)
 	c.markSent()
 	if ac.fl.pushOne(c, ac.conn, p.opts.IOTimeout) {
 		ac.extendWriteDeadline(p.opts.IOTimeout)
+		p.stats.wrote(1) // before the write, as in writeLoop
 		if _, err := ac.conn.Write(c.Buf); err != nil {
 			ac.conn.Close() // the reader fails the call, and the rest in flight
 		}
-		p.stats.wrote(1)
 	} else {
 		p.unsent([]*Call{c}) // the connection died first
 		if own {

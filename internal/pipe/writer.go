@@ -117,12 +117,15 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 			}
 			start += len(chunk)
 			active = true
+			// Counted before the bytes leave: a reply can complete its call
+			// before flush returns, and a caller that then reads the stats
+			// must find its request among them.
+			p.stats.wrote(len(chunk))
 			if err := w.flush(c, p.opts.IOTimeout); err != nil {
 				p.unsent(live[start:])
 				clear(batch)
 				return err
 			}
-			p.stats.wrote(len(chunk))
 		}
 		clear(batch)
 		p.recycleQueueSlice(batch)

@@ -139,6 +139,12 @@ func Run(ctx context.Context, cfg Config, c Client) (*Timeline, error) {
 	if err := prefill(ctx, &cfg); err != nil {
 		return nil, fmt.Errorf("failover: prefill: %w", err)
 	}
+	// The replica that will be promoted must hold the prefill: a GET of a
+	// prefilled key that finds nothing would be the replication's loss,
+	// counted against the client.
+	if err := cfg.Cluster.AwaitReplicas(ctx); err != nil {
+		return nil, fmt.Errorf("failover: prefill: %w", err)
+	}
 
 	recs := make([]recorder, cfg.Goroutines)
 	var stop atomic.Bool
