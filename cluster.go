@@ -735,12 +735,13 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 					nodeGroup{nd, append(make([]int, 0, n-i), i)})
 			}
 		}
-		var retry, later int
+		var retry int
+		var when again
 		switch {
 		case groups != nil:
-			retry, later = c.sendGroups(ctx, r, &many, groups)
+			retry, when = c.sendGroups(ctx, r, &many, groups)
 		case only != nil:
-			retry, later = c.sendGroup(ctx, r, &f, only, onlyIdx)
+			retry, when = c.sendGroup(ctx, r, &f, only, onlyIdx)
 		}
 		if retry == 0 && !waitTopology {
 			break
@@ -751,7 +752,8 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 		}
 		if waitTopology {
 			c.askRefresh()
-		} else if later == 0 && round == 0 {
+			when = againOnView
+		} else if when == againNow && round == 0 {
 			// Every command to send again was told where to go (MOVED,
 			// ASK, or a replica's refusal that sends a read to the
 			// primary): the first time, it goes now. A pause here held
@@ -761,7 +763,7 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 			// command through every round at once.
 			continue
 		}
-		if err := c.wait(ctx, backoff, waitTopology); err != nil {
+		if err := c.wait(ctx, backoff, when); err != nil {
 			f.failRest(notSentErr(err))
 			break
 		}
@@ -792,37 +794,39 @@ func addToGroup(groups []nodeGroup, nd *node, i, n int) []nodeGroup {
 
 // sendGroups sends each node its pipeline, in parallel, and sorts the
 // replies: final, redirected or to retry. It returns how many commands
-// need another round, and how many of those must wait before it (see
-// sendGroup). The first group goes from this goroutine, the others
+// need another round, and when the round may go (see sendGroup). The first group goes from this goroutine, the others
 // each from one of their own. They share f's arrays, each writing only its
 // own commands' entries, so nothing needs merging afterwards.
-func (c *cluster) sendGroups(ctx context.Context, r *request, f *flight, groups []nodeGroup) (retry, later int) {
+func (c *cluster) sendGroups(ctx context.Context, r *request, f *flight, groups []nodeGroup) (retry int, when again) {
 	var others struct {
-		wg           sync.WaitGroup
-		retry, later atomic.Int64
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		retry int
+		when  again
 	}
 	for _, g := range groups[1:] {
 		part := *f // the slices, not the variable: f stays where it is
 		others.wg.Add(1)
 		go func() {
 			defer others.wg.Done()
-			retry, later := c.sendGroup(ctx, r, &part, g.nd, g.idx)
-			others.retry.Add(int64(retry))
-			others.later.Add(int64(later))
+			retry, when := c.sendGroup(ctx, r, &part, g.nd, g.idx)
+			others.mu.Lock()
+			others.retry += retry
+			others.when = max(others.when, when)
+			others.mu.Unlock()
 		}()
 	}
-	retry, later = c.sendGroup(ctx, r, f, groups[0].nd, groups[0].idx)
+	retry, when = c.sendGroup(ctx, r, f, groups[0].nd, groups[0].idx)
 	others.wg.Wait()
-	return retry + int(others.retry.Load()), later + int(others.later.Load())
+	return retry + others.retry, max(when, others.when)
 }
 
 // sendGroup sends the commands idx of the request to one node, each
 // preceded by ASKING when an ASK redirect sent it there. It returns how
-// many commands need sending again, and how many of those must wait
-// first: those the cluster cannot serve yet (TRYAGAIN, LOADING,
-// CLUSTERDOWN, MASTERDOWN) and those that never left (a connection
-// down), unlike a redirect, which says where to go now.
-func (c *cluster) sendGroup(ctx context.Context, r *request, f *flight, nd *node, idx []int) (retry, later int) {
+// many commands need sending again, and when the next round may go: the
+// latest any of them needs (see again). Those that never left (a
+// connection down) wait like those of a cluster that is down.
+func (c *cluster) sendGroup(ctx context.Context, r *request, f *flight, nd *node, idx []int) (retry int, when again) {
 	sub := c.s.newRequest()
 	defer sub.release()
 	call := sub.call
@@ -845,13 +849,13 @@ func (c *cluster) sendGroup(ctx context.Context, r *request, f *flight, nd *node
 			switch {
 			case errors.Is(err, ErrNotSent) && ctx.Err() == nil:
 				retry++ // never reached the server: safe to send again
-				later++
+				when = againOnChange
 				c.askRefresh()
 			default:
 				f.errs[i], f.done[i] = err, true
 			}
 		}
-		return retry, later
+		return retry, when
 	}
 	k := 0
 	for _, i := range idx {
@@ -867,29 +871,40 @@ func (c *cluster) sendGroup(ctx context.Context, r *request, f *flight, nd *node
 			// of this slot: the primary serves the read; nothing to patch.
 			f.primary[i] = true
 			retry++
+			when = max(when, againNow)
 			continue
 		}
 		if again := c.redirected(ctx, f, i, v); again != notAgain {
 			retry++
-			if again == againLater {
-				later++
-			}
+			when = max(when, again)
 			continue
 		}
 		f.replies[i], f.done[i] = v, true
 	}
-	return retry, later
+	return retry, when
 }
 
 var askingCommand = resp.AppendBulkString(resp.AppendArrayLen(nil, 1), "ASKING")
 
-// again says whether, and when, a command the server refused goes again.
+// again says whether, and when, a command goes again. The values are
+// ordered: a round goes when the command that must wait longest may.
 type again int
 
 const (
-	notAgain   again = iota // it ran, or failed for good
-	againNow                // MOVED or ASK: the reply names where to go
-	againLater              // TRYAGAIN, LOADING, CLUSTERDOWN, MASTERDOWN: after a pause
+	notAgain again = iota // it ran, or failed for good
+	againNow              // MOVED or ASK: the reply names where to go
+	// againLater is after the backoff: TRYAGAIN and LOADING, which end
+	// on the server, not with a change of the routes.
+	againLater
+	// againOnChange is after the backoff, or at the next change of the
+	// routes if that comes first: CLUSTERDOWN, MASTERDOWN, or a node
+	// that cannot be reached. A failover ends with the failover watch
+	// installing the promoted replica, and the calls held back go to it
+	// at once, not up to a backoff (200 ms) later.
+	againOnChange
+	// againOnView is at the next change of the routes, and at most
+	// minQueryInterval: no node serves the slot.
+	againOnView
 )
 
 // redirected handles a reply that says the command did not run here: MOVED
@@ -919,7 +934,7 @@ func (c *cluster) redirected(ctx context.Context, f *flight, i int, v resp.Value
 		return againLater
 	case "CLUSTERDOWN", "MASTERDOWN":
 		c.askRefresh()
-		return againLater
+		return againOnChange
 	}
 	return notAgain
 }
@@ -964,12 +979,17 @@ func finish(r *request, replies []resp.Value, errs []error) error {
 	return nil
 }
 
-// wait waits before a retry: backoff, or, when a new topology is needed,
-// until the routes change (at most minQueryInterval). ctx bounds it.
-func (c *cluster) wait(ctx context.Context, backoff time.Duration, topology bool) error {
+// wait waits before a retry as when says (see again): a redirect that
+// bounced, like againLater, waits out the backoff alone, so that nodes
+// disagreeing about a slot for a moment (each MOVED changing the routes)
+// do not run a command through every round at once. ctx bounds it.
+func (c *cluster) wait(ctx context.Context, backoff time.Duration, when again) error {
 	d := backoff/2 + rand.N(backoff/2+1)
 	var changed <-chan struct{}
-	if topology {
+	switch when {
+	case againOnChange:
+		changed = c.changes()
+	case againOnView:
 		d, changed = minQueryInterval, c.changes()
 	}
 	t := time.NewTimer(d)
@@ -1003,8 +1023,9 @@ func (c *cluster) sendTx(ctx context.Context, r *request) error {
 	backoff := retryBackoffMin
 	for round := 0; ; round++ {
 		nd := c.target(cmdInfo{slot: slot})
-		again, goNow := nd == nil, false
+		when := againOnView
 		if nd != nil {
+			when = notAgain
 			sub := c.s.newRequest()
 			sub.call.Buf = append(sub.call.Buf, r.call.Buf...)
 			sub.call.Expect = append(sub.call.Expect, r.call.Expect...)
@@ -1012,27 +1033,26 @@ func (c *cluster) sendTx(ctx context.Context, r *request) error {
 			err := nd.send(ctx, sub)
 			switch {
 			case err == nil:
-				moved, now := false, true
 				for _, v := range sub.replies {
-					if v.IsError() && isRefusal(v) {
-						moved = true
-						if strings.HasPrefix(unsafeString(v.Bytes()), "MOVED ") {
-							f := flight{ask: make([]string, 1)}
-							c.redirected(ctx, &f, 0, v)
-						} else {
-							now = false // ASK or TRYAGAIN: the slot is moving; wait for the move to end
-						}
+					if !v.IsError() || !isRefusal(v) {
+						continue
+					}
+					f := flight{ask: make([]string, 1)}
+					a := c.redirected(ctx, &f, 0, v) // a MOVED patches the map
+					if strings.HasPrefix(unsafeString(v.Bytes()), "MOVED ") {
+						when = max(when, againNow, a)
+					} else {
+						when = max(when, againLater, a) // ASK or TRYAGAIN: the slot is moving; wait for the move to end
 					}
 				}
-				if !moved {
+				if when == notAgain {
 					r.replies = sub.replies
 					r.call, sub.call = sub.call, r.call // the replies live in the call
 					sub.release()
 					return nil
 				}
-				again, goNow = true, now
 			case errors.Is(err, ErrNotSent) && ctx.Err() == nil:
-				again = true
+				when = againOnChange
 				c.askRefresh()
 			default:
 				sub.release()
@@ -1040,13 +1060,13 @@ func (c *cluster) sendTx(ctx context.Context, r *request) error {
 			}
 			sub.release()
 		}
-		if !again || round == maxRedirects {
+		if round == maxRedirects {
 			return errors.New("zipline: too many cluster redirects and retries for a transaction")
 		}
-		if goNow && round == 0 {
+		if when == againNow && round == 0 {
 			continue // refused with MOVED only: the map is patched, the new owner takes it now (once: see sendEach)
 		}
-		if err := c.wait(ctx, backoff, nd == nil); err != nil {
+		if err := c.wait(ctx, backoff, when); err != nil {
 			return notSentErr(err)
 		}
 		backoff = min(2*backoff, retryBackoffMax)
@@ -1083,7 +1103,7 @@ func (c *cluster) watch(ctx context.Context, cl *Client, fn func(*Client) error,
 		}
 		f := flight{ask: make([]string, 1)}
 		c.redirected(ctx, &f, 0, w.refused) // a MOVED patches the slot; an ASK waits for the move to end
-		if err := c.wait(ctx, backoff, false); err != nil {
+		if err := c.wait(ctx, backoff, againLater); err != nil {
 			return notSentErr(err)
 		}
 		backoff = min(2*backoff, retryBackoffMax)
@@ -1210,7 +1230,7 @@ func (c *cluster) leaseFor(ctx context.Context, slot int32) (*lease, error) {
 			}
 		}
 		c.askRefresh()
-		if err := c.wait(ctx, backoff, true); err != nil {
+		if err := c.wait(ctx, backoff, againOnView); err != nil {
 			return nil, notSentErr(err)
 		}
 		backoff = min(2*backoff, retryBackoffMax)

@@ -902,3 +902,62 @@ func TestClusterFailoverMovesTheWholeShard(t *testing.T) {
 			otherSlot, ownerAddr(otherSlot), otherLast, ownerAddr(otherLast))
 	}
 }
+
+// A retry held back because its node could not be reached (or the cluster
+// was down) goes at the next change of the routes, long before its
+// backoff ends: a failover ends with such a change, and the calls behind
+// it must not sleep on (up to 200 ms at the longest backoff). A redirect
+// that bounced waits its backoff out whatever changes, so that nodes
+// disagreeing about a slot (each MOVED a change) cannot spin a command
+// through every round at once.
+func TestClusterRetryWait(t *testing.T) {
+	c := &cluster{changed: make(chan struct{})}
+	c.life, c.stop = context.WithCancel(context.Background())
+	defer c.stop()
+	change := func() {
+		c.mu.Lock()
+		close(c.changed)
+		c.changed = make(chan struct{})
+		c.mu.Unlock()
+	}
+	// waitUnderChanges runs wait while the routes change every
+	// millisecond, for at most 3 s, and returns how long it took.
+	waitUnderChanges := func(backoff time.Duration, when again) time.Duration {
+		type result struct {
+			took time.Duration
+			err  error
+		}
+		done := make(chan result, 1)
+		go func() {
+			start := time.Now()
+			err := c.wait(context.Background(), backoff, when)
+			done <- result{time.Since(start), err}
+		}()
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		timeout := time.After(3 * time.Second)
+		for {
+			select {
+			case r := <-done:
+				if r.err != nil {
+					t.Fatalf("wait(%v, %d): %v", backoff, when, r.err)
+				}
+				return r.took
+			case <-timeout:
+				t.Fatalf("wait(%v, %d) did not return within 3 s", backoff, when)
+			case <-tick.C:
+				change()
+			}
+		}
+	}
+	for _, when := range []again{againOnChange, againOnView} {
+		if took := waitUnderChanges(20*time.Second, when); took > 2*time.Second {
+			t.Errorf("wait(20s, %d) returned after %v, with the routes changing every millisecond", when, took)
+		}
+	}
+	for _, when := range []again{againNow, againLater} {
+		if took := waitUnderChanges(100*time.Millisecond, when); took < 50*time.Millisecond {
+			t.Errorf("wait(100ms, %d) returned after %v: a change cut the backoff (at least 50 ms) short", when, took)
+		}
+	}
+}
