@@ -794,9 +794,10 @@ func addToGroup(groups []nodeGroup, nd *node, i, n int) []nodeGroup {
 
 // sendGroups sends each node its pipeline, in parallel, and sorts the
 // replies: final, redirected or to retry. It returns how many commands
-// need another round, and when the round may go (see sendGroup). The first group goes from this goroutine, the others
-// each from one of their own. They share f's arrays, each writing only its
-// own commands' entries, so nothing needs merging afterwards.
+// need another round, and when the round may go (see sendGroup). The
+// first group goes from this goroutine, the others each from one of their
+// own. They share f's arrays, each writing only its own commands' entries,
+// so nothing needs merging afterwards.
 func (c *cluster) sendGroups(ctx context.Context, r *request, f *flight, groups []nodeGroup) (retry int, when again) {
 	var others struct {
 		wg    sync.WaitGroup
