@@ -269,13 +269,22 @@ func (c *Cluster) AwaitReplicas(ctx context.Context) error {
 	})
 }
 
+// replicationInfo returns s's INFO replication, within callTimeout.
+func replicationInfo(ctx context.Context, s *Server) (map[string]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	repl, err := s.Info(ctx, "replication")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Addr, err)
+	}
+	return repl, nil
+}
+
 // replOffset reads one replication offset from s's INFO replication.
 func replOffset(ctx context.Context, s *Server, field string) (int64, error) {
-	cctx, cancel := context.WithTimeout(ctx, callTimeout)
-	repl, err := s.Info(cctx, "replication")
-	cancel()
+	repl, err := replicationInfo(ctx, s)
 	if err != nil {
-		return 0, fmt.Errorf("%s: %w", s.Addr, err)
+		return 0, err
 	}
 	off, err := strconv.ParseInt(repl[field], 10, 64)
 	if err != nil {
@@ -557,11 +566,9 @@ func (c *Cluster) probe(ctx context.Context) (Topology, error) {
 			return Topology{}, fmt.Errorf("%s calls itself %s", s.Addr, v.nodes[v.self].Addr)
 		}
 		if v.nodes[v.self].Role == Replica {
-			cctx, cancel := context.WithTimeout(ctx, callTimeout)
-			repl, err := s.Info(cctx, "replication")
-			cancel()
+			repl, err := replicationInfo(ctx, s)
 			if err != nil {
-				return Topology{}, fmt.Errorf("%s: %w", s.Addr, err)
+				return Topology{}, err
 			}
 			if repl["master_link_status"] != "up" || repl["master_sync_in_progress"] != "0" {
 				return Topology{}, fmt.Errorf("replica %s is not in sync (master_link_status:%s, master_sync_in_progress:%s)",
