@@ -1040,11 +1040,10 @@ func (c *cluster) sendTx(ctx context.Context, r *request) error {
 					}
 					f := flight{ask: make([]string, 1)}
 					a := c.redirected(ctx, &f, 0, v) // a MOVED patches the map
-					if strings.HasPrefix(unsafeString(v.Bytes()), "MOVED ") {
-						when = max(when, againNow, a)
-					} else {
-						when = max(when, againLater, a) // ASK or TRYAGAIN: the slot is moving; wait for the move to end
+					if !strings.HasPrefix(unsafeString(v.Bytes()), "MOVED ") {
+						a = max(a, againLater) // ASK or TRYAGAIN: the slot is moving; wait for the move to end
 					}
+					when = max(when, againNow, a) // a refusal always goes again
 				}
 				if when == notAgain {
 					r.replies = sub.replies
