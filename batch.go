@@ -165,7 +165,7 @@ func enqueue[T any](b *Batch, cm command[T]) *Future[T] {
 		b.pending = append(b.pending, queued{f: f})
 		return f
 	}
-	if cm.blocking && !b.tx { // inside MULTI, blocking commands do not block
+	if cm.block != 0 && !b.tx { // inside MULTI, blocking commands do not block
 		r.wait(cm.block)
 	}
 	b.pending = append(b.pending, queued{f: f, expand: vr, accepts: cm.dec.accepts})

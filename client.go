@@ -372,38 +372,46 @@ func (c *Client) Stats() Stats {
 }
 
 // run sends one command and decodes its reply: the path of every typed
-// Client method.
+// Client method. It is small enough to be inlined, so the command, built on
+// the method's stack, is handed on by its address rather than copied: at
+// hundreds of callers in flight, copying its ten words twice on the way
+// cost a few percent of the throughput (bench/RESULTS.md, section 8).
 func run[T any](ctx context.Context, c *Client, cm command[T]) (T, error) {
-	var zero T
+	return runCommand(ctx, c, &cm)
+}
+
+func runCommand[T any](ctx context.Context, c *Client, cm *command[T]) (T, error) {
 	var v resp.Value
 	var vr valueReply
 	var err error
-	if d, ok := c.carrier.(*direct); ok && !cm.blocking && c.s.hooks.process == nil {
-		v, vr, err = c.sendDirect(ctx, d, cm.name, cm.args, cm.dec.accepts)
+	// The common case calls sendDirect from here rather than through a
+	// shared non-generic step: one frame fewer to come back through, cold,
+	// when the caller resumes with its reply.
+	if d, ok := c.carrier.(*direct); ok && cm.block == 0 && c.s.hooks.process == nil {
+		vr, err = c.sendDirect(ctx, d, &v, cm.name, cm.args, cm.dec.accepts)
 	} else {
-		v, vr, err = c.sendRequest(ctx, cm.name, cm.args, cm.dec.accepts, cm.blocking, cm.block)
+		v, vr, err = c.sendRequest(ctx, cm.name, cm.args, cm.dec.accepts, cm.block)
+	}
+	if err == nil && vr.shape != replyNone {
+		v, err = vr.expand(v)
 	}
 	if err != nil {
+		var zero T
 		return zero, err
-	}
-	if vr.shape != replyNone {
-		if v, err = vr.expand(v); err != nil {
-			return zero, err
-		}
 	}
 	return cm.dec.decode(v)
 }
 
 // sendRequest sends one command as a request through the Client's carrier
 // (and its hooks), and returns its reply and how to expand it.
-func (c *Client) sendRequest(ctx context.Context, name string, args []arg, expect resp.TypeSet, blocking bool, block time.Duration) (resp.Value, valueReply, error) {
+func (c *Client) sendRequest(ctx context.Context, name string, args []arg, expect resp.TypeSet, block time.Duration) (resp.Value, valueReply, error) {
 	r := c.s.newRequest()
 	vr, err := c.add(r, name, args, expect)
 	if err != nil {
 		r.release()
 		return resp.Value{}, vr, err
 	}
-	if blocking {
+	if block != 0 {
 		r.wait(block)
 	}
 	v, err := c.send(ctx, r)
@@ -417,22 +425,22 @@ func (c *Client) sendRequest(ctx context.Context, name string, args []arg, expec
 // and at hundreds of callers in flight the request's own cache lines,
 // touched again as each caller resumes, cost a tenth of the throughput
 // (bench/RESULTS.md, section 8).
-func (c *Client) sendDirect(ctx context.Context, d *direct, name string, args []arg, expect resp.TypeSet) (resp.Value, valueReply, error) {
+func (c *Client) sendDirect(ctx context.Context, d *direct, v *resp.Value, name string, args []arg, expect resp.TypeSet) (valueReply, error) {
 	values, vr, err := c.lookupValues(name, args)
 	if err != nil {
-		return resp.Value{}, vr, err
+		return vr, err
 	}
 	call := c.s.calls.Get()
 	c.appendCommand(call, name, args, expect, values)
 	if err := d.pipe.Do(ctx, call); err != nil {
-		return resp.Value{}, vr, err
+		return vr, err
 	}
-	v := call.Reply(0)
+	*v = call.Reply(0)
 	call.Release()
 	if v.Type().Failed() {
-		return v, vr, c.s.errorOf(v)
+		return vr, c.s.errorOf(*v)
 	}
-	return v, vr, nil
+	return vr, nil
 }
 
 // send runs a one-command request, through the hooks if there are any,
@@ -523,7 +531,7 @@ func (c *Client) doCommand(buf []arg, args []any) (command[Value], error) {
 		}
 		l.taint()
 	case classBlocking:
-		cm.blocking, cm.block = true, blockTimeout(name, cargs)
+		cm.block = blockTimeout(name, cargs)
 		if cm.block == 0 {
 			cm.block = -1
 		}

@@ -19,24 +19,24 @@ import (
 type command[T any] struct {
 	name string
 	args []arg
-	dec  decoder[T]
+	dec  *decoder[T]
 	// block is set on blocking commands (BLPOP, XREAD BLOCK...): how long
-	// the server may hold the reply, negative for without limit. They run
-	// on a dedicated connection, whose I/O timeout is extended by it.
-	block    time.Duration
-	blocking bool
+	// the server may hold the reply, negative for without limit; zero for
+	// every other command. Blocking commands run on a dedicated connection,
+	// whose I/O timeout is extended by it.
+	block time.Duration
 }
 
 // cmd builds a command. Definitions call it with the arguments on the
 // stack: once inlined into a Client or Batch method, nothing escapes.
-func cmd[T any](dec decoder[T], name string, args ...arg) command[T] {
+func cmd[T any](dec *decoder[T], name string, args ...arg) command[T] {
 	return command[T]{name: name, args: args, dec: dec}
 }
 
 // blockingCmd builds a command that may wait up to timeout server-side
 // (0: without limit).
-func blockingCmd[T any](dec decoder[T], timeout time.Duration, name string, args ...arg) command[T] {
-	c := command[T]{name: name, args: args, dec: dec, blocking: true, block: timeout}
+func blockingCmd[T any](dec *decoder[T], timeout time.Duration, name string, args ...arg) command[T] {
+	c := command[T]{name: name, args: args, dec: dec, block: timeout}
 	if timeout <= 0 {
 		c.block = -1
 	}

@@ -28,8 +28,8 @@ type decoderID uint8
 // initializes, by newDecoder, and only read afterwards.
 var decoders []any
 
-func newDecoder[T any](accepts resp.TypeSet, decode func(v resp.Value) (T, error)) decoder[T] {
-	d := decoder[T]{accepts: accepts, decode: decode, id: decoderID(len(decoders))}
+func newDecoder[T any](accepts resp.TypeSet, decode func(v resp.Value) (T, error)) *decoder[T] {
+	d := &decoder[T]{accepts: accepts, decode: decode, id: decoderID(len(decoders))}
 	if int(d.id) != len(decoders) {
 		panic("zipline: more decoders than a decoderID can name")
 	}
@@ -38,7 +38,7 @@ func newDecoder[T any](accepts resp.TypeSet, decode func(v resp.Value) (T, error
 }
 
 // decoderOf returns the decoder named id.
-func decoderOf[T any](id decoderID) decoder[T] { return decoders[id].(decoder[T]) }
+func decoderOf[T any](id decoderID) *decoder[T] { return decoders[id].(*decoder[T]) }
 
 // Reply type sets. RESP2 and RESP3 spell some replies differently (a double
 // is a bulk string in RESP2, a set an array), so a set names both.

@@ -26,12 +26,12 @@ func hsetNXCmd(key, field string, val []byte) command[bool] {
 }
 
 // fieldCmd is a command on one field of a hash.
-func fieldCmd[T any](dec decoder[T], name, key, field string) command[T] {
+func fieldCmd[T any](dec *decoder[T], name, key, field string) command[T] {
 	return cmd(dec, name, keyArg(key), str(field))
 }
 
 // fieldsCmd is a command on several fields of a hash.
-func fieldsCmd[T any](dec decoder[T], name, key string, fields []string) command[T] {
+func fieldsCmd[T any](dec *decoder[T], name, key string, fields []string) command[T] {
 	return cmd(dec, name, keyAnd(key, fields)...)
 }
 

@@ -15,11 +15,11 @@ func expireCmd(key string, d time.Duration) command[bool] {
 	return cmd(decBool, "PEXPIRE", keyArg(key), num(millis(d)))
 }
 
-func keysCmd[T any](dec decoder[T], name string, keys []string) command[T] {
+func keysCmd[T any](dec *decoder[T], name string, keys []string) command[T] {
 	return cmd(dec, name, keyArgs(keys)...)
 }
 
-func keyCmd[T any](dec decoder[T], name, key string) command[T] {
+func keyCmd[T any](dec *decoder[T], name, key string) command[T] {
 	return cmd(dec, name, keyArg(key))
 }
 

@@ -31,7 +31,7 @@ func keysThenTimeout(keys []string, timeout time.Duration) []arg {
 	return append(args, flt(timeout.Seconds()))
 }
 
-func rangeCmd[T any](dec decoder[T], name, key string, start, stop int64) command[T] {
+func rangeCmd[T any](dec *decoder[T], name, key string, start, stop int64) command[T] {
 	return cmd(dec, name, keyArg(key), num(start), num(stop))
 }
 

@@ -20,7 +20,7 @@ func zincrByCmd(key string, incr float64, member string) command[float64] {
 
 // zspanCmd is a command on the members between two bounds (ranks, or
 // scores in Redis's syntax), with at most one option.
-func zspanCmd[T any](dec decoder[T], name, key string, lo, hi arg, opt ...arg) command[T] {
+func zspanCmd[T any](dec *decoder[T], name, key string, lo, hi arg, opt ...arg) command[T] {
 	if len(opt) == 0 {
 		return cmd(dec, name, keyArg(key), lo, hi)
 	}

@@ -27,6 +27,16 @@ const (
 // Get calls from Pipe.NewCall, append the encoded commands to Buf, set N
 // (and optionally Expect and Patience), and pass them to Pipe.Do.
 type Call struct {
+	// The struct is laid out by who writes what, one cache line each, and
+	// sized to 256 bytes, a size class whose objects start on a line
+	// boundary (TestCallLayout holds it there). At hundreds of callers in
+	// flight, every line a call touches on its way through the caller, the
+	// writer and the reader is a miss on another core; a 208-byte call,
+	// placed anywhere, spanned five (bench/RESULTS.md, section 8).
+
+	// Line 0, written by the caller before Do, read by the writer and the
+	// reader.
+
 	// Buf holds N complete RESP commands.
 	Buf []byte
 	// N is the number of commands in Buf, hence of replies to wait for.
@@ -36,7 +46,25 @@ type Call struct {
 	// oversize stand-ins always fit) means the stream slipped out of step:
 	// the connection is dropped and everything in flight fails with
 	// ErrConnLost, rather than a value reaching the wrong caller.
-	Expect []resp.TypeSet
+	Expect      []resp.TypeSet
+	expectOne   [1]resp.TypeSet // Expect's room for one command
+	detached    bool            // no caller waits (health check, close marker): recycle on completion
+	closeMarker bool            // the last call written before a graceful close
+
+	// Line 1, written by the writer and the reader, read by the caller when
+	// it resumes.
+	state   atomic.Uint32
+	err     error
+	replies []resp.Value
+	sentAt  int64 // when it was handed to the connection, in the pipe's clock; the I/O timeout counts from here
+	charged int64 // bytes counted against the pipe's pending limit
+
+	// Line 2: the reply of a one-command call, written by the reader where
+	// the caller reads it, without a separate array.
+	one [1]resp.Value
+
+	// Line 3: set when the call is made, or rarely.
+
 	// Patience is how much longer than the I/O timeout this call's replies
 	// may take: the server-side wait of a blocking command. Negative means
 	// without limit (BLPOP with timeout 0); the caller's context bounds it.
@@ -45,18 +73,10 @@ type Call struct {
 	// kind: in RESP3, SUBSCRIBE's confirmations ("subscribe", one per
 	// channel) are pushes, yet they answer the call.
 	PushKind string
-
-	replies     []resp.Value
-	err         error
-	state       atomic.Uint32
-	expectOne   [1]resp.TypeSet // Expect's room for one command, beside what the reader reads anyway
-	done        chan struct{}   // capacity 1; signalled once per use
-	detached    bool            // no caller waits (health check, close marker): recycle on completion
-	closeMarker bool            // the last call written before a graceful close
-	pool        *sync.Pool
-	sentAt      time.Time     // when it was handed to the connection; the I/O timeout counts from here
-	charged     int64         // bytes counted against the pipe's pending limit
-	budget      *pendingBytes // where charged is returned
+	done     chan struct{} // capacity 1; signalled once per use
+	pool     *sync.Pool
+	budget   *pendingBytes // where charged is returned
+	_        [16]byte
 }
 
 // Replies returns the N replies. Valid only after Do returned nil and until
@@ -94,8 +114,11 @@ func (c *Call) Reset() {
 	clear(c.replies) // drop references to reply bytes the caller now owns
 	c.replies = c.replies[:0]
 	c.Expect = c.Expect[:0]
-	c.Patience = 0
-	c.PushKind = ""
+	// Line 3 is written only when it changed, so that it stays shared
+	// with the reader, which reads done.
+	if c.Patience != 0 || c.PushKind != "" {
+		c.Patience, c.PushKind = 0, ""
+	}
 	c.err = nil
 	c.N = 0
 	c.detached, c.closeMarker = false, false
@@ -158,8 +181,9 @@ type CallPool struct {
 func NewCallPool() *CallPool {
 	cp := &CallPool{}
 	cp.p.New = func() any {
-		c := &Call{done: make(chan struct{}, 1), replies: make([]resp.Value, 0, 1), pool: &cp.p}
+		c := &Call{done: make(chan struct{}, 1), pool: &cp.p}
 		c.Expect = c.expectOne[:0]
+		c.replies = c.one[:0]
 		return c
 	}
 	return cp

@@ -19,10 +19,12 @@ import (
 type pendingBytes struct {
 	limit    int64 // 0: no limit
 	failFast bool  // when full: fail at once instead of waiting
-	// charged is written only under Pipe.mu; it is atomic so that used can
-	// read it without the lock (a plain store: no locked instruction).
-	charged atomic.Int64
-	waiting atomic.Int32 // callers in wait
+	// charged is read and written only under queueLock (Pipe.mu). It is
+	// not atomic: on amd64 an atomic store is a locked exchange, which
+	// cost every call as much as taking the lock again.
+	charged   int64
+	queueLock *sync.Mutex
+	waiting   atomic.Int32 // callers in wait
 
 	mu    sync.Mutex
 	freed chan struct{} // closed (and replaced) when bytes are released while someone waits
@@ -33,7 +35,11 @@ type pendingBytes struct {
 }
 
 // used returns the bytes of calls queued or in flight.
-func (b *pendingBytes) used() int64 { return b.charged.Load() - b.released.Load() }
+func (b *pendingBytes) used() int64 {
+	b.queueLock.Lock()
+	defer b.queueLock.Unlock()
+	return b.charged - b.released.Load()
+}
 
 // charge counts c against the limit, unless it is counted already. It
 // reports false, charging nothing, when the limit is reached. The caller
@@ -42,12 +48,11 @@ func (b *pendingBytes) charge(c *Call) bool {
 	if b.limit <= 0 || c.charged != 0 {
 		return true
 	}
-	ch := b.charged.Load()
-	if ch-b.released.Load() >= b.limit {
+	if b.charged-b.released.Load() >= b.limit {
 		return false
 	}
 	n := int64(len(c.Buf))
-	b.charged.Store(ch + n)
+	b.charged += n
 	c.charged, c.budget = n, b
 	return true
 }

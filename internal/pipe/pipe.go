@@ -232,6 +232,7 @@ func New(ctx context.Context, opts Options) (*Pipe, error) {
 	if p.calls == nil {
 		p.calls = NewCallPool()
 	}
+	p.pending.queueLock = &p.mu
 	p.push = newPushRouter(opts.Push)
 	p.life, p.cancel = context.WithCancel(context.Background())
 	if p.log == nil {

@@ -35,6 +35,10 @@ type inflight struct {
 	readKick  chan struct{} // capacity 1
 	stop      bool
 	idleSince time.Time // when the role was last given up
+	// epoch is when the connection's in-flight list began: calls record
+	// when they were sent as a count of nanoseconds since, which fits the
+	// call's line where a time.Time would not.
+	epoch time.Time
 	// settleWanted asks the reader goroutine to signal settled when it
 	// next gives the role up (see conn.settle).
 	settleWanted bool
@@ -42,11 +46,13 @@ type inflight struct {
 }
 
 func newInflight() *inflight {
+	now := time.Now()
 	return &inflight{
 		dead:      make(chan struct{}),
 		readKick:  make(chan struct{}, 1),
 		settled:   make(chan struct{}, 1),
-		idleSince: time.Now(),
+		idleSince: now,
+		epoch:     now,
 	}
 }
 
@@ -55,8 +61,9 @@ func newInflight() *inflight {
 // connection is dead: the calls were not written.
 func (f *inflight) push(calls []*Call, nc net.Conn, timeout time.Duration) bool {
 	now := time.Now()
+	sent := int64(now.Sub(f.epoch))
 	for _, c := range calls {
-		c.sentAt = now
+		c.sentAt = sent
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -82,7 +89,7 @@ func (f *inflight) wantReader() {
 // pushOne is push for a single call, without building a slice.
 func (f *inflight) pushOne(c *Call, nc net.Conn, timeout time.Duration) bool {
 	now := time.Now()
-	c.sentAt = now
+	c.sentAt = int64(now.Sub(f.epoch))
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.failed {
@@ -326,7 +333,7 @@ func (l *replyLoop) alive() bool {
 		l.c.conn.SetReadDeadline(time.Time{})
 		return true
 	}
-	due := oldest.sentAt.Add(l.p.opts.IOTimeout + oldest.Patience)
+	due := l.fl.epoch.Add(time.Duration(oldest.sentAt) + l.p.opts.IOTimeout + oldest.Patience)
 	if !time.Now().Before(due) {
 		return false
 	}

@@ -10,9 +10,7 @@ import (
 // AppendArrayLen appends the header of a command with n arguments. Every
 // command is an array of bulk strings, so this is followed by n Append calls.
 func AppendArrayLen(dst []byte, n int) []byte {
-	dst = append(dst, '*')
-	dst = strconv.AppendInt(dst, int64(n), 10)
-	return append(dst, '\r', '\n')
+	return appendLengthLine(dst, '*', n)
 }
 
 // AppendBulkString appends s as a bulk string.
@@ -64,7 +62,21 @@ func AppendBulkBool(dst []byte, b bool) []byte {
 }
 
 func appendBulkHeader(dst []byte, n int) []byte {
-	dst = append(dst, '$')
+	return appendLengthLine(dst, '$', n)
+}
+
+// appendLengthLine appends a header line: kind, the length n, CRLF. Almost
+// every command writes a few of them, nearly all under 100 (argument
+// counts, keys, small values), which are spelled here without a call into
+// strconv: at hundreds of callers that call showed in the profile.
+func appendLengthLine(dst []byte, kind byte, n int) []byte {
+	switch {
+	case uint(n) < 10:
+		return append(dst, kind, byte('0'+n), '\r', '\n')
+	case uint(n) < 100:
+		return append(dst, kind, byte('0'+n/10), byte('0'+n%10), '\r', '\n')
+	}
+	dst = append(dst, kind)
 	dst = strconv.AppendInt(dst, int64(n), 10)
 	return append(dst, '\r', '\n')
 }

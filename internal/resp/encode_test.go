@@ -3,6 +3,7 @@ package resp
 import (
 	"errors"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,20 @@ func TestAppendCommand(t *testing.T) {
 	b = AppendBulkInt(b, -42)
 	if got, want := string(b), "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$3\r\n-42\r\n"; got != want {
 		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+// TestAppendLengthLine checks the header lines written without strconv
+// against those written with it, across each boundary of the short path.
+func TestAppendLengthLine(t *testing.T) {
+	for _, n := range []int{0, 1, 9, 10, 11, 42, 99, 100, 101, 999, 1000, 65536, 1 << 40} {
+		want := "*" + strconv.Itoa(n) + "\r\n"
+		if got := string(AppendArrayLen([]byte("x"), n)); got != "x"+want {
+			t.Errorf("AppendArrayLen(%d) = %q, want %q", n, got, "x"+want)
+		}
+		if got := string(appendBulkHeader(nil, n)); got != "$"+strconv.Itoa(n)+"\r\n" {
+			t.Errorf("appendBulkHeader(%d) = %q", n, got)
+		}
 	}
 }
 
