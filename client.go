@@ -372,14 +372,15 @@ func (c *Client) Stats() Stats {
 }
 
 // run sends one command and decodes its reply: the path of every typed
-// Client method. It is small enough to be inlined, so the command, built on
-// the method's stack, is handed on by its address rather than copied: at
-// hundreds of callers in flight, copying its ten words twice on the way
-// cost a few percent of the throughput (bench/RESULTS.md, section 8).
+// Client method. It is small enough to be inlined, and hands the command on
+// by its address: passed by value, the command and run's other arguments
+// did not fit in registers, and went through memory once more on every
+// call (bench/RESULTS.md, section 8).
 func run[T any](ctx context.Context, c *Client, cm command[T]) (T, error) {
 	return runCommand(ctx, c, &cm)
 }
 
+// runCommand is run's body.
 func runCommand[T any](ctx context.Context, c *Client, cm *command[T]) (T, error) {
 	var v resp.Value
 	var vr valueReply
@@ -424,7 +425,7 @@ func (c *Client) sendRequest(ctx context.Context, name string, args []arg, expec
 // the seam's carriers would send it. It is most commands of most clients,
 // and at hundreds of callers in flight the request's own cache lines,
 // touched again as each caller resumes, cost a tenth of the throughput
-// (bench/RESULTS.md, section 8).
+// (bench/RESULTS.md, section 8). The reply is left in v.
 func (c *Client) sendDirect(ctx context.Context, d *direct, v *resp.Value, name string, args []arg, expect resp.TypeSet) (valueReply, error) {
 	values, vr, err := c.lookupValues(name, args)
 	if err != nil {
