@@ -51,8 +51,9 @@ type Call struct {
 	detached    bool            // no caller waits (health check, close marker): recycle on completion
 	closeMarker bool            // the last call written before a graceful close
 
-	// Line 1, written by the writer and the reader, read by the caller when
-	// it resumes.
+	// Line 1, written as the call travels (the caller's charge, the
+	// writer's state and sentAt, the reader's reply and error), and read by
+	// the caller when it resumes.
 	state   atomic.Uint32
 	err     error
 	replies []resp.Value
