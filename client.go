@@ -385,9 +385,9 @@ func runCommand[T any](ctx context.Context, c *Client, cm *command[T]) (T, error
 	var v resp.Value
 	var vr valueReply
 	var err error
-	// The common case calls sendDirect from here rather than through a
-	// shared non-generic step: one frame fewer to come back through, cold,
-	// when the caller resumes with its reply.
+	// The choice between the two paths stays here, not in a helper of its
+	// own: every frame between the method and the pipe is one more to come
+	// back through, cold, when the caller resumes with its reply.
 	if d, ok := c.carrier.(*direct); ok && cm.block == 0 && c.s.hooks.process == nil {
 		vr, err = c.sendDirect(ctx, d, &v, cm.name, cm.args, cm.dec.accepts)
 	} else {
