@@ -56,6 +56,7 @@ type options struct {
 	bin       string
 	buildOnly bool
 	swap      bool
+	idle      string
 }
 
 func parseFlags() (*options, error) {
@@ -76,6 +77,7 @@ func parseFlags() (*options, error) {
 	flag.StringVar(&o.out, "out", "", "also write the markdown report here (rewritten after every point)")
 	flag.StringVar(&o.bin, "bin", "", "build the binaries into this directory and keep them (default: a temporary directory)")
 	flag.BoolVar(&o.buildOnly, "build-only", false, "build the two binaries (use with -bin) and stop")
+	flag.StringVar(&o.idle, "idle", "poll", "idle CPUs during the run: poll (keep them out of sleep states through /dev/cpu_dma_latency, needs root; see idle.go) or os (the kernel's choice)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", flag.Args())
@@ -136,6 +138,12 @@ func run() error {
 		return err
 	}
 
+	idleLine, releaseIdle, err := idleSetting(o.idle)
+	if err != nil {
+		return err
+	}
+	defer releaseIdle()
+
 	srv, err := localserver.Start(localserver.Config{})
 	if err != nil {
 		return err
@@ -155,7 +163,7 @@ func run() error {
 	fmt.Fprintf(os.Stderr, "%d rounds, about %v\n", total, (time.Duration(total) * perRound).Round(time.Second))
 	rep := &report{
 		command: harness.CommandLine("abbench", ""), sides: sides, opts: o, threshold: o.threshold,
-		env: []string{"machine at start: " + sysstat.Machine(), "server: " + version + " on " + srv.Addr + ", started once by abbench"},
+		env: []string{"machine at start: " + sysstat.Machine(), idleLine, "server: " + version + " on " + srv.Addr + ", started once by abbench"},
 	}
 	started := time.Now()
 	done := 0
