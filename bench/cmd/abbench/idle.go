@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/binary"
 	"fmt"
 	"os"
 )
@@ -32,8 +31,9 @@ func holdIdlePolling() (release func(), err error) {
 	if err != nil {
 		return nil, err
 	}
+	// The request is a 32-bit count of microseconds in the machine's byte
+	// order; zero reads the same in every order.
 	var zero [4]byte
-	binary.NativeEndian.PutUint32(zero[:], 0)
 	if _, err := f.Write(zero[:]); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("writing /dev/cpu_dma_latency: %w", err)
