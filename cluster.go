@@ -831,7 +831,9 @@ func (c *cluster) sendGroup(ctx context.Context, r *request, f *flight, nd *node
 	sub := c.s.newRequest()
 	defer sub.release()
 	call := sub.call
-	call.Patience = r.call.Patience
+	if p := r.call.Patience; p != 0 {
+		call.Patience = p // only then: the call's last line stays clean (see pipe.Call)
+	}
 	sub.blocking = r.blocking
 	for _, i := range idx {
 		if f.ask[i] != "" {

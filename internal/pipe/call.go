@@ -64,7 +64,11 @@ type Call struct {
 	// the caller reads it, without a separate array.
 	one [1]resp.Value
 
-	// Line 3: set when the call is made, or rarely.
+	// Line 3: set when the call is made, or rarely. The reader reads done
+	// here to wake the caller, so every store to this line is made only
+	// when the value changes: one store per call pulled the line into the
+	// caller's cache and made the reader miss it on every reply
+	// (bench/RESULTS.md, section 8).
 
 	// Patience is how much longer than the I/O timeout this call's replies
 	// may take: the server-side wait of a blocking command. Negative means
