@@ -832,7 +832,7 @@ func (c *cluster) sendGroup(ctx context.Context, r *request, f *flight, nd *node
 	defer sub.release()
 	call := sub.call
 	if p := r.call.Patience; p != 0 {
-		call.Patience = p // only then: the call's last line stays clean (see pipe.Call)
+		call.Patience = p // stored only when it changes (see pipe.Call, line 3)
 	}
 	sub.blocking = r.blocking
 	for _, i := range idx {

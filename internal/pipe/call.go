@@ -119,9 +119,7 @@ func (c *Call) Reset() {
 	clear(c.replies) // drop references to reply bytes the caller now owns
 	c.replies = c.replies[:0]
 	c.Expect = c.Expect[:0]
-	// Line 3 is written only when it changed, so that it stays shared
-	// with the reader, which reads done.
-	if c.Patience != 0 || c.PushKind != "" {
+	if c.Patience != 0 || c.PushKind != "" { // stored only when it changes (see line 3)
 		c.Patience, c.PushKind = 0, ""
 	}
 	c.err = nil

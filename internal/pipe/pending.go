@@ -54,10 +54,7 @@ func (b *pendingBytes) charge(c *Call) bool {
 	n := int64(len(c.Buf))
 	b.charged += n
 	c.charged = n
-	if c.budget != b {
-		// Written only when it changes: budget shares the call's last line
-		// with done, which the reader reads to wake the caller, and a
-		// store here would pull that line away from the reader every call.
+	if c.budget != b { // stored only when it changes (see Call, line 3)
 		c.budget = b
 	}
 	return true
