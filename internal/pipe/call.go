@@ -11,7 +11,8 @@ import (
 // Call states. A call moves queued -> sent -> done. A caller whose context
 // ends moves it to abandoned from queued or sent; whichever of the writer
 // (queued) or reader (sent) next touches an abandoned call recycles it, so
-// exactly one party ever returns a call to the pool.
+// exactly one party ever returns a call to the pool. stateQueued is the
+// zero value, which Reset stores.
 const (
 	stateQueued uint32 = iota
 	stateSent
@@ -116,17 +117,41 @@ func (c *Call) Reset() {
 	if cap(c.Buf) >= largeBuf {
 		c.Buf = nil
 	}
-	clear(c.replies) // drop references to reply bytes the caller now owns
-	c.replies = c.replies[:0]
+	c.dropReplies()
 	c.Expect = c.Expect[:0]
 	if c.Patience != 0 || c.PushKind != "" { // stored only when it changes (see line 3)
 		c.Patience, c.PushKind = 0, ""
 	}
-	c.err = nil
+	if c.err != nil {
+		c.err = nil
+	}
 	c.N = 0
 	c.detached, c.closeMarker = false, false
-	c.state.Store(stateQueued)
+	// Back to stateQueued with a plain store, not state.Store: the call is
+	// the owner's alone here (its completion or abandonment came through a
+	// channel or an atomic), and Do publishes it under the pipe's lock. An
+	// atomic store is a full fence: it waited for this call's other stores,
+	// whose lines the reader and writer hold, to reach memory, which was
+	// most of a caller's time in Reset at 512 callers (bench/RESULTS.md,
+	// section 8).
+	c.state = atomic.Uint32{}
 	c.Buf = c.Buf[:0]
+}
+
+// dropReplies empties the replies, clearing the references they hold to
+// bytes the caller now owns, except for a lone small reply: the reader
+// wrote it on line 2, the caller has just read it there, and clearing it
+// would be one more write to a line the reader is about to write again.
+// Such a reply stays referenced until the call is next in line for a
+// reply (see claim), at most largeBuf bytes per pooled call, as Buf keeps
+// its bytes.
+func (c *Call) dropReplies() {
+	if len(c.replies) == 1 && &c.replies[0] == &c.one[0] && c.one[0].Small(largeBuf) {
+		c.replies = c.replies[:0]
+		return
+	}
+	clear(c.replies)
+	c.replies = c.replies[:0]
 }
 
 // uncharge gives the call's bytes back to the pending limit: once it has
@@ -148,6 +173,19 @@ func (c *Call) complete(err error) {
 		return
 	}
 	c.done <- struct{}{}
+}
+
+// claim is the reader's store to the two lines it fills when the call is
+// answered (line 1, the outcome; line 2, the reply), made as soon as the
+// call is next in line. The lines were last held by the call's caller or
+// the writer, on another processor; the store fetches them while the
+// reader parses the reply, instead of leaving complete's atomic swap to
+// wait for them (bench/RESULTS.md, section 8). It changes nothing the call
+// holds: err is nil until complete, and the reply it clears is a stale one
+// that dropReplies left.
+func (c *Call) claim() {
+	c.err = nil
+	c.one[0] = resp.Value{}
 }
 
 // markSent is the writer's claim on a queued call. It fails if the caller

@@ -353,6 +353,12 @@ func (p *Pipe) noteAbandoned() {
 const minCompaction = 16
 
 func (p *Pipe) result(c *Call) error {
+	// The call is its caller's again. Claiming line 1 with a write before
+	// reading it brings the line over once, ready for the writes Reset
+	// makes; a read first would bring it over shared, and each of those
+	// writes would then wait for the reader's copy to be invalidated
+	// (bench/RESULTS.md, section 8).
+	c.state.Store(stateQueued)
 	if err := c.err; err != nil {
 		c.Release()
 		return err

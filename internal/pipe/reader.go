@@ -272,6 +272,9 @@ func (l *replyLoop) handle(v *resp.Value) (*Call, error) {
 	last := cur.closeMarker
 	cur.complete(nil)
 	l.cur = nil
+	if l.next < len(l.local) {
+		l.local[l.next].claim()
+	}
 	if unasked {
 		return cur, fmt.Errorf("%w: a reply arrived with no request waiting", resp.ErrProtocol)
 	}

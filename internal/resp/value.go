@@ -158,6 +158,10 @@ func (v Value) Bytes() []byte { return v.str }
 // which case a caller that hands the bytes out must copy them first.
 func (v Value) Shared() bool { return v.typ == SimpleString }
 
+// Small reports whether v keeps at most n bytes alive: it has no elements,
+// and its bytes, if any, sit in an array of at most n.
+func (v Value) Small(n int) bool { return v.elems == nil && cap(v.str) <= n }
+
 // Int returns the number of an integer reply, or 1/0 for a boolean.
 func (v Value) Int() int64 { return v.num }
 
