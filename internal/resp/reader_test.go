@@ -250,6 +250,46 @@ func TestReadValueLargeBulkAcrossReads(t *testing.T) {
 	}
 }
 
+// readSizes records how many bytes each Read asked for.
+type readSizes struct {
+	r     io.Reader
+	sizes []int
+}
+
+func (rs *readSizes) Read(p []byte) (int, error) {
+	rs.sizes = append(rs.sizes, len(p))
+	return rs.r.Read(p)
+}
+
+// A small bulk string that the end of the buffer cuts in two is read on
+// through the buffer: the Read that brings its remainder asks for as much
+// as the buffer holds, so it also brings the replies after it. Reading the
+// remainder alone cost GET 2 KiB under load a system call per buffer.
+func TestSmallBulkCutByBufferReadsOn(t *testing.T) {
+	payload := bytes.Repeat([]byte("v"), 2048)
+	var in bytes.Buffer
+	for range 40 {
+		in.Write(AppendBulk(nil, payload))
+	}
+	src := &readSizes{r: &in}
+	r := NewReader(src, 0, Limits{})
+	var v Value
+	for i := range 40 {
+		if err := r.ReadValue(&v); err != nil {
+			t.Fatalf("reply %d: %v", i, err)
+		}
+		if !bytes.Equal(v.Bytes(), payload) {
+			t.Fatalf("reply %d: %d bytes, not the payload", i, len(v.Bytes()))
+		}
+	}
+	for i, n := range src.sizes {
+		if n < DefaultBufferSize/2 {
+			t.Fatalf("read %d of %d asked for %d bytes, want at least half the buffer (%d): %v",
+				i+1, len(src.sizes), n, DefaultBufferSize/2, src.sizes)
+		}
+	}
+}
+
 func TestReadValueOneByteAtATime(t *testing.T) {
 	in := "*3\r\n$3\r\nfoo\r\n%1\r\n+a\r\n,1.5\r\n=8\r\ntxt:abcd\r\n+OK\r\n"
 	r := NewReader(iotest.OneByteReader(strings.NewReader(in)), 4, Limits{})
