@@ -127,13 +127,13 @@ func (c *Call) Reset() {
 	}
 	c.N = 0
 	c.detached, c.closeMarker = false, false
-	// Back to stateQueued with a plain store, not state.Store: the call is
-	// the owner's alone here (its completion or abandonment came through a
-	// channel or an atomic), and Do publishes it under the pipe's lock. An
-	// atomic store is a full fence: it waited for this call's other stores,
-	// whose lines the reader and writer hold, to reach memory, which was
-	// most of a caller's time in Reset at 512 callers (bench/RESULTS.md,
-	// section 8).
+	// Back to stateQueued with a plain store: the call is the owner's alone
+	// here (its completion or abandonment came through a channel or an
+	// atomic), and Do publishes it under the pipe's lock. An atomic store
+	// is a full fence, which waited here for the stores above to lines the
+	// reader and writer hold (bench/RESULTS.md, section 8). After Do the
+	// state is queued already (see Pipe.result); this is for the calls the
+	// writer and reader recycle.
 	c.state = atomic.Uint32{}
 	c.Buf = c.Buf[:0]
 }

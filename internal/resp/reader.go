@@ -30,10 +30,6 @@ const (
 	exactAllocMax = 1 << 20
 	// maxAggregatePrealloc plays the same role for element slices.
 	maxAggregatePrealloc = 1024
-	// A bulk string up to 1/smallBulkShare of the read buffer is read
-	// through the buffer, even when the buffer holds only its start (see
-	// readN); a larger one is read into its own allocation, without a copy.
-	smallBulkShare = 2
 	// maxSkip is the largest announced size the Reader skips to stay in
 	// step when it exceeds a limit (see Oversize): 8 times the largest
 	// string Redis stores by default. Anything larger is not taken for a
@@ -502,13 +498,14 @@ func (r *Reader) fill() error {
 // the next n bytes of the slab, capped so that appending to it never
 // writes over its neighbour.
 func (r *Reader) readN(n int) ([]byte, error) {
-	if n > r.w-r.r && n+2 <= len(r.buf)/smallBulkShare {
-		// A string that fits the buffer with room to spare, cut off by the
-		// end of what was read: read on into the buffer rather than read
-		// only its remainder into an allocation of its own. The same system
-		// call then brings whatever arrived after it, usually the next
-		// replies; reading the remainder alone cost a read per buffer, half
-		// the reads of GET 2 KiB under load (bench/RESULTS.md, section 8).
+	if n > r.w-r.r && n+2 <= len(r.buf)/2 {
+		// A string (with its CRLF) of at most half the buffer, cut off by
+		// the end of what was read: read on into the buffer rather than
+		// read only its remainder into an allocation of its own, as larger
+		// strings are, without a copy. The same system call then brings
+		// whatever arrived after it, usually the next replies; reading the
+		// remainder alone cost a read per buffer, half the reads of GET
+		// 2 KiB under load (bench/RESULTS.md, section 8).
 		for r.w-r.r < n+2 {
 			if err := r.fill(); err != nil {
 				return nil, unexpectedEOF(err)
