@@ -19,18 +19,36 @@ var zstdUsers = Namespace{Prefix: "user:", ZipAs: "u:", Buckets: Dense(100), Cod
 // bigValue2 is another oversize value, to tell two of them apart.
 var bigValue2 = append(randomBytes(150), "second"...)
 
-// waitGone polls until Get reports key missing: a TTL of a few
-// milliseconds has passed on the server. Bounded.
+// waitGone polls until Get reports key missing and, for a bucketed key,
+// its oversize value's key is gone too: a TTL of a few milliseconds has
+// passed on the server. The two share a deadline to the millisecond
+// (TestOversizeKeyTakesItsMarkersDeadline), but the server can report the
+// field expired while the key is still live within that millisecond, so
+// an accounting straight after the field is gone could find the key
+// unreferenced. Bounded.
 func waitGone(t *testing.T, s *Store, key string) {
 	t.Helper()
+	ctx := context.Background()
+	l, err := s.locate(key)
+	if err != nil {
+		t.Fatal(err)
+	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		_, err := s.Get(context.Background(), key)
-		if errors.Is(err, zipline.Nil) {
-			return
-		}
-		if err != nil {
+		_, err := s.Get(ctx, key)
+		if err != nil && !errors.Is(err, zipline.Nil) {
 			t.Fatal(err)
+		}
+		gone := err != nil
+		if gone && l.bucket != "" {
+			n, err := s.c.Exists(ctx, s.oversizeKey(l))
+			if err != nil {
+				t.Fatal(err)
+			}
+			gone = n == 0
+		}
+		if gone {
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s never expired", key)
@@ -553,6 +571,47 @@ func TestOversizeKeySharesBucketSlot(t *testing.T) {
 		var ce *zipline.CrossSlotError
 		if err := s.Set(ctx, key, []byte("small")); !errors.As(err, &ce) {
 			t.Fatalf("%s: a write with legacy names on a cluster: %v", ns.Prefix, err)
+		}
+	}
+}
+
+// An oversize value's key takes its marker's deadline, to the millisecond,
+// whether the TTL comes with the value (SetEX) or later (Expire): a key
+// with a later deadline would outlive the marker that accounts for it, and
+// one with an earlier deadline would leave the marker dangling.
+func TestOversizeKeyTakesItsMarkersDeadline(t *testing.T) {
+	ctx := context.Background()
+	c, srv := newClient(t, testkit.Valkey)
+	s := openStore(t, c, zstdUsers)
+	deadlines := func(key string) (field, value int64) {
+		t.Helper()
+		l, err := s.locate(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := srv.Do(ctx, "HPEXPIRETIME", l.bucket, "FIELDS", 1, l.field)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := srv.Do(ctx, "PEXPIRETIME", s.oversizeKey(l))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f.Elems()[0].Int(), v.Int()
+	}
+	for i := range 20 {
+		key := "user:" + strconv.Itoa(i)
+		if err := s.SetEX(ctx, key, bigValue, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if f, v := deadlines(key); f <= 0 || f != v {
+			t.Fatalf("SetEX %d: marker expires at %d, value at %d", i, f, v)
+		}
+		if ok, err := s.Expire(ctx, key, 2*time.Hour); err != nil || !ok {
+			t.Fatalf("Expire %d = %v, %v", i, ok, err)
+		}
+		if f, v := deadlines(key); f <= 0 || f != v {
+			t.Fatalf("Expire %d: marker expires at %d, value at %d", i, f, v)
 		}
 	}
 }
