@@ -542,3 +542,44 @@ func TestMultiKeyOperationsGroupByBucket(t *testing.T) {
 		t.Fatalf("MGet values %q %q", vs[123], vs[300])
 	}
 }
+
+// An empty value reads as an empty value, not as missing, in every layout:
+// nil is MGet's "missing".
+func TestEmptyValueIsNotMissing(t *testing.T) {
+	c, _ := newClient(t, testkit.Redis)
+	ctx := context.Background()
+	for name, ns := range namespaces() {
+		t.Run(name, func(t *testing.T) {
+			s := openStore(t, c, ns)
+			if err := s.Set(ctx, "user:1", []byte("v")); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Set(ctx, "user:2", []byte{}); err != nil {
+				t.Fatal(err)
+			}
+			vs, err := s.MGet(ctx, "user:1", "user:2", "user:3")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(vs[0]) != "v" || vs[1] == nil || len(vs[1]) != 0 || vs[2] != nil {
+				t.Fatalf("MGet = %s (empty value nil: %v), want [v, empty, nil]", short(vs), vs[1] == nil)
+			}
+			v, err := s.Get(ctx, "user:2")
+			if err != nil || v == nil || len(v) != 0 {
+				t.Fatalf("Get = %q (nil %v), %v; want an empty value", v, v == nil, err)
+			}
+			b := c.Batch()
+			q := s.In(b)
+			r := q.MGet("user:2", "user:3")
+			if err := b.Exec(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if vs, err := r.Result(); err != nil || vs[0] == nil || vs[1] != nil {
+				t.Fatalf("Queued MGet = %s, %v (empty value nil: %v)", short(vs), err, vs[0] == nil)
+			}
+			if _, err := s.Del(ctx, "user:1", "user:2"); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -494,10 +494,20 @@ func (r *Reader) fill() error {
 	return err
 }
 
+// emptyBytes is every empty string's bytes.
+var emptyBytes = make([]byte, 0)
+
 // readN returns the next n bytes in a slice of their own: a new one, or
 // the next n bytes of the slab, capped so that appending to it never
 // writes over its neighbour.
 func (r *Reader) readN(n int) ([]byte, error) {
+	if n == 0 {
+		// An empty string is not a null: its slice is empty, never nil,
+		// whatever the slab holds, so that callers can keep "" and
+		// "missing" apart (MGET's nil elements). A zero-capacity slice
+		// is safe to share: appending to it allocates.
+		return emptyBytes, nil
+	}
 	if n > r.w-r.r && n+2 <= len(r.buf)/2 {
 		// A string (with its CRLF) of at most half the buffer, cut off by
 		// the end of what was read: read on into the buffer rather than

@@ -417,3 +417,49 @@ func TestReplyBufferedTellsRepliesFromPushes(t *testing.T) {
 		}
 	}
 }
+
+// An empty bulk string and a null stay apart in every way a reply is read:
+// alone, inside an aggregate whose strings share a slab (including an
+// aggregate of empty strings only, whose slab is nil), and byte by byte.
+// nil is what callers read as "missing" (MGET), so an empty string read as
+// nil is wrong data.
+func TestEmptyBulkStringIsNotNull(t *testing.T) {
+	for _, in := range []string{
+		"$0\r\n\r\n",
+		"*1\r\n$0\r\n\r\n",
+		"*2\r\n$0\r\n\r\n$0\r\n\r\n",
+		"*3\r\n$1\r\nv\r\n$0\r\n\r\n$-1\r\n",
+		"*3\r\n$0\r\n\r\n$-1\r\n$1\r\nv\r\n",
+		"%1\r\n$1\r\nf\r\n$0\r\n\r\n",
+		"*2\r\n*1\r\n$0\r\n\r\n$0\r\n\r\n",
+	} {
+		for _, whole := range []bool{true, false} {
+			var src io.Reader = strings.NewReader(in)
+			if !whole {
+				src = iotest.OneByteReader(src)
+			}
+			r := NewReader(src, 0, Limits{})
+			var v Value
+			if err := r.ReadValue(&v); err != nil {
+				t.Fatalf("%q: %v", in, err)
+			}
+			var walk func(v Value)
+			walk = func(v Value) {
+				switch v.Type() {
+				case BulkString:
+					if v.Bytes() == nil {
+						t.Errorf("%q (whole %v): an empty bulk string read as nil bytes", in, whole)
+					}
+				case Null:
+					if v.Bytes() != nil {
+						t.Errorf("%q (whole %v): a null has bytes", in, whole)
+					}
+				}
+				for _, e := range v.Elems() {
+					walk(e)
+				}
+			}
+			walk(v)
+		}
+	}
+}
