@@ -68,8 +68,8 @@ var valueCommands = map[string]valueCommand{
 
 	// Commands that work on the stored bytes, which compression would
 	// corrupt or misread: refused while their family is compressed. INCR,
-	// DECR and their kin stay allowed: a number is always shorter than the
-	// minimum size, so it is never stored compressed.
+	// INCRBYFLOAT and their kin stay allowed: a value the server reads as a
+	// number is never stored compressed (codec.Codec.Encode).
 	"APPEND": refused(familyStrings), "SETRANGE": refused(familyStrings), "GETRANGE": refused(familyStrings),
 	"SUBSTR": refused(familyStrings), "STRLEN": refused(familyStrings), "LCS": refused(familyStrings),
 	"GETBIT": refused(familyStrings), "SETBIT": refused(familyStrings), "BITCOUNT": refused(familyStrings),

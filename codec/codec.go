@@ -307,6 +307,10 @@ func (c *Codec) DictionaryID() uint32 { return c.dictID }
 // slice, and whether it is compressed. The rules are GLIDE's:
 //
 //   - src shorter than the minimum size is stored as is (the minimum is inclusive);
+//   - src the server would read as a number (an integer, or a float as
+//     INCRBYFLOAT takes it) is stored as is, whatever its length, so that
+//     INCR and its kin keep working on it (zipline's rule: GLIDE compresses
+//     long numbers, and reads either form);
 //   - src that already carries a header with a known backend id (see
 //     IsCompressed) is stored as is, so nothing is compressed twice;
 //   - otherwise src is compressed and the header prepended, but if that is
@@ -321,7 +325,7 @@ func (c *Codec) DictionaryID() uint32 { return c.dictID }
 // dst and src must not overlap. When dst has room for the header plus a
 // little more than len(src), Encode does not allocate.
 func (c *Codec) Encode(dst, src []byte) ([]byte, bool) {
-	if len(src) < c.minSize || IsCompressed(src) {
+	if len(src) < c.minSize || IsCompressed(src) || isNumber(src) {
 		c.stats.skipped.Add(1)
 		return append(dst, src...), false
 	}
