@@ -234,14 +234,9 @@ var clientSubcommands = map[string]cmdClass{
 func classify(name string, args []arg) cmdClass {
 	switch name {
 	case "XREAD", "XREADGROUP":
-		// Blocking only with a BLOCK option, which precedes STREAMS.
-		for i := range args {
-			if args[i].isWord("STREAMS") {
-				break
-			}
-			if args[i].isWord("BLOCK") {
-				return classBlocking
-			}
+		// Blocking only with a BLOCK option.
+		if xreadBlockOption(name).in(args) >= 0 {
+			return classBlocking
 		}
 		return classPlain
 	case "CLIENT":
@@ -275,11 +270,8 @@ func blockTimeout(name string, args []arg) time.Duration {
 			a, unit = &args[len(args)-1], time.Millisecond
 		}
 	case "XREAD", "XREADGROUP":
-		for i := 0; i+1 < len(args); i++ {
-			if args[i].isWord("BLOCK") {
-				a, unit = &args[i+1], time.Millisecond
-				break
-			}
+		if i := xreadBlockOption(name).in(args); i >= 0 && i+1 < len(args) {
+			a, unit = &args[i+1], time.Millisecond
 		}
 	}
 	if a == nil {
@@ -290,6 +282,14 @@ func blockTimeout(name string, args []arg) time.Duration {
 		return 0
 	}
 	return time.Duration(f * float64(unit))
+}
+
+// xreadBlockOption is XREAD's or XREADGROUP's BLOCK option.
+func xreadBlockOption(name string) *option {
+	if name == "XREADGROUP" {
+		return xreadgroupBlock
+	}
+	return xreadBlock
 }
 
 // upper appends the ASCII upper case of s to dst.

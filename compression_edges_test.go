@@ -4,8 +4,10 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ziplinekv/zipline/codec"
+	"github.com/ziplinekv/zipline/internal/testkit"
 )
 
 // A value the server reads as a number is never stored compressed, however
@@ -52,5 +54,116 @@ func TestCompressionNeverStoresNumbersCompressed(t *testing.T) {
 				t.Error("a long JSON value was not compressed")
 			}
 		})
+	}
+}
+
+// Option words count only where options stand: a key, a MATCH pattern or a
+// field that spells NOVALUES, WITHVALUES or FIELDS is data. HSCAN of a key
+// named "novalues" used to return the stored envelopes, and HSETEX on a key
+// named "FIELDS" compressed a field name.
+func TestCompressionOptionWordsOnlyWhereOptionsStand(t *testing.T) {
+	ctx := context.Background()
+	comp := Compression{Backend: codec.Zstd, MinSize: 6, Families: Hashes}
+	c, _ := newTestClient(t, Options{Compression: comp})
+	val := []byte(strings.Repeat("compressible ", 20))
+	for _, key := range []string{"novalues", "h"} {
+		must(c.HSet(ctx, key, FieldValue{"novalues", val}))(t)
+		for _, match := range []string{"*", "novalues"} {
+			for fv, err := range c.HScan(ctx, key, ScanOptions{Match: match}) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(fv.Value) != string(val) {
+					t.Errorf("HSCAN %s MATCH %s: value %.20q..., want it expanded", key, match, fv.Value)
+				}
+			}
+			v, err := c.Do(ctx, "HSCAN", key, 0, "MATCH", match)
+			if err != nil {
+				t.Fatal(err)
+			}
+			page := mustSlice(v)
+			items := mustSlice(page[1])
+			if b, _ := items[1].AsBytes(); string(b) != string(val) {
+				t.Errorf("Do HSCAN %s MATCH %s: value not expanded", key, match)
+			}
+		}
+		// NOVALUES where it stands still means no values (Redis 7.4+/Valkey 8+
+		// only: the server refuses it otherwise, and that is fine too).
+		if v, err := c.Do(ctx, "HSCAN", key, 0, "NOVALUES"); err == nil {
+			if items := mustSlice(mustSlice(v)[1]); len(items) != 1 {
+				t.Errorf("HSCAN NOVALUES gave %d items", len(items))
+			}
+		}
+	}
+	// HRANDFIELD on a key named like the option returns field names only.
+	fields := must(c.Do(ctx, "HRANDFIELD", "novalues", 1))(t)
+	if names := mustSlice(fields); len(names) != 1 {
+		t.Errorf("HRANDFIELD count 1: %v", fields)
+	}
+	withValues := must(c.Do(ctx, "HRANDFIELD", "novalues", 1, "WITHVALUES"))(t)
+	if !strings.Contains(withValues.String(), "compressible") {
+		t.Errorf("HRANDFIELD WITHVALUES not expanded: %.60s", withValues)
+	}
+}
+
+// HSETEX (Valkey 9) compresses its values, and only its values, whatever
+// its key and fields are called. (Valkey itself refuses a key named FIELDS.)
+func TestCompressionHSetEXOnAKeyNamedFields(t *testing.T) {
+	ctx := context.Background()
+	srv := testkit.NewServer(t, testkit.Config{Kind: testkit.Valkey})
+	c, err := New(Options{Addr: srv.Addr, Logger: quiet, Compression: Compression{Backend: codec.Zstd, MinSize: 6, Families: Hashes}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	val := strings.Repeat("compressible ", 20)
+	const field = "FIELDS"
+	for _, key := range []string{"EX", "h"} {
+		if _, err := c.Do(ctx, "HSETEX", key, "EX", 100, "FIELDS", 1, field, val); err != nil {
+			t.Fatal(err)
+		}
+		names, err := c.Raw().HKeys(ctx, key)
+		if err != nil || len(names) != 1 || names[0] != field {
+			t.Fatalf("HSETEX %s stored field names %q, %v", key, names, err)
+		}
+		raw := must(c.Raw().HGet(ctx, key, field))(t)
+		if !codec.IsCompressed(raw) {
+			t.Errorf("HSETEX %s: value stored uncompressed", key)
+		}
+		if got := must(c.HGet(ctx, key, field))(t); string(got) != val {
+			t.Errorf("HSETEX %s: read %.20q", key, got)
+		}
+	}
+}
+
+// XREAD and XREADGROUP block only with a BLOCK option: a group, consumer
+// or stream named BLOCK does not send the command to a dedicated connection
+// with a timeout read from the wrong argument.
+func TestXReadBlockOptionOnlyWhereOptionsStand(t *testing.T) {
+	words := func(ws ...string) []arg {
+		out := make([]arg, len(ws))
+		for i, w := range ws {
+			out[i] = str(w)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name  string
+		args  []arg
+		block bool
+		wait  time.Duration
+	}{
+		{"XREAD", words("BLOCK", "1500", "STREAMS", "s", "0"), true, 1500 * time.Millisecond},
+		{"XREAD", words("COUNT", "BLOCK", "STREAMS", "s", "0"), false, 0},
+		{"XREAD", words("STREAMS", "BLOCK", "0"), false, 0},
+		{"XREADGROUP", words("GROUP", "BLOCK", "c", "STREAMS", "s", ">"), false, 0},
+		{"XREADGROUP", words("GROUP", "g", "BLOCK", "COUNT", "1", "BLOCK", "20", "STREAMS", "s", ">"), true, 20 * time.Millisecond},
+	} {
+		if got := classify(tc.name, tc.args) == classBlocking; got != tc.block {
+			t.Errorf("%s %v: blocking %v, want %v", tc.name, tc.args, got, tc.block)
+		}
+		if got := blockTimeout(tc.name, tc.args); got != tc.wait {
+			t.Errorf("%s %v: timeout %v, want %v", tc.name, tc.args, got, tc.wait)
+		}
 	}
 }

@@ -30,15 +30,15 @@ var valueCommands = map[string]valueCommand{
 	"HSET":       {family: familyHashes, values: every(2, 2)},
 	"HMSET":      {family: familyHashes, values: every(2, 2)},
 	"HSETNX":     {family: familyHashes, values: at(2)},
-	"HSETEX":     {family: familyHashes, valuesAfter: "FIELDS"},
+	"HSETEX":     {family: familyHashes, valuesAfter: hsetexFields},
 	"HGET":       {family: familyHashes, reply: replyValue},
 	"HMGET":      {family: familyHashes, reply: replyValues},
 	"HVALS":      {family: familyHashes, reply: replyValues},
 	"HGETALL":    {family: familyHashes, reply: replyPairs},
 	"HGETDEL":    {family: familyHashes, reply: replyValues},
 	"HGETEX":     {family: familyHashes, reply: replyValues},
-	"HRANDFIELD": {family: familyHashes, reply: replyPairs, replyWith: "WITHVALUES"},
-	"HSCAN":      {family: familyHashes, reply: replyScanPairs, replyWithout: "NOVALUES"},
+	"HRANDFIELD": {family: familyHashes, reply: replyPairs, replyWith: hrandfieldWithValues},
+	"HSCAN":      {family: familyHashes, reply: replyScanPairs, replyWithout: hscanNoValues},
 
 	// Lists (Families: Lists). A pivot is compressed like an element: it
 	// matches elements stored with the same settings.
@@ -86,15 +86,15 @@ type valueCommand struct {
 	family valueFamily
 	// values are the arguments that are stored values.
 	values argSpan
-	// valuesAfter names an option word after which, and its count, the
-	// values are every other argument: HSETEX ... FIELDS n f v f v.
-	valuesAfter string
+	// valuesAfter is the option after which, and its count, the values
+	// are every other argument: HSETEX ... FIELDS n f v f v.
+	valuesAfter *option
 	// reply says where the reply holds stored values.
 	reply replyShape
-	// replyWith and replyWithout name an option word that the reply's
-	// values depend on: HRANDFIELD returns values only WITHVALUES, HSCAN
-	// unless NOVALUES.
-	replyWith, replyWithout string
+	// replyWith and replyWithout are the options that the reply's values
+	// depend on: HRANDFIELD returns values only WITHVALUES, HSCAN unless
+	// NOVALUES.
+	replyWith, replyWithout *option
 	// refuse: the command works on stored bytes, so it is refused while its
 	// family is compressed.
 	refuse bool
@@ -125,11 +125,40 @@ func every(first, step int) argSpan       { return argSpan{first, step, 0} }
 func span(first, step, count int) argSpan { return argSpan{first, step, count} }
 func refused(f valueFamily) valueCommand  { return valueCommand{family: f, refuse: true} }
 
-// wordAt returns the index of the option word w among args, or -1.
-func wordAt(args []arg, w string) int {
-	for i := range args {
-		if args[i].isWord(w) {
+// An option is a word a command takes among its options, found only where
+// options stand: from the argument at index from on, stepping over the
+// value of each option that has one. A key, a MATCH pattern or a field
+// that happens to spell the word is not the option (HSCAN novalues 0 MATCH
+// novalues returns values).
+type option struct {
+	word   string
+	from   int
+	valued []string // options before it that take one argument
+	until  string   // the word that ends the options, if any
+}
+
+var (
+	hscanNoValues        = &option{word: "NOVALUES", from: 2, valued: []string{"MATCH", "COUNT"}}
+	hrandfieldWithValues = &option{word: "WITHVALUES", from: 2}
+	hsetexFields         = &option{word: "FIELDS", from: 1, valued: []string{"EX", "PX", "EXAT", "PXAT"}}
+	xreadBlock           = &option{word: "BLOCK", from: 0, valued: []string{"COUNT"}, until: "STREAMS"}
+	xreadgroupBlock      = &option{word: "BLOCK", from: 3, valued: []string{"COUNT"}, until: "STREAMS"}
+)
+
+// in returns the index of the option among args, or -1.
+func (o *option) in(args []arg) int {
+	for i := o.from; i < len(args); i++ {
+		if args[i].isWord(o.word) {
 			return i
+		}
+		if o.until != "" && args[i].isWord(o.until) {
+			break
+		}
+		for _, w := range o.valued {
+			if args[i].isWord(w) {
+				i++ // its value
+				break
+			}
 		}
 	}
 	return -1
@@ -175,13 +204,13 @@ func (c *Client) lookupValues(name string, args []arg) (argSpan, valueReply, err
 			"stored uncompressed)"}
 	}
 	values := e.values
-	if e.valuesAfter != "" {
-		if i := wordAt(args, e.valuesAfter); i >= 0 {
+	if e.valuesAfter != nil {
+		if i := e.valuesAfter.in(args); i >= 0 {
 			values = every(i+3, 2)
 		}
 	}
 	shape := e.reply
-	if e.replyWith != "" && wordAt(args, e.replyWith) < 0 || e.replyWithout != "" && wordAt(args, e.replyWithout) >= 0 {
+	if e.replyWith != nil && e.replyWith.in(args) < 0 || e.replyWithout != nil && e.replyWithout.in(args) >= 0 {
 		shape = replyNone
 	}
 	return values, valueReply{vc: vc, shape: shape}, nil
