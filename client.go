@@ -375,7 +375,7 @@ func (c *Client) Stats() Stats {
 // Client method. It is small enough to be inlined, and hands the command on
 // by its address: passed by value, the command and run's other arguments
 // did not fit in registers, and went through memory once more on every
-// call (bench/RESULTS.md, section 8).
+// call (bench/RESULTS.md#client-ab).
 func run[T any](ctx context.Context, c *Client, cm command[T]) (T, error) {
 	return runCommand(ctx, c, &cm)
 }
@@ -425,7 +425,7 @@ func (c *Client) sendRequest(ctx context.Context, name string, args []arg, expec
 // the seam's carriers would send it. It is most commands of most clients,
 // and at hundreds of callers in flight the request's own cache lines,
 // touched again as each caller resumes, cost a tenth of the throughput
-// (bench/RESULTS.md, section 8). The reply is left in v.
+// (bench/RESULTS.md#client-ab). The reply is left in v.
 func (c *Client) sendDirect(ctx context.Context, d *direct, v *resp.Value, name string, args []arg, expect resp.TypeSet) (valueReply, error) {
 	values, vr, err := c.lookupValues(name, args)
 	if err != nil {

@@ -58,9 +58,10 @@ const (
 	// LRANGE, LINDEX, LPOP, RPOP, LMPOP, BLPOP, BRPOP, BLMPOP, LMOVE, BLMOVE,
 	// RPOPLPUSH, BRPOPLPUSH read.
 	Lists
-	// PubSub: PUBLISH and SPUBLISH messages. A subscriber on any
-	// connection expands what it receives with Client.DecodeValue (or
-	// codec.Codec.Decode).
+	// PubSub: PUBLISH and SPUBLISH messages. A Subscription (Subscribe,
+	// PSubscribe, SSubscribe) from a Client with this family on expands the
+	// messages it receives; a subscriber elsewhere expands them with
+	// Client.DecodeValue (or codec.Codec.Decode).
 	PubSub
 )
 

@@ -2,6 +2,7 @@ package zipline
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -165,5 +166,89 @@ func TestXReadBlockOptionOnlyWhereOptionsStand(t *testing.T) {
 		if got := blockTimeout(tc.name, tc.args); got != tc.wait {
 			t.Errorf("%s %v: timeout %v, want %v", tc.name, tc.args, got, tc.wait)
 		}
+	}
+}
+
+// What scripts, functions and SORT ... GET return holds stored values read
+// inside the server: every valid envelope in such a reply is expanded, at
+// any depth, on every path (Do, Script.Run, a Batch, a Tx).
+func TestCompressionExpandsScriptAndSortReplies(t *testing.T) {
+	ctx := context.Background()
+	c, _ := newTestClient(t, Options{Compression: Compression{Backend: codec.Zstd, MinSize: 6}})
+	val := strings.Repeat(`{"a":"compressible"}`, 10)
+	mustOK(t, c.Set(ctx, "{k}1", []byte(val)))
+	if !compressed(t, c, "{k}1") {
+		t.Fatal("value not stored compressed")
+	}
+	wantDeep := func(what string, v Value, err error, n int) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if got := strings.Count(v.String(), "compressible"); got != 10*n {
+			t.Errorf("%s = %.80s: %d expanded values, want %d", what, v, got/10, n)
+		}
+	}
+	const get = "return redis.call('GET', KEYS[1])"
+	const nested = "local v = redis.call('GET', KEYS[1]); return {v, {v, 7}, 'x'}"
+	v, err := c.Do(ctx, "EVAL", get, 1, "{k}1")
+	wantDeep("EVAL", v, err, 1)
+	v, err = c.Do(ctx, "EVAL", nested, 1, "{k}1")
+	wantDeep("EVAL nested", v, err, 2)
+	v, err = c.Do(ctx, "EVAL_RO", get, 1, "{k}1")
+	wantDeep("EVAL_RO", v, err, 1)
+	s := NewScript(nested)
+	v, err = s.Run(ctx, c, []string{"{k}1"}) // EVAL after NOSCRIPT
+	wantDeep("Script.Run first", v, err, 2)
+	v, err = s.Run(ctx, c, []string{"{k}1"}) // EVALSHA
+	wantDeep("Script.Run", v, err, 2)
+	v, err = c.Do(ctx, "EVALSHA_RO", s.SHA1(), 1, "{k}1")
+	wantDeep("EVALSHA_RO", v, err, 2)
+	for _, b := range []*Batch{c.Batch(), c.Tx()} {
+		f := s.Queue(b, []string{"{k}1"})
+		g := b.Do("EVAL", get, 1, "{k}1")
+		mustOK(t, b.Exec(ctx))
+		v, err := f.Result()
+		wantDeep("Script.Queue", v, err, 2)
+		v, err = g.Result()
+		wantDeep("Batch EVAL", v, err, 1)
+	}
+	lib := "#!lua name=ziplib\nredis.register_function{function_name='zget', callback=function(keys) return redis.call('GET', keys[1]) end, flags={'no-writes'}}"
+	if _, err := c.Do(ctx, "FUNCTION", "LOAD", "REPLACE", lib); err != nil {
+		t.Fatal(err)
+	}
+	v, err = c.Do(ctx, "FCALL", "zget", 1, "{k}1")
+	wantDeep("FCALL", v, err, 1)
+	v, err = c.Do(ctx, "FCALL_RO", "zget", 1, "{k}1")
+	wantDeep("FCALL_RO", v, err, 1)
+
+	// SORT ... GET reads stored values.
+	must(c.RPush(ctx, "{k}list", []byte("1"), []byte("2")))(t)
+	mustOK(t, c.Set(ctx, "{k}obj_1", []byte(val)))
+	mustOK(t, c.Set(ctx, "{k}obj_2", []byte(val)))
+	mustOK(t, c.Set(ctx, "{k}w_1", []byte("20")))
+	mustOK(t, c.Set(ctx, "{k}w_2", []byte("10")))
+	v, err = c.Do(ctx, "SORT", "{k}list", "GET", "{k}obj_*")
+	wantDeep("SORT GET", v, err, 2)
+	v, err = c.Do(ctx, "SORT_RO", "{k}list", "BY", "{k}w_*", "GET", "#", "GET", "{k}obj_*")
+	wantDeep("SORT_RO BY GET", v, err, 2)
+	if items := mustSlice(v); len(items) != 4 || items[0].String() != `"2"` {
+		t.Errorf("SORT BY numeric weights = %.60s, want 2 first", v)
+	}
+	// ALPHA by stored values would compare compressed bytes: refused.
+	_, err = c.Do(ctx, "SORT", "{k}list", "BY", "{k}obj_*", "ALPHA")
+	var ce *CommandError
+	if !errors.As(err, &ce) || ce.Command != "SORT" {
+		t.Errorf("SORT BY ... ALPHA: %v, want a CommandError", err)
+	}
+	// ALPHA on the elements themselves is fine when lists are stored raw.
+	v, err = c.Do(ctx, "SORT", "{k}list", "ALPHA", "LIMIT", 0, 1)
+	if err != nil || v.String() != `["1"]` {
+		t.Errorf("SORT ALPHA = %v, %v", v, err)
+	}
+	// A key named ALPHA is not the option.
+	must(c.RPush(ctx, "ALPHA", []byte("2"), []byte("1")))(t)
+	if _, err := c.Do(ctx, "SORT", "ALPHA", "BY", "{k}w_*"); err != nil {
+		t.Errorf("SORT of a key named ALPHA: %v", err)
 	}
 }

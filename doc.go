@@ -28,8 +28,10 @@
 // transactions on a dedicated connection too. Commands that change the
 // connection's state (SELECT, CLIENT TRACKING, MULTI...) are refused on the
 // shared connection with a *CommandError: use Options, Tx, Watch, or
-// Dedicated for a Client bound to a connection of its own. Pub/sub, MONITOR
-// and CLIENT REPLY are not supported.
+// Dedicated for a Client bound to a connection of its own. Pub/sub runs on
+// connections of its own too (Subscribe, PSubscribe, SSubscribe: one per
+// server, shared by every Subscription, re-subscribed after a reconnect or
+// a slot move). MONITOR and CLIENT REPLY are not supported.
 //
 // # Errors and failures
 //

@@ -62,6 +62,18 @@ var valueCommands = map[string]valueCommand{
 	"LMPOP":      {family: familyLists, reply: replyKeyAndList},
 	"BLMPOP":     {family: familyLists, reply: replyKeyAndList},
 
+	// Replies that can hold stored values from anywhere: what a script or
+	// function returns, what SORT ... GET reads. Every valid envelope in
+	// them is expanded, at any depth, as GLIDE expands a batch's replies.
+	"EVAL":       {family: familyStrings, reply: replyDeep},
+	"EVALSHA":    {family: familyStrings, reply: replyDeep},
+	"EVAL_RO":    {family: familyStrings, reply: replyDeep},
+	"EVALSHA_RO": {family: familyStrings, reply: replyDeep},
+	"FCALL":      {family: familyStrings, reply: replyDeep},
+	"FCALL_RO":   {family: familyStrings, reply: replyDeep},
+	"SORT":       {family: familyStrings, reply: replyDeep, sortsStored: true},
+	"SORT_RO":    {family: familyStrings, reply: replyDeep, sortsStored: true},
+
 	// Pub/sub messages (Families: PubSub).
 	"PUBLISH":  {family: familyPubSub, values: at(1)},
 	"SPUBLISH": {family: familyPubSub, values: at(1)},
@@ -98,6 +110,10 @@ type valueCommand struct {
 	// refuse: the command works on stored bytes, so it is refused while its
 	// family is compressed.
 	refuse bool
+	// sortsStored: the command (SORT) compares stored bytes when it sorts
+	// ALPHA, so it is refused then if they may be compressed (see
+	// sortRefusal).
+	sortsStored bool
 }
 
 // argSpan selects arguments by index (the command name excluded): first,
@@ -131,18 +147,27 @@ func refused(f valueFamily) valueCommand  { return valueCommand{family: f, refus
 // that happens to spell the word is not the option (HSCAN novalues 0 MATCH
 // novalues returns values).
 type option struct {
-	word   string
-	from   int
-	valued []string // options before it that take one argument
-	until  string   // the word that ends the options, if any
+	word  string
+	from  int
+	takes []optionArgs // the other options, with how many arguments each takes
+	until string       // the word that ends the options, if any
+}
+
+// optionArgs is an option word that takes n arguments.
+type optionArgs struct {
+	word string
+	n    int
 }
 
 var (
-	hscanNoValues        = &option{word: "NOVALUES", from: 2, valued: []string{"MATCH", "COUNT"}}
+	hscanNoValues        = &option{word: "NOVALUES", from: 2, takes: []optionArgs{{"MATCH", 1}, {"COUNT", 1}}}
 	hrandfieldWithValues = &option{word: "WITHVALUES", from: 2}
-	hsetexFields         = &option{word: "FIELDS", from: 1, valued: []string{"EX", "PX", "EXAT", "PXAT"}}
-	xreadBlock           = &option{word: "BLOCK", from: 0, valued: []string{"COUNT"}, until: "STREAMS"}
-	xreadgroupBlock      = &option{word: "BLOCK", from: 3, valued: []string{"COUNT"}, until: "STREAMS"}
+	hsetexFields         = &option{word: "FIELDS", from: 1, takes: []optionArgs{{"EX", 1}, {"PX", 1}, {"EXAT", 1}, {"PXAT", 1}}}
+	xreadBlock           = &option{word: "BLOCK", from: 0, takes: []optionArgs{{"COUNT", 1}}, until: "STREAMS"}
+	xreadgroupBlock      = &option{word: "BLOCK", from: 3, takes: []optionArgs{{"COUNT", 1}}, until: "STREAMS"}
+	sortOptions          = []optionArgs{{"BY", 1}, {"LIMIT", 2}, {"GET", 1}, {"STORE", 1}}
+	sortAlpha            = &option{word: "ALPHA", from: 1, takes: sortOptions}
+	sortBy               = &option{word: "BY", from: 1, takes: sortOptions}
 )
 
 // in returns the index of the option among args, or -1.
@@ -154,9 +179,9 @@ func (o *option) in(args []arg) int {
 		if o.until != "" && args[i].isWord(o.until) {
 			break
 		}
-		for _, w := range o.valued {
-			if args[i].isWord(w) {
-				i++ // its value
+		for _, t := range o.takes {
+			if args[i].isWord(t.word) {
+				i += t.n // its arguments
 				break
 			}
 		}
@@ -175,6 +200,7 @@ const (
 	replyKeyAndValue            // [key, value] (BLPOP)
 	replyKeyAndList             // [key, [values...]] (LMPOP)
 	replyScanPairs              // [cursor, [field, value, ...]] (HSCAN)
+	replyDeep                   // any bulk string at any depth (EVAL, SORT ... GET)
 )
 
 // valueReply is how one sent command's reply is expanded: by which codec,
@@ -202,6 +228,11 @@ func (c *Client) lookupValues(name string, args []arg) (argSpan, valueReply, err
 		return argSpan{}, valueReply{}, &CommandError{Command: strings.Clone(name), Reason: "works on the stored bytes, " +
 			"and compression is on: a compressed value would be corrupted or misread (use Client.Raw for values " +
 			"stored uncompressed)"}
+	}
+	if e.sortsStored {
+		if reason := sortRefusal(vc, args); reason != "" {
+			return argSpan{}, valueReply{}, &CommandError{Command: strings.Clone(name), Reason: reason}
+		}
 	}
 	values := e.values
 	if e.valuesAfter != nil {
@@ -248,8 +279,48 @@ func (vr valueReply) expand(v resp.Value) (resp.Value, error) {
 		if e := v.Elems(); len(e) == 2 {
 			return v, vr.each(e[1].Elems(), 1, 2)
 		}
+	case replyDeep:
+		return vr.deep(v)
 	}
 	return v, nil
+}
+
+// deep expands every bulk string in v, at any depth.
+func (vr valueReply) deep(v resp.Value) (resp.Value, error) {
+	if v.Type() == resp.BulkString {
+		return vr.one(v)
+	}
+	elems := v.Elems()
+	for i := range elems {
+		d, err := vr.deep(elems[i])
+		if err != nil {
+			return v, err
+		}
+		elems[i] = d
+	}
+	return v, nil
+}
+
+// sortRefusal says why SORT cannot run with these arguments while values
+// are compressed, or "". SORT ... ALPHA compares stored bytes: the
+// external weights BY reads (string values, compressed whenever
+// compression is on), or, without BY, the elements themselves (list
+// elements, compressed with the Lists family). Numeric sorts are safe:
+// a number is never stored compressed. BY nosort does not sort.
+func sortRefusal(vc *valueCodec, args []arg) string {
+	if sortAlpha.in(args) < 0 {
+		return ""
+	}
+	by := sortBy.in(args)
+	switch {
+	case by >= 0 && by+1 < len(args) && !args[by+1].isWord("NOSORT"):
+		return "sorts ALPHA by stored values, and compression is on: it would compare compressed bytes " +
+			"(sort numerically, or use Client.Raw for values stored uncompressed)"
+	case by < 0 && vc.covers(familyLists):
+		return "sorts ALPHA by list elements, and the Lists family is compressed: it would compare compressed " +
+			"bytes (use Client.Raw for lists stored uncompressed)"
+	}
+	return ""
 }
 
 func (vr valueReply) one(v resp.Value) (resp.Value, error) {

@@ -85,6 +85,13 @@
 //	zipline.compression.input.size      By           counter  plaintext bytes of compressed values
 //	zipline.compression.output.size     By           counter  their stored bytes
 //	zipline.compression.ratio           1            gauge    output over input bytes
+//	zipline.cache.requests              {request}    counter  reads through the client-side cache, by
+//	                                                          zipline.cache.result: hit, miss
+//	zipline.cache.invalidations         {key}        counter  keys the server said changed, and flushes
+//	zipline.cache.removals              {entry}      counter  entries dropped, by zipline.cache.reason:
+//	                                                          evicted, expired
+//	zipline.cache.entries               {entry}      up-down  entries held by the client-side cache
+//	zipline.cache.size                  By           up-down  bytes it holds, bookkeeping included
 //
 // The db.client.connection.* metrics, the conventions' connection-pool
 // metrics, describe the pool of dedicated connections (blocking commands,

@@ -33,7 +33,7 @@ type Call struct {
 	// boundary (TestCallLayout holds it there). At hundreds of callers in
 	// flight, every line a call touches on its way through the caller, the
 	// writer and the reader is a miss on another core; a 208-byte call,
-	// placed anywhere, spanned five (bench/RESULTS.md, section 8).
+	// placed anywhere, spanned five (bench/RESULTS.md#client-ab).
 
 	// Line 0, written by the caller before Do, read by the writer and the
 	// reader.
@@ -69,7 +69,7 @@ type Call struct {
 	// here to wake the caller, so every store to this line is made only
 	// when the value changes: one store per call pulled the line into the
 	// caller's cache and made the reader miss it on every reply
-	// (bench/RESULTS.md, section 8).
+	// (bench/RESULTS.md#client-ab).
 
 	// Patience is how much longer than the I/O timeout this call's replies
 	// may take: the server-side wait of a blocking command. Negative means
@@ -131,7 +131,7 @@ func (c *Call) Reset() {
 	// here (its completion or abandonment came through a channel or an
 	// atomic), and Do publishes it under the pipe's lock. An atomic store
 	// is a full fence, which waited here for the stores above to lines the
-	// reader and writer hold (bench/RESULTS.md, section 8). After Do the
+	// reader and writer hold (bench/RESULTS.md#client-ab). After Do the
 	// state is queued already (see Pipe.result); this is for the calls the
 	// writer and reader recycle.
 	c.state = atomic.Uint32{}
@@ -180,7 +180,7 @@ func (c *Call) complete(err error) {
 // call is next in line. The lines were last held by the call's caller or
 // the writer, on another processor; the store fetches them while the
 // reader parses the reply, instead of leaving complete's atomic swap to
-// wait for them (bench/RESULTS.md, section 8). It changes nothing the call
+// wait for them (bench/RESULTS.md#client-ab). It changes nothing the call
 // holds: err is nil until complete, and the reply it clears is a stale one
 // that dropReplies left.
 func (c *Call) claim() {

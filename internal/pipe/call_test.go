@@ -8,7 +8,7 @@ import (
 // TestCallLayout holds a Call to the layout its comment describes: 256
 // bytes, a size class whose objects start on a cache line, with each group
 // of fields on its own line. A field added in the wrong place moves the
-// lines, and with them the cost of every call (bench/RESULTS.md, section 8).
+// lines, and with them the cost of every call (bench/RESULTS.md#client-ab).
 func TestCallLayout(t *testing.T) {
 	var c Call
 	if got := unsafe.Sizeof(c); got != 256 {

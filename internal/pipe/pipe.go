@@ -20,8 +20,8 @@
 // fails with ErrConnLost (never retried: it may have run), and a supervisor
 // redials with exponential backoff.
 //
-// A cluster router can own one Pipe per node; a subscriber can take push
-// messages from the same reader through Options.OnPush.
+// A cluster router can own one Pipe per node; a subscriber takes push
+// messages from the same reader through Options.Push (see PushHandler).
 package pipe
 
 import (
@@ -357,7 +357,7 @@ func (p *Pipe) result(c *Call) error {
 	// reading it brings the line over once, ready for the writes Reset
 	// makes; a read first would bring it over shared, and each of those
 	// writes would then wait for the reader's copy to be invalidated
-	// (bench/RESULTS.md, section 8).
+	// (bench/RESULTS.md#client-ab).
 	c.state.Store(stateQueued)
 	if err := c.err; err != nil {
 		c.Release()

@@ -515,7 +515,7 @@ func (r *Reader) readN(n int) ([]byte, error) {
 		// strings are, without a copy. The same system call then brings
 		// whatever arrived after it, usually the next replies; reading the
 		// remainder alone cost a read per buffer, half the reads of GET
-		// 2 KiB under load (bench/RESULTS.md, section 8).
+		// 2 KiB under load (bench/RESULTS.md#client-ab).
 		for r.w-r.r < n+2 {
 			if err := r.fill(); err != nil {
 				return nil, unexpectedEOF(err)

@@ -12,7 +12,7 @@ import (
 // On a virtual machine whose idle CPUs halt, that wake-up takes tens of
 // microseconds and dwarfs the client's own work, and how often it happens
 // depends on which threads a client happens to wake, not on what its code
-// costs. Measured on the 2-vCPU machine of bench/RESULTS.md (section 8),
+// costs. Measured on the 2-vCPU machine of bench/RESULTS.md#client-ab,
 // GET 64 B at one caller: base-issue8 18.9 kops/s, main 16.3 (0.89) with
 // idle CPUs halting; 45.6 and 60.2 (1.33) with them polling. The client's
 // CPU per GET is lower in main either way.
