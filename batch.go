@@ -34,7 +34,11 @@ type queue struct {
 	// batch encodes into a warm buffer and Exec sends it as is.
 	r       *request
 	pending []queued
-	err     error // a command that could not be queued
+	// err, in a transaction, is the first command that could not be
+	// queued: the transaction is all or nothing, so Exec sends nothing and
+	// fails every command with it. In a batch that is not a transaction a
+	// refused command fails alone (queued.err) and the others run.
+	err error
 	// blocks hands out Futures from blocks of futureBlockSize, a block per
 	// result type in use (each a *futureBlock[T]): a batch of many commands
 	// allocates one block per eight of them rather than a Future each. With
@@ -78,7 +82,10 @@ func newFuture[T any](q *queue, dec decoderID) *Future[T] {
 
 // queued is one command waiting for its reply.
 type queued struct {
-	f      settler
+	f settler
+	// err: the command was refused before it was encoded (a batch that is
+	// not a transaction sends the others); it has no reply.
+	err    error
 	expand valueReply
 	// accepts is what can answer the command inside EXEC's array: queued
 	// in a transaction, its own reply on the wire is +QUEUED.
@@ -144,14 +151,16 @@ func (f *Future[T]) Val() T { return f.val }
 // null reply, a *ServerError for an error reply, or the batch's error.
 func (f *Future[T]) Err() error { return f.err }
 
-// enqueue queues one command: the path of every typed Batch method. Once a
-// command could not be queued, later ones are not encoded either: Exec
-// fails them all with that command's error.
+// enqueue queues one command: the path of every typed Batch method. A
+// command the client refuses (its arguments, or its use with the Client's
+// settings) fails alone in a batch, with its own error, and the others run;
+// in a transaction nothing is sent, and every command fails with the first
+// refusal.
 func enqueue[T any](b *Batch, cm command[T]) *Future[T] {
 	f := newFuture[T](b.queue, cm.dec.id)
 	f.err = ErrNotExecuted
 	if b.err != nil {
-		b.pending = append(b.pending, queued{f: f})
+		b.refuse(f, nil)
 		return f
 	}
 	r := b.request()
@@ -161,8 +170,7 @@ func enqueue[T any](b *Batch, cm command[T]) *Future[T] {
 	}
 	vr, err := b.c.add(r, cm.name, cm.args, expect)
 	if err != nil {
-		b.err = err
-		b.pending = append(b.pending, queued{f: f})
+		b.refuse(f, err)
 		return f
 	}
 	if cm.block != 0 && !b.tx { // inside MULTI, blocking commands do not block
@@ -172,16 +180,37 @@ func enqueue[T any](b *Batch, cm command[T]) *Future[T] {
 	return f
 }
 
+// enqueueChecked is enqueue for a command whose builder can refuse it
+// (err): it then fails alone, without being encoded.
+func enqueueChecked[T any](b *Batch, cm command[T], err error) *Future[T] {
+	if err == nil {
+		return enqueue(b, cm)
+	}
+	f := newFuture[T](b.queue, cm.dec.id)
+	b.refuse(f, err)
+	return f
+}
+
+// refuse queues f as a command refused with err (nil: refused for the
+// transaction's earlier refusal).
+func (b *Batch) refuse(f settler, err error) {
+	if b.tx {
+		if b.err == nil {
+			b.err = err
+		}
+		err = nil // the transaction's error, given at Exec
+	}
+	b.pending = append(b.pending, queued{f: f, err: err})
+}
+
 // Do queues any command, as Client.Do sends one.
 func (b *Batch) Do(args ...any) *Future[Value] {
 	cm, err := b.c.doCommand(nil, args)
 	if err == nil && b.tx && classify(cm.name, cm.args) == classConnState {
 		err = &CommandError{Command: cm.name, Reason: connStateReason}
 	}
-	if err != nil && b.err == nil {
-		b.err = err
-	}
-	return enqueue(b, cm)
+	cm.dec = decValue
+	return enqueueChecked(b, cm, err)
 }
 
 var execExpect = resp.Types(resp.Array, resp.Null)
@@ -189,21 +218,22 @@ var execExpect = resp.Types(resp.Array, resp.Null)
 // Exec sends the queued commands in one round trip and fills their
 // futures. It returns an error if the batch could not be sent or its
 // connection failed (every future then holds that error), ErrTxFailed for
-// a transaction aborted by WATCH, and otherwise the first error reply of
-// any command, so that a batch of writes needs one check. A null reply is
-// not an error here; the futures report it as Nil.
+// a transaction aborted by WATCH, and otherwise the first error of any
+// command, a refusal by the client or an error reply, so that a batch of
+// writes needs one check. A null reply is not an error here; the futures
+// report it as Nil.
 func (b *Batch) Exec(ctx context.Context) error {
 	pending, err, r := b.pending, b.err, b.r
 	b.pending, b.err, b.r = nil, nil, nil
-	if err == nil && len(pending) > 0 && b.tx {
+	if err == nil && r != nil && b.tx {
 		_, err = b.c.add(r, "EXEC", nil, execExpect)
 	}
-	if err != nil || len(pending) == 0 {
+	if err != nil || r == nil || len(r.cmds) == 0 { // nothing to send: empty, or every command refused
 		if r != nil {
 			r.release()
 		}
 		fail(pending, err)
-		return err
+		return firstError(pending, err)
 	}
 	replies, err := b.c.roundTrip(ctx, r)
 	if err == nil {
@@ -212,6 +242,18 @@ func (b *Batch) Exec(ctx context.Context) error {
 		fail(pending, err)
 	}
 	r.release()
+	return err
+}
+
+// firstError is Exec's error when nothing was sent: err, or the first
+// command's refusal.
+func firstError(pending []queued, err error) error {
+	for _, q := range pending {
+		if err != nil {
+			break
+		}
+		err = q.err
+	}
 	return err
 }
 
@@ -247,8 +289,14 @@ func (s *shared) replies(r *request) []reply {
 	return out
 }
 
+// fail settles every future with err, but those refused before sending,
+// which keep their own error.
 func fail(pending []queued, err error) {
 	for _, q := range pending {
+		if q.err != nil {
+			q.f.settle(resp.Value{}, q.err)
+			continue
+		}
 		q.f.settle(resp.Value{}, err)
 	}
 }
@@ -257,8 +305,14 @@ func fail(pending []queued, err error) {
 func (b *Batch) settle(pending []queued, replies []reply) error {
 	if !b.tx {
 		var first error
-		for i, q := range pending {
-			if err := b.deliver(q, replies[i]); first == nil {
+		i := 0 // the next reply: refused commands have none
+		for _, q := range pending {
+			rep := reply{err: q.err}
+			if q.err == nil {
+				rep = replies[i]
+				i++
+			}
+			if err := b.deliver(q, rep); first == nil {
 				first = err
 			}
 		}

@@ -380,6 +380,15 @@ func run[T any](ctx context.Context, c *Client, cm command[T]) (T, error) {
 	return runCommand(ctx, c, &cm)
 }
 
+// runChecked is run for a command whose builder can refuse it.
+func runChecked[T any](ctx context.Context, c *Client, cm command[T], err error) (T, error) {
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return runCommand(ctx, c, &cm)
+}
+
 // runCommand is run's body.
 func runCommand[T any](ctx context.Context, c *Client, cm *command[T]) (T, error) {
 	var v resp.Value

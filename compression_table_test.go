@@ -239,6 +239,43 @@ func exerciseValueCommands(t *testing.T, c *Client) map[string]bool {
 		}
 	}
 
+	// Scripts, functions and SORT: envelopes anywhere in the reply expand.
+	const get = "return {redis.call('GET', KEYS[1]), {redis.call('GET', KEYS[1])}}"
+	deep := func(name string, v Value) {
+		t.Helper()
+		elems := mustSlice(v)
+		if len(elems) != 2 {
+			t.Errorf("%s: reply %s", name, v.Kind())
+			return
+		}
+		expanded(name, bs(elems[0]), bs(mustSlice(elems[1])[0]))
+	}
+	do("SET", "s", doc)
+	sha := NewScript(get).SHA1()
+	for _, args := range [][]any{{"EVAL", get, 1, "s"}, {"EVAL_RO", get, 1, "s"}, {"EVALSHA", sha, 1, "s"}, {"EVALSHA_RO", sha, 1, "s"}} {
+		if v, ok := do(args...); ok {
+			deep(args[0].(string), v)
+		}
+	}
+	lib := "#!lua name=ziptable\nredis.register_function{function_name='ztget', callback=function(keys) " +
+		"return {redis.call('GET', keys[1]), {redis.call('GET', keys[1])}} end, flags={'no-writes'}}"
+	if _, err := c.Do(ctx, "FUNCTION", "LOAD", "REPLACE", lib); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"FCALL", "FCALL_RO"} {
+		if v, ok := do(name, "ztget", 1, "s"); ok {
+			deep(name, v)
+		}
+	}
+	do("DEL", "ids")
+	do("RPUSH", "ids", 1)
+	do("SET", "obj_1", doc)
+	for _, name := range []string{"SORT", "SORT_RO"} {
+		if v, ok := do(name, "ids", "GET", "obj_*"); ok {
+			expanded(name, flat(v, 0, 1)...)
+		}
+	}
+
 	// Pub/sub: the message is published compressed.
 	if _, ok := do("PUBLISH", "ch", doc); !ok {
 		t.Error("PUBLISH")

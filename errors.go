@@ -58,6 +58,28 @@ func (e *CommandError) Is(target error) bool {
 	return target == ErrNotAllowed || target == ErrNotSent
 }
 
+// ErrInvalidArgument is matched by the *ArgumentError of a command whose
+// arguments the client refuses before sending it.
+var ErrInvalidArgument = errors.New("zipline: invalid argument")
+
+// ArgumentError is a command whose arguments have no meaning the server
+// would accept (a negative expiry, two expiries, KEEPTTL where only SET
+// takes it): refused by the client, before anything was sent, with what
+// is wrong.
+type ArgumentError struct {
+	Command string
+	Reason  string
+}
+
+func (e *ArgumentError) Error() string {
+	return "zipline: " + e.Command + ": " + e.Reason
+}
+
+// Is makes an ArgumentError match ErrInvalidArgument and ErrNotSent.
+func (e *ArgumentError) Is(target error) bool {
+	return target == ErrInvalidArgument || target == ErrNotSent
+}
+
 // ServerError is an error reply from the server, such as
 // "WRONGTYPE Operation against a key holding the wrong kind of value".
 // Prefix is its first word ("ERR", "WRONGTYPE", "MOVED", "NOSCRIPT", ...).

@@ -46,10 +46,8 @@ func (s *Script) Run(ctx context.Context, c *Client, keys []string, args ...any)
 // from EVALSHA in the middle of its round trip, so it sends the source.
 func (s *Script) Queue(b *Batch, keys []string, args ...any) *Future[Value] {
 	cm, err := s.command("EVAL", s.src, keys, args)
-	if err != nil && b.err == nil {
-		b.err = err
-	}
-	return enqueue(b, cm)
+	cm.dec = decValue
+	return enqueueChecked(b, cm, err)
 }
 
 // Load caches the script on the server (SCRIPT LOAD), so that the first

@@ -2,19 +2,24 @@ package zipline
 
 import (
 	"context"
+	"strconv"
 	"time"
 )
 
-// Expiry sets a key's time to live, in Set and GetEx.
+// Expiry sets a key's time to live, in Set and GetEx. The zero Expiry sets
+// none, as does EX(0): go-redis's 0 means "no expiration", and so does
+// zipline's. An Expiry with no meaning the server would take (a negative
+// duration, a time before 1970) fails the command with an *ArgumentError
+// before anything is sent, as do two expiries for one command.
 type Expiry struct {
-	opt string
+	opt string // "" for none
 	n   int64
 }
 
 // EX expires the key after d: whole seconds are sent as EX, anything finer
-// as PX milliseconds.
+// as PX milliseconds. EX(0) sets no expiry; a negative d is refused.
 func EX(d time.Duration) Expiry {
-	if d%time.Second == 0 {
+	if d%time.Second == 0 && d != 0 {
 		return Expiry{"EX", int64(d / time.Second)}
 	}
 	return PX(d)
@@ -22,12 +27,18 @@ func EX(d time.Duration) Expiry {
 
 // PX expires the key after d, with millisecond precision. A positive d
 // under a millisecond is rounded up to one: the server would refuse 0, or
-// (EXPIRE) delete the key.
-func PX(d time.Duration) Expiry { return Expiry{"PX", millis(d)} }
+// (EXPIRE) delete the key. PX(0) sets no expiry; a negative d is refused.
+func PX(d time.Duration) Expiry {
+	if d == 0 {
+		return Expiry{}
+	}
+	return Expiry{"PX", millis(d)}
+}
 
 // TTL returns the time to live e sets (for ExpireAt, from now), or zero if
-// it sets none (KeepTTL): for stores that take a duration rather than an
-// Expiry, such as an adapter from Set's signature to a SetEX.
+// it sets none (KeepTTL, the zero Expiry): for stores that take a duration
+// rather than an Expiry, such as an adapter from Set's signature to a
+// SetEX.
 func (e Expiry) TTL() time.Duration {
 	switch e.opt {
 	case "EX":
@@ -49,32 +60,58 @@ func millis(d time.Duration) int64 {
 	return int64(d / time.Millisecond)
 }
 
-// ExpireAt expires the key at t (PXAT).
-func ExpireAt(t time.Time) Expiry { return Expiry{"PXAT", t.UnixMilli()} }
+// ExpireAt expires the key at t (PXAT). The zero time sets no expiry, as
+// in go-redis's SetArgs; a time in the past expires the key at once.
+func ExpireAt(t time.Time) Expiry {
+	if t.IsZero() {
+		return Expiry{}
+	}
+	return Expiry{"PXAT", t.UnixMilli()}
+}
 
-// KeepTTL keeps the key's current time to live when Set overwrites it.
+// KeepTTL keeps the key's current time to live when Set overwrites it (Set
+// only).
 func KeepTTL() Expiry { return Expiry{opt: "KEEPTTL"} }
 
 // Persist removes the key's time to live (GetEx only).
 func Persist() Expiry { return Expiry{opt: "PERSIST"} }
 
-func appendExpiry(args []arg, exp []Expiry) []arg {
-	for _, e := range exp {
-		args = append(args, str(e.opt))
-		if e.opt != "KEEPTTL" && e.opt != "PERSIST" {
-			args = append(args, num(e.n))
+// appendExpiry appends the one expiry among exp to args for the command
+// name (SET or GETEX), or returns why it cannot: zero Expiry values set
+// none, and any other must be one the command takes, with a positive
+// number.
+func appendExpiry(args []arg, exp []Expiry, name string) ([]arg, error) {
+	var e *Expiry
+	for i := range exp {
+		switch {
+		case exp[i].opt == "":
+		case e != nil:
+			return args, &ArgumentError{Command: name, Reason: "more than one expiry (" + e.opt + " and " + exp[i].opt + ")"}
+		default:
+			e = &exp[i]
 		}
 	}
-	return args
+	switch {
+	case e == nil:
+		return args, nil
+	case e.opt == "KEEPTTL" && name != "SET", e.opt == "PERSIST" && name != "GETEX":
+		return args, &ArgumentError{Command: name, Reason: e.opt + " is not an expiry " + name + " takes"}
+	case e.opt == "KEEPTTL", e.opt == "PERSIST":
+		return append(args, str(e.opt)), nil
+	case e.n <= 0:
+		return args, &ArgumentError{Command: name, Reason: "expiry " + e.opt + " " + strconv.FormatInt(e.n, 10) +
+			" is not positive (a zero Expiry, EX(0) or PX(0), sets none)"}
+	}
+	return append(args, str(e.opt), num(e.n)), nil
 }
 
 // setArgs builds SET's arguments in buf, which callers keep on the stack.
-func setArgs(buf []arg, key string, val []byte, cond string, exp []Expiry) []arg {
+func setArgs(buf []arg, key string, val []byte, cond string, exp []Expiry) ([]arg, error) {
 	args := append(buf, keyArg(key), bin(val))
 	if cond != "" {
 		args = append(args, str(cond))
 	}
-	return appendExpiry(args, exp)
+	return appendExpiry(args, exp, "SET")
 }
 
 // pairArgs builds MSET's key, value pairs.
@@ -92,17 +129,24 @@ func pairArgs(pairs []KeyValue) []arg {
 
 func getCmd(key string) command[[]byte] { return cmd(decBytes, "GET", keyArg(key)) }
 
-func setCmd(buf []arg, key string, val []byte, exp []Expiry) command[bool] {
-	return cmd(decOK, "SET", setArgs(buf, key, val, "", exp)...)
+// The SET and GETEX builders return an *ArgumentError for expiries the
+// server would refuse. It is not kept in the command: to escape analysis a
+// command is one value, and an error in it would send its arguments to the
+// heap along with the error.
+func setCmd(buf []arg, key string, val []byte, exp []Expiry) (command[bool], error) {
+	args, err := setArgs(buf, key, val, "", exp)
+	return cmd(decOK, "SET", args...), err
 }
 
 // setCondCmd is SET ... NX or XX, which replies null when it did not set.
-func setCondCmd(buf []arg, key string, val []byte, cond string, exp []Expiry) command[bool] {
-	return cmd(decSetCond, "SET", setArgs(buf, key, val, cond, exp)...)
+func setCondCmd(buf []arg, key string, val []byte, cond string, exp []Expiry) (command[bool], error) {
+	args, err := setArgs(buf, key, val, cond, exp)
+	return cmd(decSetCond, "SET", args...), err
 }
 
-func setGetCmd(buf []arg, key string, val []byte, exp []Expiry) command[[]byte] {
-	return cmd(decBytes, "SET", setArgs(buf, key, val, "GET", exp)...)
+func setGetCmd(buf []arg, key string, val []byte, exp []Expiry) (command[[]byte], error) {
+	args, err := setArgs(buf, key, val, "GET", exp)
+	return cmd(decBytes, "SET", args...), err
 }
 
 func getSetCmd(key string, val []byte) command[[]byte] {
@@ -115,8 +159,9 @@ func msetCmd(pairs []KeyValue) command[bool] { return cmd(decOK, "MSET", pairArg
 
 func msetNXCmd(pairs []KeyValue) command[bool] { return cmd(decBool, "MSETNX", pairArgs(pairs)...) }
 
-func getExCmd(buf []arg, key string, exp []Expiry) command[[]byte] {
-	return cmd(decBytes, "GETEX", appendExpiry(append(buf, keyArg(key)), exp)...)
+func getExCmd(buf []arg, key string, exp []Expiry) (command[[]byte], error) {
+	args, err := appendExpiry(append(buf, keyArg(key)), exp, "GETEX")
+	return cmd(decBytes, "GETEX", args...), err
 }
 
 func getDelCmd(key string) command[[]byte] { return cmd(decBytes, "GETDEL", keyArg(key)) }
@@ -150,53 +195,63 @@ func (b *Batch) Get(key string) *Future[[]byte] { return enqueue(b, getCmd(key))
 // given, any time to live.
 func (c *Client) Set(ctx context.Context, key string, val []byte, exp ...Expiry) error {
 	var buf [8]arg
-	_, err := run(ctx, c, setCmd(buf[:0], key, val, exp))
+	cm, err := setCmd(buf[:0], key, val, exp)
+	if err == nil {
+		_, err = run(ctx, c, cm)
+	}
 	return err
 }
 
 // Set queues SET; see Client.Set. The future holds true once stored.
 func (b *Batch) Set(key string, val []byte, exp ...Expiry) *Future[bool] {
 	var buf [8]arg
-	return enqueue(b, setCmd(buf[:0], key, val, exp))
+	cm, err := setCmd(buf[:0], key, val, exp)
+	return enqueueChecked(b, cm, err)
 }
 
 // SetNX stores value at key only if key does not exist (SET ... NX), and
 // reports whether it did.
 func (c *Client) SetNX(ctx context.Context, key string, val []byte, exp ...Expiry) (bool, error) {
 	var buf [8]arg
-	return run(ctx, c, setCondCmd(buf[:0], key, val, "NX", exp))
+	cm, err := setCondCmd(buf[:0], key, val, "NX", exp)
+	return runChecked(ctx, c, cm, err)
 }
 
 // SetNX queues SET ... NX; see Client.SetNX.
 func (b *Batch) SetNX(key string, val []byte, exp ...Expiry) *Future[bool] {
 	var buf [8]arg
-	return enqueue(b, setCondCmd(buf[:0], key, val, "NX", exp))
+	cm, err := setCondCmd(buf[:0], key, val, "NX", exp)
+	return enqueueChecked(b, cm, err)
 }
 
 // SetXX stores value at key only if key exists (SET ... XX), and reports
 // whether it did.
 func (c *Client) SetXX(ctx context.Context, key string, val []byte, exp ...Expiry) (bool, error) {
 	var buf [8]arg
-	return run(ctx, c, setCondCmd(buf[:0], key, val, "XX", exp))
+	cm, err := setCondCmd(buf[:0], key, val, "XX", exp)
+	return runChecked(ctx, c, cm, err)
 }
 
 // SetXX queues SET ... XX; see Client.SetXX.
 func (b *Batch) SetXX(key string, val []byte, exp ...Expiry) *Future[bool] {
 	var buf [8]arg
-	return enqueue(b, setCondCmd(buf[:0], key, val, "XX", exp))
+	cm, err := setCondCmd(buf[:0], key, val, "XX", exp)
+	return enqueueChecked(b, cm, err)
 }
 
 // SetGet stores value at key and returns the old value (SET ... GET), or
 // Nil if there was none.
 func (c *Client) SetGet(ctx context.Context, key string, val []byte, exp ...Expiry) ([]byte, error) {
 	var buf [8]arg
-	return run(ctx, c, setGetCmd(buf[:0], key, val, exp))
+	cm, err := setGetCmd(buf[:0], key, val, exp)
+	return runChecked(ctx, c, cm, err)
 }
 
 // SetGet queues SET ... GET; see Client.SetGet.
 func (b *Batch) SetGet(key string, val []byte, exp ...Expiry) *Future[[]byte] {
 	var buf [8]arg
-	return enqueue(b, setGetCmd(buf[:0], key, val, exp))
+	cm, err := setGetCmd(buf[:0], key, val, exp)
+	return enqueueChecked(b, cm, err)
 }
 
 // GetSet is SetGet without options, with the legacy GETSET command.
@@ -238,13 +293,15 @@ func (b *Batch) MSetNX(pairs ...KeyValue) *Future[bool] { return enqueue(b, mset
 // GetEx returns the value of key and changes its expiry.
 func (c *Client) GetEx(ctx context.Context, key string, exp ...Expiry) ([]byte, error) {
 	var buf [4]arg
-	return run(ctx, c, getExCmd(buf[:0], key, exp))
+	cm, err := getExCmd(buf[:0], key, exp)
+	return runChecked(ctx, c, cm, err)
 }
 
 // GetEx queues GETEX; see Client.GetEx.
 func (b *Batch) GetEx(key string, exp ...Expiry) *Future[[]byte] {
 	var buf [4]arg
-	return enqueue(b, getExCmd(buf[:0], key, exp))
+	cm, err := getExCmd(buf[:0], key, exp)
+	return enqueueChecked(b, cm, err)
 }
 
 // GetDel returns the value of key and deletes the key.
