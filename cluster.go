@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ziplinekv/zipline/internal/cmdspec"
 	"github.com/ziplinekv/zipline/internal/resp"
 )
 
@@ -878,6 +879,12 @@ func (c *cluster) sendGroup(ctx context.Context, r *request, f *flight, nd *node
 			continue
 		}
 		if again := c.redirected(ctx, f, i, v); again != notAgain {
+			if slot, ok := movedSlot(v); ok && r.cmds[i].slot == noSlot {
+				// Routing found no keys (a module's command, unknown to the
+				// table), but the server did: follow it to their slot,
+				// rather than to any node again.
+				r.cmds[i].slot = slot
+			}
 			retry++
 			when = max(when, again)
 			continue
@@ -940,6 +947,20 @@ func (c *cluster) redirected(ctx context.Context, f *flight, i int, v resp.Value
 		return againOnChange
 	}
 	return notAgain
+}
+
+// movedSlot returns the slot of a MOVED reply.
+func movedSlot(v resp.Value) (int32, bool) {
+	rest, ok := strings.CutPrefix(unsafeString(v.Bytes()), "MOVED ")
+	if !v.IsError() || !ok {
+		return 0, false
+	}
+	slotText, _, _ := strings.Cut(rest, " ")
+	slot, err := strconv.Atoi(slotText)
+	if err != nil || slot < 0 || slot >= slotCount {
+		return 0, false
+	}
+	return int32(slot), true
 }
 
 // redirectAddr completes a redirect's address: a server that does not know
@@ -1337,13 +1358,7 @@ const (
 // commandTable is what the server says of its commands (COMMAND): where
 // their keys are, and whether they only read. It lets Do route any command
 // on a cluster, and send reads to replicas.
-type commandTable map[string]commandInfo
-
-type commandInfo struct {
-	firstKey, lastKey, step int
-	readOnly                bool
-	movable                 bool
-}
+type commandTable cmdspec.Table
 
 // loadCommandTable asks a node for COMMAND; if that fails the table is
 // empty, and Do routes by its first argument.
@@ -1352,65 +1367,57 @@ func loadCommandTable(ctx context.Context, n *node) commandTable {
 	req := r.pipe.NewCall()
 	req.Buf = appendCommandStrings(req.Buf, "COMMAND")
 	req.N = 1
-	if err := r.pipe.Do(ctx, req); err != nil || !req.Reply(0).IsError() && len(req.Reply(0).Elems()) == 0 {
-		if err == nil {
-			req.Release()
-		}
+	if err := r.pipe.Do(ctx, req); err != nil {
 		return commandTable{}
 	}
 	defer req.Release()
-	t := commandTable{}
-	for _, e := range req.Reply(0).Elems() {
-		f := e.Elems()
-		if len(f) < 6 {
-			continue
-		}
-		info := commandInfo{firstKey: int(f[3].Int()), lastKey: int(f[4].Int()), step: int(f[5].Int())}
-		for _, flag := range f[2].Elems() {
-			switch string(flag.Bytes()) {
-			case "readonly":
-				info.readOnly = true
-			case "movablekeys":
-				info.movable = true
-			}
-		}
-		var buf [32]byte
-		t[string(upper(buf[:0], string(f[0].Bytes())))] = info
+	t, err := cmdspec.Parse(req.Reply(0))
+	if err != nil {
+		return commandTable{}
 	}
-	return t
+	return commandTable(t)
+}
+
+// lookup returns what the table says of a command, a container's
+// subcommand resolved from its first argument, or nil.
+func (t commandTable) lookup(name string, args []arg) *cmdspec.Command {
+	c := t[name]
+	if c != nil && c.Subcommands != nil && len(args) > 0 {
+		c = cmdspec.Table(t).Lookup(name, argList(args))
+	}
+	return c
+}
+
+// readOnly reports whether a replica may serve the command.
+func (t commandTable) readOnly(name string, args []arg) bool {
+	c := t.lookup(name, args)
+	return c != nil && c.Has(cmdspec.ReadOnly)
 }
 
 // markKeys marks, among a command's arguments (name excluded), those the
-// server takes for keys, when the command came without key marks (Do).
+// server takes for keys, when the command came without key marks (Do):
+// found from the command's key specs, as the server finds them. A command
+// the table does not know (a module's, loaded since) is routed by its
+// first argument.
 func (t commandTable) markKeys(name string, args []arg) {
-	info, ok := t[name]
-	switch {
-	case name == "EVAL", name == "EVALSHA", name == "EVAL_RO", name == "EVALSHA_RO", name == "FCALL", name == "FCALL_RO":
-		if len(args) > 1 {
-			if n, err := strconv.Atoi(args[1].text()); err == nil {
-				for i := 2; i < 2+n && i < len(args); i++ {
-					args[i].kind = argKey
-				}
-			}
-		}
-		return
-	case !ok || info.firstKey <= 0:
-		if !ok && len(args) > 0 { // unknown to the server's table: guess the first argument
-			args[0].kind = argKey
+	c := t.lookup(name, args)
+	if c == nil {
+		if len(args) > 0 {
+			args[0] = keyArg(args[0].text())
 		}
 		return
 	}
-	last := info.lastKey
-	if last < 0 {
-		last = len(args) + 1 + last // -1: the last argument
-	}
-	step := max(info.step, 1)
-	for i := info.firstKey; i <= last && i-1 < len(args); i += step {
-		if args[i-1].kind == argString || args[i-1].kind == argBytes {
-			args[i-1].kind, args[i-1].s = argKey, args[i-1].text()
-		}
+	var buf [8]int
+	for _, i := range c.AppendKeys(buf[:0], argList(args)) {
+		args[i] = keyArg(args[i].text())
 	}
 }
+
+// argList is a command's arguments as cmdspec reads them.
+type argList []arg
+
+func (a argList) Len() int         { return len(a) }
+func (a argList) At(i int) string { return a[i].text() }
 
 // shards returns, on a cluster, a view of c pinned to each primary, for
 // commands that concern every shard (FLUSHALL, DBSIZE, SCAN, SCRIPT LOAD);

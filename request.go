@@ -90,7 +90,7 @@ func (c *Client) add(r *request, name string, args []arg, expect resp.TypeSet) (
 		if !hasKeys(args) {
 			t.markKeys(name, args)
 		}
-		ci.slot, ci.readOnly = argsSlot(args), t[name].readOnly
+		ci.slot, ci.readOnly = argsSlot(args), t.readOnly(name, args)
 		if ci.slot == crossSlot {
 			if merge := splitMerges[name]; merge != mergeNone {
 				return vr, c.addSplit(r, name, args, expect, values, merge)
