@@ -1416,7 +1416,7 @@ func (t commandTable) markKeys(name string, args []arg) {
 // argList is a command's arguments as cmdspec reads them.
 type argList []arg
 
-func (a argList) Len() int         { return len(a) }
+func (a argList) Len() int        { return len(a) }
 func (a argList) At(i int) string { return a[i].text() }
 
 // shards returns, on a cluster, a view of c pinned to each primary, for

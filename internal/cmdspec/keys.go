@@ -15,7 +15,7 @@ type Args interface {
 // Strings is Args over a string slice.
 type Strings []string
 
-func (s Strings) Len() int         { return len(s) }
+func (s Strings) Len() int        { return len(s) }
 func (s Strings) At(i int) string { return s[i] }
 
 // AppendKeys appends to dst the positions in args (0 is the first argument

@@ -124,4 +124,3 @@ func serverKeys(t *testing.T, srv *testkit.Server, words []string) []string {
 	}
 	return out
 }
-
