@@ -1114,7 +1114,7 @@ func (c *cluster) watch(ctx context.Context, cl *Client, fn func(*Client) error,
 		if err != nil {
 			return err
 		}
-		w := &watchLease{leased: l}
+		w := &watchLease{leased: l, slot: slot}
 		wc := cl.with(w)
 		err = watchOn(ctx, wc, fn, keys)
 		wc.Close()
@@ -1133,15 +1133,33 @@ func (c *cluster) watch(ctx context.Context, cl *Client, fn func(*Client) error,
 	}
 }
 
-// watchLease is Watch's connection on a cluster: it notes the first reply
-// by which the server refused a command because of where its slot is, or
-// is going (see cluster.watch).
+// watchLease is Watch's connection on a cluster, on the owner of the
+// watched keys' slot. A command for another slot is refused with a
+// *CrossSlotError before it is sent: the server would refuse it with MOVED
+// (or, queued in the transaction, abort EXEC), which means "the slot
+// moved" and would run fn again, forever. It notes the first reply by which
+// the server refused a command because of where the watched slot is, or is
+// going (see cluster.watch).
 type watchLease struct {
 	leased
+	slot    int32
 	refused resp.Value
 }
 
 func (w *watchLease) send(ctx context.Context, r *request) error {
+	for _, ci := range r.cmds {
+		if ci.slot >= 0 && ci.slot != w.slot {
+			name := "WATCH callback"
+			if r.tx {
+				name = "MULTI"
+			}
+			slots := r.slots()
+			if !slices.Contains(slots, w.slot) {
+				slots = append([]int32{w.slot}, slots...)
+			}
+			return &CrossSlotError{Command: name, Slots: slots}
+		}
+	}
 	err := w.leased.send(ctx, r)
 	if err != nil || w.refused.IsError() {
 		return err
