@@ -329,7 +329,10 @@ func (c *Client) PipelineStats() PipelineStats {
 type Stats struct {
 	// Writes, Requests and Reconnects count the system calls that wrote
 	// requests, the requests written (a Batch counts once) and the
-	// reconnects, on the shared connection.
+	// reconnects, on the shared connection. On a cluster they add up every
+	// node's, those of nodes since gone included, and Reconnects also
+	// counts the connections made to nodes after the first topology (a
+	// promoted replica's, a new owner's).
 	Writes, Requests, Reconnects uint64
 	// WriteSizes is the histogram of requests per write: bucket i counts
 	// writes of 2^i to 2^(i+1)-1 requests, the last one everything larger.

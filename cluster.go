@@ -43,7 +43,9 @@ type cluster struct {
 	nodes    map[string]*node // every node some route uses, and the seeds
 	dialing  map[string]*dial // connections to new nodes being made
 	changed  chan struct{}    // closed (and replaced) when routes change
-	commands commandTable
+	// retired holds the counters of the nodes closed so far: Stats are
+	// cumulative, and a node that leaves must not take its counts along.
+	retired Stats
 	// current is the view installed last (routes may have been patched
 	// since by MOVED): the failover watch reads which replicas can take
 	// over a shard from it.
@@ -60,6 +62,10 @@ type cluster struct {
 	// from (modulo their number), drawn once per client so that the
 	// clients of an application spread over the replicas.
 	replicaPick uint32
+	// redials counts the connections made to nodes after the first
+	// topology: a promoted replica's, a new owner's. With the nodes' own
+	// reconnects they are Stats.Reconnects.
+	redials atomic.Uint64
 }
 
 // route is who serves one slot: its primary, and its replicas for reads.
@@ -188,6 +194,9 @@ func (c *cluster) dialNode(ctx context.Context, addr string) (*node, error) {
 	}
 	n := &node{addr: addr, direct: d}
 	c.nodes[addr] = n
+	if c.installed.Load() != 0 {
+		c.redials.Add(1)
+	}
 	return n, nil
 }
 
@@ -491,8 +500,23 @@ func (c *cluster) unusedLocked() []*node {
 // close and their goroutines exit before close returns.
 func (c *cluster) closeNodes(gone []*node) {
 	for _, n := range gone {
+		c.retire(n)
 		c.wg.Add(1)
 		go func() { defer c.wg.Done(); n.close() }()
+	}
+}
+
+// retire keeps a leaving node's counters (see cluster.retired).
+func (c *cluster) retire(n *node) {
+	var st Stats
+	st.addPipe(n.pipe)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.retired.Writes += st.Writes
+	c.retired.Requests += st.Requests
+	c.retired.Reconnects += st.Reconnects
+	for i := range st.WriteSizes {
+		c.retired.WriteSizes[i] += st.WriteSizes[i]
 	}
 }
 
@@ -1300,11 +1324,20 @@ func (c *cluster) primaries() []*node {
 	return out
 }
 
+// stats adds up the nodes' counters and gauges, with the counters of the
+// nodes gone. Reconnects counts every node's reconnects, and the
+// connections made to nodes after the first topology (see redials).
 func (c *cluster) stats(st *Stats) {
 	c.mu.Lock()
 	nodes := make([]*node, 0, len(c.nodes))
 	for _, n := range c.nodes {
 		nodes = append(nodes, n)
+	}
+	st.Writes += c.retired.Writes
+	st.Requests += c.retired.Requests
+	st.Reconnects += c.retired.Reconnects + c.redials.Load()
+	for i := range st.WriteSizes {
+		st.WriteSizes[i] += c.retired.WriteSizes[i]
 	}
 	c.mu.Unlock()
 	for _, n := range nodes {

@@ -242,6 +242,11 @@ func TestClusterKillPrimaryUnderLoad(t *testing.T) {
 			if len(late) > 0 {
 				t.Errorf("%d failures outside the failover window [%v, %v]: first %v at %v", len(late), killAt, promotedAt, late[0].err, late[0].at)
 			}
+			// The failover shows in the reconnect counter (the OTel metric
+			// zipline.pipeline.reconnects): it stayed at 0 on a cluster.
+			if st := c.Stats(); st.Reconnects == 0 {
+				t.Errorf("Stats().Reconnects = 0 after a primary was killed and its slots served again")
+			}
 			lost := l.verify(t, inVictim)
 			first, last := time.Duration(0), time.Duration(0)
 			if len(failures) > 0 {
