@@ -39,10 +39,10 @@ type cluster struct {
 	// hash of the view installed, zero before the first.
 	installed atomic.Uint64
 
-	mu       sync.Mutex
-	nodes    map[string]*node // every node some route uses, and the seeds
-	dialing  map[string]*dial // connections to new nodes being made
-	changed  chan struct{}    // closed (and replaced) when routes change
+	mu      sync.Mutex
+	nodes   map[string]*node // every node some route uses, and the seeds
+	dialing map[string]*dial // connections to new nodes being made
+	changed chan struct{}    // closed (and replaced) when routes change
 	// retired holds the counters of the nodes closed so far: Stats are
 	// cumulative, and a node that leaves must not take its counts along.
 	retired Stats
