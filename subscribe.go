@@ -385,6 +385,11 @@ type subscriptions struct {
 	wants   map[subKey]map[*Subscription]bool
 	carrier map[subKey]*subscriber // where each wanted channel is subscribed
 	conns   map[string]*subscriber // by server address
+	// moving holds the channels that lost their node (a failover, a slot
+	// moved) and are not subscribed where they live now yet. Their gap
+	// was reported when they lost it: one event, one gap, however many
+	// attempts and route changes it takes to place them again.
+	moving map[subKey]bool
 	// version counts changes to wants and carrier, made under mu: a
 	// subscriber's cached route (see deliver) is good while it holds.
 	version atomic.Uint64
@@ -397,7 +402,8 @@ type subscriptions struct {
 func (s *shared) subscriptions() *subscriptions {
 	s.subsOnce.Do(func() {
 		s.subs = &subscriptions{s: s, wants: map[subKey]map[*Subscription]bool{},
-			carrier: map[subKey]*subscriber{}, conns: map[string]*subscriber{}, done: make(chan struct{})}
+			carrier: map[subKey]*subscriber{}, conns: map[string]*subscriber{}, moving: map[subKey]bool{},
+			done: make(chan struct{})}
 	})
 	return s.subs
 }
@@ -441,6 +447,7 @@ func (m *subscriptions) remove(ctx context.Context, s *Subscription, keys []subK
 			continue
 		}
 		delete(m.wants, k)
+		delete(m.moving, k)
 		if sc := m.carrier[k]; sc != nil {
 			delete(m.carrier, k)
 			groupKey(groups, sc, k)
@@ -551,8 +558,9 @@ func (m *subscriptions) follow(cl *cluster) {
 
 // rehome subscribes every wanted channel whose node changed (a failover,
 // a slot moved) where it lives now, unsubscribes it where it was, and
-// reports a gap to whoever wants it: messages published in between may be
-// lost. It retries, with backoff, until each channel has a home.
+// reports a gap to whoever wants it, once per move (see moving): messages
+// published in between may be lost. It retries, with backoff, until each
+// channel has a home.
 func (m *subscriptions) rehome() {
 	for attempt := 0; attempt < 50; attempt++ {
 		m.mu.Lock()
@@ -561,13 +569,23 @@ func (m *subscriptions) rehome() {
 			return
 		}
 		moves := map[subKey]*subscriber{}
+		var lost []subKey // channels that just lost their node: a gap each
 		for k := range m.wants {
 			addr, err := m.target(k)
 			if cur := m.carrier[k]; err != nil || cur == nil || cur.addr != addr {
 				moves[k] = m.carrier[k]
+				if !m.moving[k] {
+					m.moving[k] = true
+					lost = append(lost, k)
+				}
+			} else {
+				delete(m.moving, k) // placed, by this attempt or another
 			}
 		}
 		m.mu.Unlock()
+		for _, k := range lost {
+			m.gapFor(k, "moved")
+		}
 		if len(moves) == 0 {
 			return
 		}
@@ -579,7 +597,6 @@ func (m *subscriptions) rehome() {
 		err := m.subscribe(ctx, keys)
 		cancel()
 		for k, old := range moves {
-			m.gapFor(k, "moved")
 			if old != nil && old.p.Connected() {
 				octx, ocancel := context.WithTimeout(context.Background(), time.Second)
 				old.send(octx, k.kind, []string{k.name}, false)
@@ -587,6 +604,11 @@ func (m *subscriptions) rehome() {
 			}
 		}
 		if err == nil {
+			m.mu.Lock()
+			for _, k := range keys {
+				delete(m.moving, k)
+			}
+			m.mu.Unlock()
 			return
 		}
 		select {
