@@ -115,7 +115,7 @@ func (b *Batch) request() *request {
 		b.r = b.c.s.newRequest()
 		if b.tx {
 			b.r.tx = true
-			b.c.add(b.r, "MULTI", nil, tsStatus)
+			b.c.add(b.r, specMULTI, nil, tsStatus)
 		}
 	}
 	return b.r
@@ -163,12 +163,18 @@ func enqueue[T any](b *Batch, cm command[T]) *Future[T] {
 		b.refuse(f, nil)
 		return f
 	}
+	if cm.spec.partial {
+		if err := b.c.s.notOnServer(cm.spec); err != nil {
+			b.refuse(f, err)
+			return f
+		}
+	}
 	r := b.request()
 	expect := cm.dec.accepts
 	if b.tx {
 		expect = tsStatus // +QUEUED
 	}
-	vr, err := b.c.add(r, cm.name, cm.args, expect)
+	vr, err := b.c.add(r, cm.spec, cm.args, expect)
 	if err != nil {
 		b.refuse(f, err)
 		return f
@@ -206,8 +212,8 @@ func (b *Batch) refuse(f settler, err error) {
 // Do queues any command, as Client.Do sends one.
 func (b *Batch) Do(args ...any) *Future[Value] {
 	cm, err := b.c.doCommand(nil, args)
-	if err == nil && b.tx && classify(cm.name, cm.args) == classConnState {
-		err = &CommandError{Command: cm.name, Reason: connStateReason}
+	if err == nil && b.tx && cm.spec.classFor(cm.args) == classConnState {
+		err = &CommandError{Command: cm.spec.fullName(), Reason: connStateReason}
 	}
 	cm.dec = decValue
 	return enqueueChecked(b, cm, err)
@@ -226,7 +232,7 @@ func (b *Batch) Exec(ctx context.Context) error {
 	pending, err, r := b.pending, b.err, b.r
 	b.pending, b.err, b.r = nil, nil, nil
 	if err == nil && r != nil && b.tx {
-		_, err = b.c.add(r, "EXEC", nil, execExpect)
+		_, err = b.c.add(r, specEXEC, nil, execExpect)
 	}
 	if err != nil || r == nil || len(r.cmds) == 0 { // nothing to send: empty, or every command refused
 		if r != nil {

@@ -46,8 +46,11 @@ type shared struct {
 	routing commandTable
 	cache   *clientCache // nil when off
 	// top is the Client's own carrier (not a lease's).
-	top      carrier
-	subs     *subscriptions
+	top  carrier
+	subs *subscriptions
+	// server is what the first server reached said it is (HELLO), for
+	// refusing commands it does not have with the version that has them.
+	server   serverVersion
 	subsOnce sync.Once
 	closed   sync.Once
 	closeErr error
@@ -115,6 +118,7 @@ func (s *shared) connect() (carrier, error) {
 				mode = ClusterOn
 			}
 		}
+		s.server = versionOf(d.pipe.Server())
 		if mode == ClusterOff {
 			cancel()
 			return d, nil
@@ -134,6 +138,18 @@ func (s *shared) connect() (carrier, error) {
 		return c, nil
 	}
 	return nil, errors.Join(errs...)
+}
+
+// versionOf reads what a server said it is; a server of a kind the spec
+// was not read from counts as unknown.
+func versionOf(p pipe.Server) serverVersion {
+	switch p.Name {
+	case "redis":
+		return serverVersion{kind: serverRedis, version: p.Version}
+	case "valkey":
+		return serverVersion{kind: serverValkey, version: p.Version}
+	}
+	return serverVersion{}
 }
 
 // clusterEnabled asks a server whether it is a cluster node. It is the
@@ -397,13 +413,19 @@ func runCommand[T any](ctx context.Context, c *Client, cm *command[T]) (T, error
 	var v resp.Value
 	var vr valueReply
 	var err error
+	if cm.spec.partial {
+		if err := c.s.notOnServer(cm.spec); err != nil {
+			var zero T
+			return zero, err
+		}
+	}
 	// The choice between the two paths stays here, not in a helper of its
 	// own: every frame between the method and the pipe is one more to come
 	// back through, cold, when the caller resumes with its reply.
 	if d, ok := c.carrier.(*direct); ok && cm.block == 0 && c.s.hooks.process == nil {
-		vr, err = c.sendDirect(ctx, d, &v, cm.name, cm.args, cm.dec.accepts)
+		vr, err = c.sendDirect(ctx, d, &v, cm.spec, cm.args, cm.dec.accepts)
 	} else {
-		v, vr, err = c.sendRequest(ctx, cm.name, cm.args, cm.dec.accepts, cm.block)
+		v, vr, err = c.sendRequest(ctx, cm.spec, cm.args, cm.dec.accepts, cm.block)
 	}
 	if err == nil && vr.shape != replyNone {
 		v, err = vr.expand(v)
@@ -417,9 +439,9 @@ func runCommand[T any](ctx context.Context, c *Client, cm *command[T]) (T, error
 
 // sendRequest sends one command as a request through the Client's carrier
 // (and its hooks), and returns its reply and how to expand it.
-func (c *Client) sendRequest(ctx context.Context, name string, args []arg, expect resp.TypeSet, block time.Duration) (resp.Value, valueReply, error) {
+func (c *Client) sendRequest(ctx context.Context, spec *commandSpec, args []arg, expect resp.TypeSet, block time.Duration) (resp.Value, valueReply, error) {
 	r := c.s.newRequest()
-	vr, err := c.add(r, name, args, expect)
+	vr, err := c.add(r, spec, args, expect)
 	if err != nil {
 		r.release()
 		return resp.Value{}, vr, err
@@ -438,13 +460,13 @@ func (c *Client) sendRequest(ctx context.Context, name string, args []arg, expec
 // and at hundreds of callers in flight the request's own cache lines,
 // touched again as each caller resumes, cost a tenth of the throughput
 // (bench/RESULTS.md#client-ab). The reply is left in v.
-func (c *Client) sendDirect(ctx context.Context, d *direct, v *resp.Value, name string, args []arg, expect resp.TypeSet) (valueReply, error) {
-	values, vr, err := c.lookupValues(name, args)
+func (c *Client) sendDirect(ctx context.Context, d *direct, v *resp.Value, spec *commandSpec, args []arg, expect resp.TypeSet) (valueReply, error) {
+	values, vr, err := c.lookupValues(spec, args)
 	if err != nil {
 		return vr, err
 	}
 	call := c.s.calls.Get()
-	c.appendCommand(call, name, args, expect, values)
+	c.appendCommand(call, spec, args, expect, values)
 	if err := d.pipe.Do(ctx, call); err != nil {
 		return vr, err
 	}
@@ -509,7 +531,7 @@ func (c *Client) Do(ctx context.Context, args ...any) (Value, error) {
 }
 
 // doCommand turns Do's arguments into a command, refusing what the Client
-// cannot send.
+// cannot send. The command's row is looked up here, once.
 func (c *Client) doCommand(buf []arg, args []any) (command[Value], error) {
 	if len(args) == 0 {
 		return command[Value]{}, errors.New("zipline: Do needs a command")
@@ -532,24 +554,35 @@ func (c *Client) doCommand(buf []arg, args []any) (command[Value], error) {
 		cargs = append(cargs, ca)
 	}
 	var nameBuf [32]byte
-	name := string(upper(nameBuf[:0], nameArg))
-	cm := command[Value]{name: name, args: cargs, dec: decValue}
-	switch classify(name, cargs) {
+	spec, cargs := lookupSpec(string(upper(nameBuf[:0], nameArg)), cargs)
+	cm := command[Value]{spec: spec, args: cargs, dec: decValue}
+	switch spec.classFor(cargs) {
 	case classForbidden:
-		return cm, &CommandError{Command: name, Reason: forbiddenReason}
+		return cm, &CommandError{Command: spec.fullName(), Reason: forbiddenReason}
 	case classConnState:
 		l, ok := c.carrier.(leased)
 		if !ok {
-			return cm, &CommandError{Command: name, Reason: connStateReason}
+			return cm, &CommandError{Command: spec.fullName(), Reason: connStateReason}
 		}
 		l.taint()
 	case classBlocking:
-		cm.block = blockTimeout(name, cargs)
+		cm.block = spec.block.timeout(cargs)
 		if cm.block == 0 {
 			cm.block = -1
 		}
 	}
 	return cm, nil
+}
+
+// notOnServer refuses a command the server does not have, saying which
+// servers do: a *CommandError.
+func (s *shared) notOnServer(spec *commandSpec) error {
+	has := spec.missingOn(s.server)
+	if has == "" {
+		return nil
+	}
+	return &CommandError{Command: spec.fullName(),
+		Reason: fmt.Sprintf("is not on this server (%s %s); it is on %s", s.server.kind, s.server.version, has)}
 }
 
 const (

@@ -1406,13 +1406,14 @@ const (
 	ReadLowestLatency
 )
 
-// commandTable is what the server says of its commands (COMMAND): where
-// their keys are, and whether they only read. It lets Do route any command
-// on a cluster, and send reads to replicas.
+// commandTable is what the server says of its commands (COMMAND), for the
+// commands the spec does not have (a module's, a newer server's): where
+// their keys are, and whether they only read. With the spec it lets Do
+// route any command on a cluster, and send reads to replicas.
 type commandTable cmdspec.Table
 
 // loadCommandTable asks a node for COMMAND; if that fails the table is
-// empty, and Do routes by its first argument.
+// empty, and Do routes what the spec does not know by its first argument.
 func loadCommandTable(ctx context.Context, n *node) commandTable {
 	r := n.direct
 	req := r.pipe.NewCall()
@@ -1429,29 +1430,36 @@ func loadCommandTable(ctx context.Context, n *node) commandTable {
 	return commandTable(t)
 }
 
-// lookup returns what the table says of a command, a container's
-// subcommand resolved from its first argument, or nil.
-func (t commandTable) lookup(name string, args []arg) *cmdspec.Command {
-	c := t[name]
+// info returns what is known of a command's keys and flags: its row's,
+// or, for a command the spec does not have, the server's table's (nil if
+// neither knows it). The arguments it reads its keys from follow the
+// subcommand's name (see specArgs).
+func (t commandTable) info(spec *commandSpec, args []arg) *cmdspec.Command {
+	if spec.info.Name != "" {
+		return &spec.info
+	}
+	c := t[spec.name]
 	if c != nil && c.Subcommands != nil && len(args) > 0 {
-		c = cmdspec.Table(t).Lookup(name, argList(args))
+		c = cmdspec.Table(t).Lookup(spec.name, argList(args))
 	}
 	return c
 }
 
 // readOnly reports whether a replica may serve the command.
-func (t commandTable) readOnly(name string, args []arg) bool {
-	c := t.lookup(name, args)
+func (t commandTable) readOnly(spec *commandSpec, args []arg) bool {
+	if spec.info.Name != "" {
+		return spec.readOnly()
+	}
+	c := t.info(spec, args)
 	return c != nil && c.Has(cmdspec.ReadOnly)
 }
 
-// markKeys marks, among a command's arguments (name excluded), those the
-// server takes for keys, when the command came without key marks (Do):
-// found from the command's key specs, as the server finds them. A command
-// the table does not know (a module's, loaded since) is routed by its
-// first argument.
-func (t commandTable) markKeys(name string, args []arg) {
-	c := t.lookup(name, args)
+// markKeys marks, among a command's arguments, those the server takes for
+// keys, when the command came without key marks (Do): found from the
+// command's key specs, as the server finds them. A command neither the
+// spec nor the server's table knows is routed by its first argument.
+func (t commandTable) markKeys(spec *commandSpec, args []arg) {
+	c := t.info(spec, args)
 	if c == nil {
 		if len(args) > 0 {
 			args[0] = keyArg(args[0].text())
@@ -1459,16 +1467,35 @@ func (t commandTable) markKeys(name string, args []arg) {
 		return
 	}
 	var buf [8]int
-	for _, i := range c.AppendKeys(buf[:0], argList(args)) {
-		args[i] = keyArg(args[i].text())
+	if spec.sub == "" {
+		for _, i := range c.AppendKeys(buf[:0], argList(args)) {
+			args[i] = keyArg(args[i].text())
+		}
+		return
+	}
+	// Key specs count the subcommand's name, which args do not hold.
+	for _, i := range c.AppendKeys(buf[:0], subArgs(spec.sub, args)) {
+		if i > 0 {
+			args[i-1] = keyArg(args[i-1].text())
+		}
 	}
 }
 
 // argList is a command's arguments as cmdspec reads them.
-type argList []arg
+func argList(args []arg) cmdspec.Args {
+	return cmdspec.Args{N: len(args), At: func(i int) string { return args[i].text() }}
+}
 
-func (a argList) Len() int        { return len(a) }
-func (a argList) At(i int) string { return a[i].text() }
+// subArgs is a subcommand's arguments as cmdspec reads them: its name,
+// then args.
+func subArgs(sub string, args []arg) cmdspec.Args {
+	return cmdspec.Args{N: 1 + len(args), At: func(i int) string {
+		if i == 0 {
+			return sub
+		}
+		return args[i-1].text()
+	}}
+}
 
 // shards returns, on a cluster, a view of c pinned to each primary, for
 // commands that concern every shard (FLUSHALL, DBSIZE, SCAN, SCRIPT LOAD);

@@ -12,13 +12,13 @@ import (
 
 // A command is one Redis command, built once by its definition (getCmd,
 // setCmd, ...) and then run by a Client method, queued by a Batch method, or
-// queued inside a Tx: the one place that says how the command is spelled,
-// which arguments are keys, which reply types can answer it and how its reply
-// becomes a Go value. Compression and routing read the same description
-// (see valueCommands and request.add).
+// queued inside a Tx: the one place that says which command it is (its row
+// of the spec, which routing, compression and the connection's rules read),
+// which arguments are keys, which reply types can answer it and how its
+// reply becomes a Go value.
 type command[T any] struct {
-	name string
-	args []arg
+	spec *commandSpec
+	args []arg // after the name, and a subcommand's name
 	dec  *decoder[T]
 	// block is set on blocking commands (BLPOP, XREAD BLOCK...): how long
 	// the server may hold the reply, negative for without limit; zero for
@@ -29,14 +29,14 @@ type command[T any] struct {
 
 // cmd builds a command. Definitions call it with the arguments on the
 // stack: once inlined into a Client or Batch method, nothing escapes.
-func cmd[T any](dec *decoder[T], name string, args ...arg) command[T] {
-	return command[T]{name: name, args: args, dec: dec}
+func cmd[T any](dec *decoder[T], spec *commandSpec, args ...arg) command[T] {
+	return command[T]{spec: spec, args: args, dec: dec}
 }
 
 // blockingCmd builds a command that may wait up to timeout server-side
 // (0: without limit).
-func blockingCmd[T any](dec *decoder[T], timeout time.Duration, name string, args ...arg) command[T] {
-	c := command[T]{name: name, args: args, dec: dec, block: timeout}
+func blockingCmd[T any](dec *decoder[T], timeout time.Duration, spec *commandSpec, args ...arg) command[T] {
+	c := command[T]{spec: spec, args: args, dec: dec, block: timeout}
 	if timeout <= 0 {
 		c.block = -1
 	}
@@ -184,8 +184,8 @@ func uintArg(n uint64) arg {
 	return str(strconv.FormatUint(n, 10))
 }
 
-// Command classes, for commands issued through Do. Typed methods know their
-// own class.
+// Command classes, from a command's row: whether the shared connection
+// may carry it.
 type cmdClass uint8
 
 const (
@@ -203,94 +203,6 @@ const (
 	// mode (pub/sub, MONITOR, replication) or end it; they are never sent.
 	classForbidden
 )
-
-var commandClasses = map[string]cmdClass{
-	"BLPOP": classBlocking, "BRPOP": classBlocking, "BRPOPLPUSH": classBlocking,
-	"BLMOVE": classBlocking, "BLMPOP": classBlocking, "BZPOPMIN": classBlocking,
-	"BZPOPMAX": classBlocking, "BZMPOP": classBlocking, "WAIT": classBlocking,
-	"WAITAOF": classBlocking,
-
-	"SELECT": classConnState, "AUTH": classConnState, "HELLO": classConnState,
-	"WATCH": classConnState, "UNWATCH": classConnState, "MULTI": classConnState,
-	"EXEC": classConnState, "DISCARD": classConnState, "READONLY": classConnState,
-	"READWRITE": classConnState, "RESET": classConnState, "ASKING": classConnState,
-
-	"SUBSCRIBE": classForbidden, "PSUBSCRIBE": classForbidden, "SSUBSCRIBE": classForbidden,
-	"UNSUBSCRIBE": classForbidden, "PUNSUBSCRIBE": classForbidden, "SUNSUBSCRIBE": classForbidden,
-	"MONITOR": classForbidden, "SYNC": classForbidden, "PSYNC": classForbidden,
-	"QUIT": classForbidden, "SHUTDOWN": classForbidden,
-}
-
-// clientSubcommands that change or break the connection. CLIENT REPLY OFF
-// would leave callers waiting for replies that never come.
-var clientSubcommands = map[string]cmdClass{
-	"TRACKING": classConnState, "SETNAME": classConnState, "NO-EVICT": classConnState,
-	"NO-TOUCH": classConnState, "SETINFO": classConnState, "CACHING": classConnState,
-	"REPLY": classForbidden,
-}
-
-// classify returns the class of a command given its upper-case name and
-// its arguments (without the name).
-func classify(name string, args []arg) cmdClass {
-	switch name {
-	case "XREAD", "XREADGROUP":
-		// Blocking only with a BLOCK option.
-		if xreadBlockOption(name).in(args) >= 0 {
-			return classBlocking
-		}
-		return classPlain
-	case "CLIENT":
-		if len(args) > 0 {
-			var buf [16]byte
-			return clientSubcommands[string(upper(buf[:0], args[0].text()))]
-		}
-	}
-	return commandClasses[name]
-}
-
-// blockTimeout reads how long a blocking command sent through Do may wait
-// server-side, so that its connection's I/O timeout allows for it: the
-// timeout argument's position and unit differ by command. Zero means
-// without limit, and so does an argument that does not parse (the caller's
-// context still bounds the call).
-func blockTimeout(name string, args []arg) time.Duration {
-	var a *arg
-	unit := time.Second
-	switch name {
-	case "BLPOP", "BRPOP", "BRPOPLPUSH", "BLMOVE", "BZPOPMIN", "BZPOPMAX":
-		if len(args) > 0 {
-			a = &args[len(args)-1]
-		}
-	case "BLMPOP", "BZMPOP":
-		if len(args) > 0 {
-			a = &args[0]
-		}
-	case "WAIT", "WAITAOF":
-		if len(args) > 0 {
-			a, unit = &args[len(args)-1], time.Millisecond
-		}
-	case "XREAD", "XREADGROUP":
-		if i := xreadBlockOption(name).in(args); i >= 0 && i+1 < len(args) {
-			a, unit = &args[i+1], time.Millisecond
-		}
-	}
-	if a == nil {
-		return 0
-	}
-	f, err := strconv.ParseFloat(a.text(), 64)
-	if err != nil || f <= 0 || f > float64(math.MaxInt64/int64(unit)) {
-		return 0
-	}
-	return time.Duration(f * float64(unit))
-}
-
-// xreadBlockOption is XREAD's or XREADGROUP's BLOCK option.
-func xreadBlockOption(name string) *option {
-	if name == "XREADGROUP" {
-		return xreadgroupBlock
-	}
-	return xreadBlock
-}
 
 // upper appends the ASCII upper case of s to dst.
 func upper(dst []byte, s string) []byte {

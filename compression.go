@@ -70,7 +70,8 @@ const (
 type valueFamily uint8
 
 const (
-	familyStrings valueFamily = iota
+	familyNone valueFamily = iota // the command carries no stored values
+	familyStrings
 	familyHashes
 	familyLists
 	familyPubSub

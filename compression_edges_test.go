@@ -160,10 +160,11 @@ func TestXReadBlockOptionOnlyWhereOptionsStand(t *testing.T) {
 		{"XREADGROUP", words("GROUP", "BLOCK", "c", "STREAMS", "s", ">"), false, 0},
 		{"XREADGROUP", words("GROUP", "g", "BLOCK", "COUNT", "1", "BLOCK", "20", "STREAMS", "s", ">"), true, 20 * time.Millisecond},
 	} {
-		if got := classify(tc.name, tc.args) == classBlocking; got != tc.block {
+		spec := commandSpecs[tc.name]
+		if got := spec.classFor(tc.args) == classBlocking; got != tc.block {
 			t.Errorf("%s %v: blocking %v, want %v", tc.name, tc.args, got, tc.block)
 		}
-		if got := blockTimeout(tc.name, tc.args); got != tc.wait {
+		if got := spec.block.timeout(tc.args); got != tc.wait {
 			t.Errorf("%s %v: timeout %v, want %v", tc.name, tc.args, got, tc.wait)
 		}
 	}

@@ -1,6 +1,8 @@
 package zipline
 
 import (
+	"math"
+	"strconv"
 	"time"
 
 	"github.com/ziplinekv/zipline/internal/resp"
@@ -81,7 +83,140 @@ var (
 	decZ          = newDecoder(tsListOrNull, z)
 	decKeyZ       = newDecoder(tsListOrNull, keyZ)
 	decScan       = newDecoder(resp.Types(resp.Array), scan)
+
+	decInts        = newDecoder(tsListOrNull, ints)
+	decTTLs        = newDecoder(tsList, func(v resp.Value) ([]time.Duration, error) { return ttls(v, time.Second) })
+	decPTTLs       = newDecoder(tsList, func(v resp.Value) ([]time.Duration, error) { return ttls(v, time.Millisecond) })
+	decFieldValues = newDecoder(tsMap, fieldValues)
+	decKeyValues   = newDecoder(tsListOrNull, keyValues)
+	decFloatsOrNaN = newDecoder(tsList, floatsOrNaN)
+	decRankScore   = newDecoder(tsListOrNull, rankScore)
+	decKeyZs       = newDecoder(tsListOrNull, keyZs)
 )
+
+// ints reads an array of integers (HEXPIRE's codes, LPOS ... COUNT); a
+// null (nothing found) is an empty slice.
+func ints(v resp.Value) ([]int64, error) {
+	if v.IsNull() {
+		return nil, nil
+	}
+	elems := v.Elems()
+	out := make([]int64, len(elems))
+	for i, e := range elems {
+		n, err := Value{e}.AsInt64()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = n
+	}
+	return out, nil
+}
+
+// ttls reads an array of times to live (HTTL), -1 and -2 as NoExpiry and
+// NoKey.
+func ttls(v resp.Value, unit time.Duration) ([]time.Duration, error) {
+	elems := v.Elems()
+	out := make([]time.Duration, len(elems))
+	for i, e := range elems {
+		d, err := ttl(e, unit)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = d
+	}
+	return out, nil
+}
+
+// fieldValues reads field, value pairs: a flat array (RESP2), or an array
+// of pairs (RESP3 HRANDFIELD ... WITHVALUES).
+func fieldValues(v resp.Value) ([]FieldValue, error) {
+	elems := v.Elems()
+	if len(elems) > 0 && elems[0].Type() == resp.Array {
+		out := make([]FieldValue, len(elems))
+		for i, p := range elems {
+			pe := p.Elems()
+			if len(pe) != 2 {
+				return nil, &TypeError{Want: "[]FieldValue", Got: "pair of " + strconv.Itoa(len(pe))}
+			}
+			b, err := Value{pe[1]}.AsBytes()
+			if err != nil {
+				return nil, err
+			}
+			out[i] = FieldValue{Field: string(pe[0].Bytes()), Value: b}
+		}
+		return out, nil
+	}
+	elems, err := pairs(v, "[]FieldValue")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]FieldValue, len(elems)/2)
+	for i := range out {
+		b, err := Value{elems[2*i+1]}.AsBytes()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = FieldValue{Field: string(elems[2*i].Bytes()), Value: b}
+	}
+	return out, nil
+}
+
+// keyValues reads [key, [values...]] (LMPOP), or Nil.
+func keyValues(v resp.Value) (KeyValues, error) {
+	if v.IsNull() {
+		return KeyValues{}, Nil
+	}
+	elems := v.Elems()
+	if len(elems) != 2 {
+		return KeyValues{}, &TypeError{Want: "KeyValues", Got: v.Type().String()}
+	}
+	vals, err := bytesSlice(elems[1])
+	return KeyValues{Key: string(elems[0].Bytes()), Values: vals}, err
+}
+
+// floatsOrNaN reads an array of scores, NaN for nulls (ZMSCORE).
+func floatsOrNaN(v resp.Value) ([]float64, error) {
+	elems := v.Elems()
+	out := make([]float64, len(elems))
+	for i, e := range elems {
+		if e.IsNull() {
+			out[i] = math.NaN()
+			continue
+		}
+		f, err := Value{e}.AsFloat64()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = f
+	}
+	return out, nil
+}
+
+// rankScore reads [rank, score] (ZRANK ... WITHSCORE), or Nil.
+func rankScore(v resp.Value) (RankScore, error) {
+	if v.IsNull() {
+		return RankScore{}, Nil
+	}
+	elems := v.Elems()
+	if len(elems) != 2 {
+		return RankScore{}, &TypeError{Want: "RankScore", Got: v.Type().String()}
+	}
+	f, err := Value{elems[1]}.AsFloat64()
+	return RankScore{Rank: elems[0].Int(), Score: f}, err
+}
+
+// keyZs reads [key, [[member, score]...]] (ZMPOP), or Nil.
+func keyZs(v resp.Value) (KeyZs, error) {
+	if v.IsNull() {
+		return KeyZs{}, Nil
+	}
+	elems := v.Elems()
+	if len(elems) != 2 {
+		return KeyZs{}, &TypeError{Want: "KeyZs", Got: v.Type().String()}
+	}
+	members, err := zs(elems[1])
+	return KeyZs{Key: string(elems[0].Bytes()), Members: members}, err
+}
 
 // bytesSlice reads an array of strings, keeping null elements as nil
 // (MGET, HMGET).

@@ -1,6 +1,6 @@
 package zipline
 
-import "context"
+import "time"
 
 // FieldValue is one field of a hash and its value.
 type FieldValue struct {
@@ -17,146 +17,212 @@ func hsetArgs(key string, fields []FieldValue) []arg {
 	return args
 }
 
-func hsetCmd(key string, fields []FieldValue) command[int64] {
-	return cmd(decInt, "HSET", hsetArgs(key, fields)...)
-}
-
-func hsetNXCmd(key, field string, val []byte) command[bool] {
-	return cmd(decBool, "HSETNX", keyArg(key), str(field), bin(val))
-}
-
-// fieldCmd is a command on one field of a hash.
-func fieldCmd[T any](dec *decoder[T], name, key, field string) command[T] {
-	return cmd(dec, name, keyArg(key), str(field))
-}
-
-// fieldsCmd is a command on several fields of a hash.
-func fieldsCmd[T any](dec *decoder[T], name, key string, fields []string) command[T] {
-	return cmd(dec, name, keyAnd(key, fields)...)
-}
-
-func hincrByCmd(key, field string, n int64) command[int64] {
-	return cmd(decInt, "HINCRBY", keyArg(key), str(field), num(n))
-}
-
-func hincrByFloatCmd(key, field string, f float64) command[float64] {
-	return cmd(decFloat, "HINCRBYFLOAT", keyArg(key), str(field), flt(f))
-}
+// The hash commands. Each is defined once; go generate makes its Client
+// and Batch methods (commands_gen.go).
 
 // HSet sets fields of the hash at key and returns how many were new.
-func (c *Client) HSet(ctx context.Context, key string, fields ...FieldValue) (int64, error) {
-	return run(ctx, c, hsetCmd(key, fields))
-}
-
-// HSet queues HSET; see Client.HSet.
-func (b *Batch) HSet(key string, fields ...FieldValue) *Future[int64] {
-	return enqueue(b, hsetCmd(key, fields))
+//
+//zipline:twins HSet
+func hsetCmd(key string, fields ...FieldValue) command[int64] {
+	return cmd(decInt, specHSET, hsetArgs(key, fields)...)
 }
 
 // HSetNX sets field only if it does not exist, and reports whether it did.
-func (c *Client) HSetNX(ctx context.Context, key, field string, val []byte) (bool, error) {
-	return run(ctx, c, hsetNXCmd(key, field, val))
-}
-
-// HSetNX queues HSETNX; see Client.HSetNX.
-func (b *Batch) HSetNX(key, field string, val []byte) *Future[bool] {
-	return enqueue(b, hsetNXCmd(key, field, val))
+//
+//zipline:twins HSetNX
+func hsetNXCmd(key, field string, val []byte) command[bool] {
+	return cmd(decBool, specHSETNX, keyArg(key), str(field), bin(val))
 }
 
 // HGet returns the value of field, or Nil if the field or hash is missing.
-func (c *Client) HGet(ctx context.Context, key, field string) ([]byte, error) {
-	return run(ctx, c, fieldCmd(decBytes, "HGET", key, field))
-}
-
-// HGet queues HGET; see Client.HGet.
-func (b *Batch) HGet(key, field string) *Future[[]byte] {
-	return enqueue(b, fieldCmd(decBytes, "HGET", key, field))
+//
+//zipline:twins HGet
+func hgetCmd(key, field string) command[[]byte] {
+	return cmd(decBytes, specHGET, keyArg(key), str(field))
 }
 
 // HMGet returns the values of fields, with nil for missing ones.
-func (c *Client) HMGet(ctx context.Context, key string, fields ...string) ([][]byte, error) {
-	return run(ctx, c, fieldsCmd(decBytesSlice, "HMGET", key, fields))
-}
-
-// HMGet queues HMGET; see Client.HMGet.
-func (b *Batch) HMGet(key string, fields ...string) *Future[[][]byte] {
-	return enqueue(b, fieldsCmd(decBytesSlice, "HMGET", key, fields))
+//
+//zipline:twins HMGet
+func hmgetCmd(key string, fields ...string) command[[][]byte] {
+	return cmd(decBytesSlice, specHMGET, keyAnd(key, fields)...)
 }
 
 // HGetAll returns every field and value of the hash (empty if missing).
-func (c *Client) HGetAll(ctx context.Context, key string) (map[string][]byte, error) {
-	return run(ctx, c, keyCmd(decBytesMap, "HGETALL", key))
-}
-
-// HGetAll queues HGETALL; see Client.HGetAll.
-func (b *Batch) HGetAll(key string) *Future[map[string][]byte] {
-	return enqueue(b, keyCmd(decBytesMap, "HGETALL", key))
+//
+//zipline:twins HGetAll
+func hgetAllCmd(key string) command[map[string][]byte] {
+	return cmd(decBytesMap, specHGETALL, keyArg(key))
 }
 
 // HDel deletes fields and returns how many existed.
-func (c *Client) HDel(ctx context.Context, key string, fields ...string) (int64, error) {
-	return run(ctx, c, fieldsCmd(decInt, "HDEL", key, fields))
-}
-
-// HDel queues HDEL; see Client.HDel.
-func (b *Batch) HDel(key string, fields ...string) *Future[int64] {
-	return enqueue(b, fieldsCmd(decInt, "HDEL", key, fields))
+//
+//zipline:twins HDel
+func hdelCmd(key string, fields ...string) command[int64] {
+	return cmd(decInt, specHDEL, keyAnd(key, fields)...)
 }
 
 // HExists reports whether field exists in the hash.
-func (c *Client) HExists(ctx context.Context, key, field string) (bool, error) {
-	return run(ctx, c, fieldCmd(decBool, "HEXISTS", key, field))
-}
-
-// HExists queues HEXISTS; see Client.HExists.
-func (b *Batch) HExists(key, field string) *Future[bool] {
-	return enqueue(b, fieldCmd(decBool, "HEXISTS", key, field))
+//
+//zipline:twins HExists
+func hexistsCmd(key, field string) command[bool] {
+	return cmd(decBool, specHEXISTS, keyArg(key), str(field))
 }
 
 // HIncrBy adds n to the integer in field and returns the result.
-func (c *Client) HIncrBy(ctx context.Context, key, field string, n int64) (int64, error) {
-	return run(ctx, c, hincrByCmd(key, field, n))
-}
-
-// HIncrBy queues HINCRBY; see Client.HIncrBy.
-func (b *Batch) HIncrBy(key, field string, n int64) *Future[int64] {
-	return enqueue(b, hincrByCmd(key, field, n))
+//
+//zipline:twins HIncrBy
+func hincrByCmd(key, field string, n int64) command[int64] {
+	return cmd(decInt, specHINCRBY, keyArg(key), str(field), num(n))
 }
 
 // HIncrByFloat adds f to the number in field and returns the result.
-func (c *Client) HIncrByFloat(ctx context.Context, key, field string, f float64) (float64, error) {
-	return run(ctx, c, hincrByFloatCmd(key, field, f))
-}
-
-// HIncrByFloat queues HINCRBYFLOAT; see Client.HIncrByFloat.
-func (b *Batch) HIncrByFloat(key, field string, f float64) *Future[float64] {
-	return enqueue(b, hincrByFloatCmd(key, field, f))
+//
+//zipline:twins HIncrByFloat
+func hincrByFloatCmd(key, field string, f float64) command[float64] {
+	return cmd(decFloat, specHINCRBYFLOAT, keyArg(key), str(field), flt(f))
 }
 
 // HKeys returns the hash's field names.
-func (c *Client) HKeys(ctx context.Context, key string) ([]string, error) {
-	return run(ctx, c, keyCmd(decStrings, "HKEYS", key))
-}
-
-// HKeys queues HKEYS; see Client.HKeys.
-func (b *Batch) HKeys(key string) *Future[[]string] {
-	return enqueue(b, keyCmd(decStrings, "HKEYS", key))
-}
+//
+//zipline:twins HKeys
+func hkeysCmd(key string) command[[]string] { return cmd(decStrings, specHKEYS, keyArg(key)) }
 
 // HVals returns the hash's values.
-func (c *Client) HVals(ctx context.Context, key string) ([][]byte, error) {
-	return run(ctx, c, keyCmd(decBytesSlice, "HVALS", key))
-}
-
-// HVals queues HVALS; see Client.HVals.
-func (b *Batch) HVals(key string) *Future[[][]byte] {
-	return enqueue(b, keyCmd(decBytesSlice, "HVALS", key))
-}
+//
+//zipline:twins HVals
+func hvalsCmd(key string) command[[][]byte] { return cmd(decBytesSlice, specHVALS, keyArg(key)) }
 
 // HLen returns the number of fields in the hash.
-func (c *Client) HLen(ctx context.Context, key string) (int64, error) {
-	return run(ctx, c, keyCmd(decInt, "HLEN", key))
+//
+//zipline:twins HLen
+func hlenCmd(key string) command[int64] { return cmd(decInt, specHLEN, keyArg(key)) }
+
+// HStrLen returns the length of field's value (0 if missing). It is
+// refused while hashes are compressed: it would measure the stored bytes.
+//
+//zipline:twins HStrLen
+func hstrLenCmd(key, field string) command[int64] {
+	return cmd(decInt, specHSTRLEN, keyArg(key), str(field))
 }
 
-// HLen queues HLEN; see Client.HLen.
-func (b *Batch) HLen(key string) *Future[int64] { return enqueue(b, keyCmd(decInt, "HLEN", key)) }
+// HRandField returns up to count distinct random field names (HRANDFIELD
+// key count); a negative count may repeat them and returns -count.
+//
+//zipline:twins HRandField
+func hrandFieldCmd(key string, count int64) command[[]string] {
+	return cmd(decStrings, specHRANDFIELD, keyArg(key), num(count))
+}
+
+// HRandFieldWithValues is HRandField with each field's value.
+//
+//zipline:twins HRandFieldWithValues
+func hrandFieldWithValuesCmd(key string, count int64) command[[]FieldValue] {
+	return cmd(decFieldValues, specHRANDFIELD, keyArg(key), num(count), str("WITHVALUES"))
+}
+
+// Hash field expiration: Redis 7.4 and Valkey 9.0. On an older server the
+// client refuses these commands, naming the versions that have them.
+
+// HExpire sets the time to live of fields, and returns per field: 1 set,
+// 0 refused by cond, 2 deleted (d not positive), -2 no such field. d is
+// sent in seconds (HEXPIRE), or milliseconds (HPEXPIRE) when finer.
+//
+//zipline:twins HExpire buf=8
+func hexpireCmd(buf []arg, key string, d time.Duration, cond ExpireCond, fields ...string) command[[]int64] {
+	spec, n := specHEXPIRE, int64(d/time.Second)
+	if d%time.Second != 0 {
+		spec, n = specHPEXPIRE, millis(d)
+	}
+	return cmd(decInts, spec, fieldsArgs(append(buf, keyArg(key), num(n)), cond, fields)...)
+}
+
+// HPExpire is HExpire in milliseconds (HPEXPIRE), whatever d.
+//
+//zipline:twins HPExpire buf=8
+func hpexpireCmd(buf []arg, key string, d time.Duration, cond ExpireCond, fields ...string) command[[]int64] {
+	return cmd(decInts, specHPEXPIRE, fieldsArgs(append(buf, keyArg(key), num(millis(d))), cond, fields)...)
+}
+
+// HExpireAt expires fields at t (HPEXPIREAT), and returns per field what
+// HExpire does.
+//
+//zipline:twins HExpireAt buf=8
+func hexpireAtCmd(buf []arg, key string, t time.Time, cond ExpireCond, fields ...string) command[[]int64] {
+	return cmd(decInts, specHPEXPIREAT, fieldsArgs(append(buf, keyArg(key), num(t.UnixMilli())), cond, fields)...)
+}
+
+// HTTL returns the time to live of fields, in whole seconds: NoExpiry for
+// a field without one, NoKey for a missing field.
+//
+//zipline:twins HTTL buf=4
+func httlCmd(buf []arg, key string, fields ...string) command[[]time.Duration] {
+	return cmd(decTTLs, specHTTL, fieldsArgs(append(buf, keyArg(key)), "", fields)...)
+}
+
+// HPTTL is HTTL in milliseconds.
+//
+//zipline:twins HPTTL buf=4
+func hpttlCmd(buf []arg, key string, fields ...string) command[[]time.Duration] {
+	return cmd(decPTTLs, specHPTTL, fieldsArgs(append(buf, keyArg(key)), "", fields)...)
+}
+
+// HExpireTime returns when fields expire, in Unix milliseconds
+// (HPEXPIRETIME): -1 for a field without an expiry, -2 for a missing one.
+//
+//zipline:twins HExpireTime buf=4
+func hexpireTimeCmd(buf []arg, key string, fields ...string) command[[]int64] {
+	return cmd(decInts, specHPEXPIRETIME, fieldsArgs(append(buf, keyArg(key)), "", fields)...)
+}
+
+// HPersist removes the time to live of fields, and returns per field: 1
+// removed, -1 had none, -2 no such field.
+//
+//zipline:twins HPersist buf=4
+func hpersistCmd(buf []arg, key string, fields ...string) command[[]int64] {
+	return cmd(decInts, specHPERSIST, fieldsArgs(append(buf, keyArg(key)), "", fields)...)
+}
+
+// HGetEx returns the values of fields (nil for missing ones) and sets
+// their time to live (exp: EX, PX, ExpireAt or Persist; the zero Expiry
+// leaves it).
+//
+//zipline:twins HGetEx buf=6
+func hgetExCmd(buf []arg, key string, exp Expiry, fields ...string) (command[[][]byte], error) {
+	args, err := appendExpiry(append(buf, keyArg(key)), []Expiry{exp}, "HGETEX")
+	return cmd(decBytesSlice, specHGETEX, fieldsArgs(args, "", fields)...), err
+}
+
+// HSetEx sets fields with a time to live (exp: EX, PX, ExpireAt or
+// KeepTTL; the zero Expiry sets none), and reports whether it set them.
+//
+//zipline:twins HSetEx buf=6
+func hsetExCmd(buf []arg, key string, exp Expiry, fields ...FieldValue) (command[bool], error) {
+	args, err := appendExpiry(append(buf, keyArg(key)), []Expiry{exp}, "HSETEX")
+	args = append(args, str("FIELDS"), num(int64(len(fields))))
+	for _, f := range fields {
+		args = append(args, str(f.Field), bin(f.Value))
+	}
+	return cmd(decBool, specHSETEX, args...), err
+}
+
+// HGetDel returns the values of fields (nil for missing ones) and deletes
+// them.
+//
+//zipline:twins HGetDel buf=4
+func hgetDelCmd(buf []arg, key string, fields ...string) command[[][]byte] {
+	return cmd(decBytesSlice, specHGETDEL, fieldsArgs(append(buf, keyArg(key)), "", fields)...)
+}
+
+// fieldsArgs appends an expiry condition, if any, then FIELDS, the number
+// of fields and the fields (the hash field expiration commands' tail).
+func fieldsArgs(args []arg, cond ExpireCond, fields []string) []arg {
+	if cond != "" {
+		args = append(args, str(string(cond)))
+	}
+	args = append(args, str("FIELDS"), num(int64(len(fields))))
+	for _, f := range fields {
+		args = append(args, str(f))
+	}
+	return args
+}

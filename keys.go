@@ -3,137 +3,334 @@ package zipline
 import (
 	"context"
 	"time"
+
+	"github.com/ziplinekv/zipline/internal/resp"
 )
 
-// expireCmd is EXPIRE for whole seconds and PEXPIRE otherwise. A positive
-// d under a millisecond is rounded up to one: PEXPIRE 0 would delete the
-// key. A d of zero or less deletes it, as the server does.
-func expireCmd(key string, d time.Duration) command[bool] {
-	if d%time.Second == 0 {
-		return cmd(decBool, "EXPIRE", keyArg(key), num(int64(d/time.Second)))
-	}
-	return cmd(decBool, "PEXPIRE", keyArg(key), num(millis(d)))
-}
-
-func keysCmd[T any](dec *decoder[T], name string, keys []string) command[T] {
-	return cmd(dec, name, keyArgs(keys)...)
-}
-
-func keyCmd[T any](dec *decoder[T], name, key string) command[T] {
-	return cmd(dec, name, keyArg(key))
-}
-
-func expireAtCmd(key string, t time.Time) command[bool] {
-	return cmd(decBool, "PEXPIREAT", keyArg(key), num(t.UnixMilli()))
-}
-
-func renameCmd(key, newKey string) command[bool] {
-	return cmd(decOK, "RENAME", keyArg(key), keyArg(newKey))
-}
+// The generic key commands. Each is defined once; go generate makes its
+// Client and Batch methods (commands_gen.go).
 
 // Del deletes keys and returns how many existed.
-func (c *Client) Del(ctx context.Context, keys ...string) (int64, error) {
-	return run(ctx, c, keysCmd(decInt, "DEL", keys))
-}
-
-// Del queues DEL; see Client.Del.
-func (b *Batch) Del(keys ...string) *Future[int64] { return enqueue(b, keysCmd(decInt, "DEL", keys)) }
+//
+//zipline:twins Del
+func delCmd(keys ...string) command[int64] { return cmd(decInt, specDEL, keyArgs(keys)...) }
 
 // Unlink deletes keys like Del, reclaiming their memory in the background.
-func (c *Client) Unlink(ctx context.Context, keys ...string) (int64, error) {
-	return run(ctx, c, keysCmd(decInt, "UNLINK", keys))
-}
-
-// Unlink queues UNLINK; see Client.Unlink.
-func (b *Batch) Unlink(keys ...string) *Future[int64] {
-	return enqueue(b, keysCmd(decInt, "UNLINK", keys))
-}
+//
+//zipline:twins Unlink
+func unlinkCmd(keys ...string) command[int64] { return cmd(decInt, specUNLINK, keyArgs(keys)...) }
 
 // Exists returns how many of keys exist (a key named twice counts twice).
-func (c *Client) Exists(ctx context.Context, keys ...string) (int64, error) {
-	return run(ctx, c, keysCmd(decInt, "EXISTS", keys))
-}
-
-// Exists queues EXISTS; see Client.Exists.
-func (b *Batch) Exists(keys ...string) *Future[int64] {
-	return enqueue(b, keysCmd(decInt, "EXISTS", keys))
-}
+//
+//zipline:twins Exists
+func existsCmd(keys ...string) command[int64] { return cmd(decInt, specEXISTS, keyArgs(keys)...) }
 
 // Touch updates the last access time of keys and returns how many exist.
-func (c *Client) Touch(ctx context.Context, keys ...string) (int64, error) {
-	return run(ctx, c, keysCmd(decInt, "TOUCH", keys))
-}
+//
+//zipline:twins Touch
+func touchCmd(keys ...string) command[int64] { return cmd(decInt, specTOUCH, keyArgs(keys)...) }
 
-// Touch queues TOUCH; see Client.Touch.
-func (b *Batch) Touch(keys ...string) *Future[int64] {
-	return enqueue(b, keysCmd(decInt, "TOUCH", keys))
+// ExpireCond makes setting an expiry conditional (EXPIRE, HEXPIRE ... NX,
+// XX, GT or LT). The zero ExpireCond sets it whatever the key has.
+type ExpireCond string
+
+// The conditions. A key without an expiry counts as expiring never (later
+// than any time), as the server counts it.
+const (
+	IfNoExpiry ExpireCond = "NX" // only when there is none
+	IfExpiry   ExpireCond = "XX" // only when there is one
+	IfLater    ExpireCond = "GT" // only when later than the current one
+	IfSooner   ExpireCond = "LT" // only when sooner than the current one
+)
+
+// expireArgs is a key, d (in seconds, or milliseconds when finer: the spec
+// says which), and cond. A positive d under a millisecond is rounded up to
+// one: PEXPIRE 0 would delete the key.
+func expireArgs(buf []arg, key string, d time.Duration, cond ExpireCond, inSeconds, inMillis *commandSpec) (*commandSpec, []arg) {
+	spec, n := inSeconds, int64(d/time.Second)
+	if d%time.Second != 0 {
+		spec, n = inMillis, millis(d)
+	}
+	args := append(buf, keyArg(key), num(n))
+	if cond != "" {
+		args = append(args, str(string(cond)))
+	}
+	return spec, args
 }
 
 // Expire sets key to expire after d (EXPIRE, or PEXPIRE below a second),
 // and reports whether the key exists. A positive d under a millisecond
 // counts as one millisecond; a d of zero or less deletes the key, as the
 // server does.
-func (c *Client) Expire(ctx context.Context, key string, d time.Duration) (bool, error) {
-	return run(ctx, c, expireCmd(key, d))
+//
+//zipline:twins Expire buf=3
+func expireCmd(buf []arg, key string, d time.Duration) command[bool] {
+	spec, args := expireArgs(buf, key, d, "", specEXPIRE, specPEXPIRE)
+	return cmd(decBool, spec, args...)
 }
 
-// Expire queues EXPIRE or PEXPIRE; see Client.Expire.
-func (b *Batch) Expire(key string, d time.Duration) *Future[bool] {
-	return enqueue(b, expireCmd(key, d))
+// ExpireIf is Expire under a condition (EXPIRE ... NX, XX, GT or LT), and
+// reports whether the expiry was set.
+//
+//zipline:twins ExpireIf buf=3
+func expireIfCmd(buf []arg, key string, d time.Duration, cond ExpireCond) command[bool] {
+	spec, args := expireArgs(buf, key, d, cond, specEXPIRE, specPEXPIRE)
+	return cmd(decBool, spec, args...)
+}
+
+// PExpire is Expire in milliseconds (PEXPIRE), whatever d.
+//
+//zipline:twins PExpire
+func pexpireCmd(key string, d time.Duration) command[bool] {
+	return cmd(decBool, specPEXPIRE, keyArg(key), num(millis(d)))
 }
 
 // ExpireAt sets key to expire at t (PEXPIREAT), and reports whether the key
 // exists.
-func (c *Client) ExpireAt(ctx context.Context, key string, t time.Time) (bool, error) {
-	return run(ctx, c, expireAtCmd(key, t))
+//
+//zipline:twins ExpireAt
+func expireAtCmd(key string, t time.Time) command[bool] {
+	return cmd(decBool, specPEXPIREAT, keyArg(key), num(t.UnixMilli()))
 }
 
-// ExpireAt queues PEXPIREAT; see Client.ExpireAt.
-func (b *Batch) ExpireAt(key string, t time.Time) *Future[bool] {
-	return enqueue(b, expireAtCmd(key, t))
+// ExpireAtIf is ExpireAt under a condition, and reports whether the
+// expiry was set.
+//
+//zipline:twins ExpireAtIf
+func expireAtIfCmd(key string, t time.Time, cond ExpireCond) command[bool] {
+	return cmd(decBool, specPEXPIREAT, keyArg(key), num(t.UnixMilli()), str(string(cond)))
+}
+
+// ExpireTime returns when key expires, to the second (EXPIRETIME): the
+// zero time if it has no expiry, Nil if it does not exist.
+//
+//zipline:twins ExpireTime
+func expireTimeCmd(key string) command[time.Time] {
+	return cmd(decUnixSeconds, specEXPIRETIME, keyArg(key))
+}
+
+// PExpireTime is ExpireTime to the millisecond (PEXPIRETIME).
+//
+//zipline:twins PExpireTime
+func pexpireTimeCmd(key string) command[time.Time] {
+	return cmd(decUnixMillis, specPEXPIRETIME, keyArg(key))
 }
 
 // Persist removes key's expiry and reports whether it had one.
-func (c *Client) Persist(ctx context.Context, key string) (bool, error) {
-	return run(ctx, c, keyCmd(decBool, "PERSIST", key))
-}
-
-// Persist queues PERSIST; see Client.Persist.
-func (b *Batch) Persist(key string) *Future[bool] { return enqueue(b, keyCmd(decBool, "PERSIST", key)) }
+//
+//zipline:twins Persist
+func persistCmd(key string) command[bool] { return cmd(decBool, specPERSIST, keyArg(key)) }
 
 // TTL returns key's remaining time to live in whole seconds. As with
 // go-redis, a key with no expiry gives NoExpiry (-1) and a missing key
 // NoKey (-2), both with a nil error.
-func (c *Client) TTL(ctx context.Context, key string) (time.Duration, error) {
-	return run(ctx, c, keyCmd(decTTL, "TTL", key))
-}
-
-// TTL queues TTL; see Client.TTL.
-func (b *Batch) TTL(key string) *Future[time.Duration] { return enqueue(b, keyCmd(decTTL, "TTL", key)) }
+//
+//zipline:twins TTL
+func ttlCmd(key string) command[time.Duration] { return cmd(decTTL, specTTL, keyArg(key)) }
 
 // PTTL is TTL with millisecond precision.
-func (c *Client) PTTL(ctx context.Context, key string) (time.Duration, error) {
-	return run(ctx, c, keyCmd(decPTTL, "PTTL", key))
-}
-
-// PTTL queues PTTL; see Client.PTTL.
-func (b *Batch) PTTL(key string) *Future[time.Duration] {
-	return enqueue(b, keyCmd(decPTTL, "PTTL", key))
-}
+//
+//zipline:twins PTTL
+func pttlCmd(key string) command[time.Duration] { return cmd(decPTTL, specPTTL, keyArg(key)) }
 
 // Type returns the type of key's value ("string", "hash", ...), or "none".
-func (c *Client) Type(ctx context.Context, key string) (string, error) {
-	return run(ctx, c, keyCmd(decStatus, "TYPE", key))
-}
-
-// Type queues TYPE; see Client.Type.
-func (b *Batch) Type(key string) *Future[string] { return enqueue(b, keyCmd(decStatus, "TYPE", key)) }
+//
+//zipline:twins Type
+func typeCmd(key string) command[string] { return cmd(decStatus, specTYPE, keyArg(key)) }
 
 // Rename renames key to newKey, replacing newKey if it exists.
-func (c *Client) Rename(ctx context.Context, key, newKey string) error {
-	_, err := run(ctx, c, renameCmd(key, newKey))
-	return err
+//
+//zipline:twins Rename client=error
+func renameCmd(key, newKey string) command[bool] {
+	return cmd(decOK, specRENAME, keyArg(key), keyArg(newKey))
 }
 
-// Rename queues RENAME; see Client.Rename.
-func (b *Batch) Rename(key, newKey string) *Future[bool] { return enqueue(b, renameCmd(key, newKey)) }
+// RenameNX renames key to newKey only if newKey does not exist, and
+// reports whether it did.
+//
+//zipline:twins RenameNX
+func renameNXCmd(key, newKey string) command[bool] {
+	return cmd(decBool, specRENAMENX, keyArg(key), keyArg(newKey))
+}
+
+// Copy copies the value at src to dst, replacing dst's only with replace,
+// and reports whether it copied.
+//
+//zipline:twins Copy
+func copyCmd(src, dst string, replace bool) command[bool] {
+	if replace {
+		return cmd(decBool, specCOPY, keyArg(src), keyArg(dst), str("REPLACE"))
+	}
+	return cmd(decBool, specCOPY, keyArg(src), keyArg(dst))
+}
+
+// CopyToDB is Copy into database db (COPY ... DB; not on a cluster).
+//
+//zipline:twins CopyToDB
+func copyToDBCmd(src, dst string, db int, replace bool) command[bool] {
+	if replace {
+		return cmd(decBool, specCOPY, keyArg(src), keyArg(dst), str("DB"), num(int64(db)), str("REPLACE"))
+	}
+	return cmd(decBool, specCOPY, keyArg(src), keyArg(dst), str("DB"), num(int64(db)))
+}
+
+// Move moves key to database db, and reports whether it moved (not on a
+// cluster).
+//
+//zipline:twins Move
+func moveCmd(key string, db int) command[bool] {
+	return cmd(decBool, specMOVE, keyArg(key), num(int64(db)))
+}
+
+// RandomKey returns a random key of the database, or Nil if it is empty.
+//
+//zipline:twins RandomKey
+func randomKeyCmd() command[string] { return cmd(decString, specRANDOMKEY) }
+
+// Dump returns key's value serialized (DUMP), for Restore, or Nil if the
+// key does not exist. A compressed value is serialized as stored.
+//
+//zipline:twins Dump
+func dumpCmd(key string) command[[]byte] { return cmd(decBytes, specDUMP, keyArg(key)) }
+
+// Restore creates key from data that Dump returned, with ttl (0: none).
+// It fails if key exists; RestoreReplace replaces it.
+//
+//zipline:twins Restore client=error
+func restoreCmd(key string, ttl time.Duration, data []byte) command[bool] {
+	return cmd(decOK, specRESTORE, keyArg(key), num(millis(ttl)), bin(data))
+}
+
+// RestoreReplace is Restore replacing key if it exists.
+//
+//zipline:twins RestoreReplace client=error
+func restoreReplaceCmd(key string, ttl time.Duration, data []byte) command[bool] {
+	return cmd(decOK, specRESTORE, keyArg(key), num(millis(ttl)), bin(data), str("REPLACE"))
+}
+
+// ObjectEncoding returns how the server stores key's value ("listpack",
+// "embstr", ...), or Nil if the key does not exist.
+//
+//zipline:twins ObjectEncoding
+func objectEncodingCmd(key string) command[string] {
+	return cmd(decString, specOBJECT_ENCODING, keyArg(key))
+}
+
+// ObjectFreq returns key's access frequency (an LFU maxmemory policy only).
+//
+//zipline:twins ObjectFreq
+func objectFreqCmd(key string) command[int64] { return cmd(decInt, specOBJECT_FREQ, keyArg(key)) }
+
+// ObjectIdleTime returns how long key has not been read or written, in
+// seconds.
+//
+//zipline:twins ObjectIdleTime
+func objectIdleTimeCmd(key string) command[time.Duration] {
+	return cmd(decSeconds, specOBJECT_IDLETIME, keyArg(key))
+}
+
+// ObjectRefCount returns the reference count of key's value.
+//
+//zipline:twins ObjectRefCount
+func objectRefCountCmd(key string) command[int64] {
+	return cmd(decInt, specOBJECT_REFCOUNT, keyArg(key))
+}
+
+// SortArgs are SORT's options. The zero SortArgs sorts the elements
+// numerically, ascending, all of them.
+type SortArgs struct {
+	By     string   // sort by these keys' values ("weight_*"; "nosort" to keep the order)
+	Offset int64    // with Count: a page of the result
+	Count  int64    // 0: every element
+	Get    []string // return these keys' values instead ("#" the element itself)
+	Desc   bool     // descending
+	Alpha  bool     // lexicographically
+}
+
+func (a *SortArgs) appendTo(args []arg) []arg {
+	if a.By != "" {
+		args = append(args, str("BY"), str(a.By))
+	}
+	if a.Offset != 0 || a.Count != 0 {
+		args = append(args, str("LIMIT"), num(a.Offset), num(a.Count))
+	}
+	for _, g := range a.Get {
+		args = append(args, str("GET"), str(g))
+	}
+	if a.Desc {
+		args = append(args, str("DESC"))
+	}
+	if a.Alpha {
+		args = append(args, str("ALPHA"))
+	}
+	return args
+}
+
+// Sort returns the elements of the list, set or sorted set at key, sorted
+// (SORT); with Get, the values of the keys they name (nil for missing
+// ones). On a cluster, By and Get must name keys of key's slot.
+//
+//zipline:twins Sort
+func sortCmd(key string, a SortArgs) command[[][]byte] {
+	return cmd(decBytesSlice, specSORT, a.appendTo([]arg{keyArg(key)})...)
+}
+
+// SortRO is Sort on a replica-safe, read-only command (SORT_RO).
+//
+//zipline:twins SortRO
+func sortROCmd(key string, a SortArgs) command[[][]byte] {
+	return cmd(decBytesSlice, specSORT_RO, a.appendTo([]arg{keyArg(key)})...)
+}
+
+// SortStore stores what Sort would return in the list dst, and returns
+// its length.
+//
+//zipline:twins SortStore
+func sortStoreCmd(key, dst string, a SortArgs) command[int64] {
+	return cmd(decInt, specSORT, append(a.appendTo([]arg{keyArg(key)}), str("STORE"), keyArg(dst))...)
+}
+
+// Keys returns every key matching pattern (KEYS: it blocks the server
+// while it walks the whole keyspace; prefer Scan). On a cluster it asks
+// every primary.
+func (c *Client) Keys(ctx context.Context, pattern string) ([]string, error) {
+	var out []string
+	for _, sh := range c.shards() {
+		keys, err := run(ctx, sh, keysCmd(pattern))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, keys...)
+	}
+	return out, nil
+}
+
+// Keys queues KEYS; see Client.Keys. In a batch on a cluster it goes to
+// one node.
+//
+//zipline:twins Keys client=manual
+func keysCmd(pattern string) command[[]string] { return cmd(decStrings, specKEYS, str(pattern)) }
+
+// decUnixSeconds and decUnixMillis read EXPIRETIME and PEXPIRETIME: -1 is
+// no expiry (the zero time), -2 a missing key (Nil).
+var (
+	decUnixSeconds = newDecoder(tsInt, func(v resp.Value) (time.Time, error) { return unixTime(v, time.Second) })
+	decUnixMillis  = newDecoder(tsInt, func(v resp.Value) (time.Time, error) { return unixTime(v, time.Millisecond) })
+	decSeconds     = newDecoder(tsIntOrNull, func(v resp.Value) (time.Duration, error) {
+		n, err := Value{v}.AsInt64()
+		return time.Duration(n) * time.Second, err
+	})
+)
+
+func unixTime(v resp.Value, unit time.Duration) (time.Time, error) {
+	switch n := v.Int(); {
+	case n == -2:
+		return time.Time{}, Nil
+	case n < 0:
+		return time.Time{}, nil
+	case unit == time.Second:
+		return time.Unix(n, 0), nil
+	default:
+		return time.UnixMilli(n), nil
+	}
+}

@@ -1,11 +1,8 @@
 package zipline
 
-import (
-	"context"
-	"time"
-)
+import "time"
 
-// ListEnd names an end of a list, for LMove and BLMove.
+// ListEnd names an end of a list, for LMove, BLMove, LMPop and BLMPop.
 type ListEnd string
 
 const (
@@ -13,13 +10,14 @@ const (
 	Right ListEnd = "RIGHT"
 )
 
-func pushCmd(name, key string, vals [][]byte) command[int64] {
+// keyThenValues is a key followed by values.
+func keyThenValues(key string, vals [][]byte) []arg {
 	args := make([]arg, 0, 1+len(vals))
 	args = append(args, keyArg(key))
 	for _, v := range vals {
 		args = append(args, bin(v))
 	}
-	return cmd(decInt, name, args...)
+	return args
 }
 
 // keysThenTimeout builds a blocking pop's arguments: the keys, then the
@@ -31,191 +29,234 @@ func keysThenTimeout(keys []string, timeout time.Duration) []arg {
 	return append(args, flt(timeout.Seconds()))
 }
 
-func rangeCmd[T any](dec *decoder[T], name, key string, start, stop int64) command[T] {
-	return cmd(dec, name, keyArg(key), num(start), num(stop))
+// The list commands. Each is defined once; go generate makes its Client
+// and Batch methods (commands_gen.go). Blocking ones run on a dedicated
+// connection, never stalling others; queued in a Batch, they make the
+// batch run on one.
+
+// LPush inserts values at the head of the list and returns its length.
+//
+//zipline:twins LPush
+func lpushCmd(key string, vals ...[]byte) command[int64] {
+	return cmd(decInt, specLPUSH, keyThenValues(key, vals)...)
 }
 
+// RPush appends values to the tail of the list and returns its length.
+//
+//zipline:twins RPush
+func rpushCmd(key string, vals ...[]byte) command[int64] {
+	return cmd(decInt, specRPUSH, keyThenValues(key, vals)...)
+}
+
+// LPushX is LPush only if the list exists; it returns its length (0 if
+// not).
+//
+//zipline:twins LPushX
+func lpushXCmd(key string, vals ...[]byte) command[int64] {
+	return cmd(decInt, specLPUSHX, keyThenValues(key, vals)...)
+}
+
+// RPushX is RPush only if the list exists; it returns its length (0 if
+// not).
+//
+//zipline:twins RPushX
+func rpushXCmd(key string, vals ...[]byte) command[int64] {
+	return cmd(decInt, specRPUSHX, keyThenValues(key, vals)...)
+}
+
+// LPop removes and returns the first element, or Nil if the list is empty.
+//
+//zipline:twins LPop
+func lpopCmd(key string) command[[]byte] { return cmd(decBytes, specLPOP, keyArg(key)) }
+
+// RPop removes and returns the last element, or Nil if the list is empty.
+//
+//zipline:twins RPop
+func rpopCmd(key string) command[[]byte] { return cmd(decBytes, specRPOP, keyArg(key)) }
+
+// LPopCount removes and returns up to count elements from the head, or Nil
+// if the list is empty.
+//
+//zipline:twins LPopCount
+func lpopCountCmd(key string, count int64) command[[][]byte] {
+	return cmd(decBytesSlice, specLPOP, keyArg(key), num(count))
+}
+
+// RPopCount removes and returns up to count elements from the tail, or Nil
+// if the list is empty.
+//
+//zipline:twins RPopCount
+func rpopCountCmd(key string, count int64) command[[][]byte] {
+	return cmd(decBytesSlice, specRPOP, keyArg(key), num(count))
+}
+
+// LRange returns the elements from start to stop inclusive; negative
+// indexes count from the end.
+//
+//zipline:twins LRange
+func lrangeCmd(key string, start, stop int64) command[[][]byte] {
+	return cmd(decBytesSlice, specLRANGE, keyArg(key), num(start), num(stop))
+}
+
+// LLen returns the length of the list.
+//
+//zipline:twins LLen
+func llenCmd(key string) command[int64] { return cmd(decInt, specLLEN, keyArg(key)) }
+
+// LIndex returns the element at index, or Nil if out of range.
+//
+//zipline:twins LIndex
 func lindexCmd(key string, index int64) command[[]byte] {
-	return cmd(decBytes, "LINDEX", keyArg(key), num(index))
+	return cmd(decBytes, specLINDEX, keyArg(key), num(index))
 }
 
+// LSet replaces the element at index.
+//
+//zipline:twins LSet client=error
 func lsetCmd(key string, index int64, val []byte) command[bool] {
-	return cmd(decOK, "LSET", keyArg(key), num(index), bin(val))
+	return cmd(decOK, specLSET, keyArg(key), num(index), bin(val))
 }
 
+// LRem removes count occurrences of val (all if 0, from the tail if
+// negative) and returns how many were removed.
+//
+//zipline:twins LRem
 func lremCmd(key string, count int64, val []byte) command[int64] {
-	return cmd(decInt, "LREM", keyArg(key), num(count), bin(val))
+	return cmd(decInt, specLREM, keyArg(key), num(count), bin(val))
 }
 
+// LTrim keeps only the elements from start to stop inclusive.
+//
+//zipline:twins LTrim client=error
+func ltrimCmd(key string, start, stop int64) command[bool] {
+	return cmd(decOK, specLTRIM, keyArg(key), num(start), num(stop))
+}
+
+// LInsert inserts val before (or after) the first element equal to pivot
+// and returns the new length, or -1 if pivot is not found.
+//
+//zipline:twins LInsert
 func linsertCmd(key string, before bool, pivot, val []byte) command[int64] {
 	where := "AFTER"
 	if before {
 		where = "BEFORE"
 	}
-	return cmd(decInt, "LINSERT", keyArg(key), str(where), bin(pivot), bin(val))
+	return cmd(decInt, specLINSERT, keyArg(key), str(where), bin(pivot), bin(val))
 }
 
-func lmoveCmd(src, dst string, from, to ListEnd) command[[]byte] {
-	return cmd(decBytes, "LMOVE", keyArg(src), keyArg(dst), str(string(from)), str(string(to)))
+// LPosArgs are LPOS's options. The zero LPosArgs finds the first match
+// from the head, looking at every element.
+type LPosArgs struct {
+	Rank   int64 // the Rank-th match (negative: from the tail); 0 is 1
+	MaxLen int64 // compare at most MaxLen elements; 0: all
 }
 
-func blmoveCmd(src, dst string, from, to ListEnd, timeout time.Duration) command[[]byte] {
-	return blockingCmd(decBytes, timeout, "BLMOVE", keyArg(src), keyArg(dst), str(string(from)), str(string(to)),
-		flt(timeout.Seconds()))
+func (a LPosArgs) appendTo(args []arg) []arg {
+	if a.Rank != 0 {
+		args = append(args, str("RANK"), num(a.Rank))
+	}
+	if a.MaxLen != 0 {
+		args = append(args, str("MAXLEN"), num(a.MaxLen))
+	}
+	return args
 }
 
-func bpopCmd(name string, timeout time.Duration, keys []string) command[KeyValue] {
-	return blockingCmd(decKeyValue, timeout, name, keysThenTimeout(keys, timeout)...)
+// LPos returns the index of the first element equal to val, or Nil if
+// none is. It is refused while lists are compressed: it compares stored
+// bytes.
+//
+//zipline:twins LPos buf=6
+func lposCmd(buf []arg, key string, val []byte, a LPosArgs) command[int64] {
+	return cmd(decIntOrNil, specLPOS, a.appendTo(append(buf, keyArg(key), bin(val)))...)
 }
 
-// LPush inserts values at the head of the list and returns its length.
-func (c *Client) LPush(ctx context.Context, key string, vals ...[]byte) (int64, error) {
-	return run(ctx, c, pushCmd("LPUSH", key, vals))
-}
-
-// LPush queues LPUSH; see Client.LPush.
-func (b *Batch) LPush(key string, vals ...[]byte) *Future[int64] {
-	return enqueue(b, pushCmd("LPUSH", key, vals))
-}
-
-// RPush appends values to the tail of the list and returns its length.
-func (c *Client) RPush(ctx context.Context, key string, vals ...[]byte) (int64, error) {
-	return run(ctx, c, pushCmd("RPUSH", key, vals))
-}
-
-// RPush queues RPUSH; see Client.RPush.
-func (b *Batch) RPush(key string, vals ...[]byte) *Future[int64] {
-	return enqueue(b, pushCmd("RPUSH", key, vals))
-}
-
-// LPop removes and returns the first element, or Nil if the list is empty.
-func (c *Client) LPop(ctx context.Context, key string) ([]byte, error) {
-	return run(ctx, c, keyCmd(decBytes, "LPOP", key))
-}
-
-// LPop queues LPOP; see Client.LPop.
-func (b *Batch) LPop(key string) *Future[[]byte] { return enqueue(b, keyCmd(decBytes, "LPOP", key)) }
-
-// RPop removes and returns the last element, or Nil if the list is empty.
-func (c *Client) RPop(ctx context.Context, key string) ([]byte, error) {
-	return run(ctx, c, keyCmd(decBytes, "RPOP", key))
-}
-
-// RPop queues RPOP; see Client.RPop.
-func (b *Batch) RPop(key string) *Future[[]byte] { return enqueue(b, keyCmd(decBytes, "RPOP", key)) }
-
-// LRange returns the elements from start to stop inclusive; negative
-// indexes count from the end.
-func (c *Client) LRange(ctx context.Context, key string, start, stop int64) ([][]byte, error) {
-	return run(ctx, c, rangeCmd(decBytesSlice, "LRANGE", key, start, stop))
-}
-
-// LRange queues LRANGE; see Client.LRange.
-func (b *Batch) LRange(key string, start, stop int64) *Future[[][]byte] {
-	return enqueue(b, rangeCmd(decBytesSlice, "LRANGE", key, start, stop))
-}
-
-// LLen returns the length of the list.
-func (c *Client) LLen(ctx context.Context, key string) (int64, error) {
-	return run(ctx, c, keyCmd(decInt, "LLEN", key))
-}
-
-// LLen queues LLEN; see Client.LLen.
-func (b *Batch) LLen(key string) *Future[int64] { return enqueue(b, keyCmd(decInt, "LLEN", key)) }
-
-// LIndex returns the element at index, or Nil if out of range.
-func (c *Client) LIndex(ctx context.Context, key string, index int64) ([]byte, error) {
-	return run(ctx, c, lindexCmd(key, index))
-}
-
-// LIndex queues LINDEX; see Client.LIndex.
-func (b *Batch) LIndex(key string, index int64) *Future[[]byte] {
-	return enqueue(b, lindexCmd(key, index))
-}
-
-// LSet replaces the element at index.
-func (c *Client) LSet(ctx context.Context, key string, index int64, val []byte) error {
-	_, err := run(ctx, c, lsetCmd(key, index, val))
-	return err
-}
-
-// LSet queues LSET; see Client.LSet.
-func (b *Batch) LSet(key string, index int64, val []byte) *Future[bool] {
-	return enqueue(b, lsetCmd(key, index, val))
-}
-
-// LRem removes count occurrences of val (all if 0, from the tail if
-// negative) and returns how many were removed.
-func (c *Client) LRem(ctx context.Context, key string, count int64, val []byte) (int64, error) {
-	return run(ctx, c, lremCmd(key, count, val))
-}
-
-// LRem queues LREM; see Client.LRem.
-func (b *Batch) LRem(key string, count int64, val []byte) *Future[int64] {
-	return enqueue(b, lremCmd(key, count, val))
-}
-
-// LTrim keeps only the elements from start to stop inclusive.
-func (c *Client) LTrim(ctx context.Context, key string, start, stop int64) error {
-	_, err := run(ctx, c, rangeCmd(decOK, "LTRIM", key, start, stop))
-	return err
-}
-
-// LTrim queues LTRIM; see Client.LTrim.
-func (b *Batch) LTrim(key string, start, stop int64) *Future[bool] {
-	return enqueue(b, rangeCmd(decOK, "LTRIM", key, start, stop))
-}
-
-// LInsert inserts val before (or after) the first element equal to pivot
-// and returns the new length, or -1 if pivot is not found.
-func (c *Client) LInsert(ctx context.Context, key string, before bool, pivot, val []byte) (int64, error) {
-	return run(ctx, c, linsertCmd(key, before, pivot, val))
-}
-
-// LInsert queues LINSERT; see Client.LInsert.
-func (b *Batch) LInsert(key string, before bool, pivot, val []byte) *Future[int64] {
-	return enqueue(b, linsertCmd(key, before, pivot, val))
+// LPosCount returns the indexes of up to count elements equal to val (0:
+// all).
+//
+//zipline:twins LPosCount buf=8
+func lposCountCmd(buf []arg, key string, val []byte, count int64, a LPosArgs) command[[]int64] {
+	return cmd(decInts, specLPOS, a.appendTo(append(buf, keyArg(key), bin(val), str("COUNT"), num(count)))...)
 }
 
 // LMove atomically pops an element from one end of src and pushes it to an
 // end of dst, returning it (Nil if src is empty).
-func (c *Client) LMove(ctx context.Context, src, dst string, from, to ListEnd) ([]byte, error) {
-	return run(ctx, c, lmoveCmd(src, dst, from, to))
+//
+//zipline:twins LMove
+func lmoveCmd(src, dst string, from, to ListEnd) command[[]byte] {
+	return cmd(decBytes, specLMOVE, keyArg(src), keyArg(dst), str(string(from)), str(string(to)))
 }
 
-// LMove queues LMOVE; see Client.LMove.
-func (b *Batch) LMove(src, dst string, from, to ListEnd) *Future[[]byte] {
-	return enqueue(b, lmoveCmd(src, dst, from, to))
+// RPopLPush is LMove from the tail of src to the head of dst.
+//
+//zipline:twins RPopLPush
+func rpopLPushCmd(src, dst string) command[[]byte] {
+	return cmd(decBytes, specRPOPLPUSH, keyArg(src), keyArg(dst))
+}
+
+// KeyValues are elements popped from one of several keys (LMPOP, BLMPOP).
+type KeyValues struct {
+	Key    string
+	Values [][]byte
+}
+
+func mpopArgs(timeout *time.Duration, from ListEnd, count int64, keys []string) []arg {
+	args := make([]arg, 0, len(keys)+5)
+	if timeout != nil {
+		args = append(args, flt(timeout.Seconds()))
+	}
+	args = append(args, num(int64(len(keys))))
+	args = append(args, keyArgs(keys)...)
+	args = append(args, str(string(from)))
+	if count > 1 {
+		args = append(args, str("COUNT"), num(count))
+	}
+	return args
+}
+
+// LMPop pops up to count elements (at least one) from the given end of the
+// first non-empty list among keys, or returns Nil if all are empty.
+//
+//zipline:twins LMPop
+func lmpopCmd(from ListEnd, count int64, keys ...string) command[KeyValues] {
+	return cmd(decKeyValues, specLMPOP, mpopArgs(nil, from, count, keys)...)
 }
 
 // BLPop pops the first element of the first non-empty list among keys,
 // waiting up to timeout (0: until ctx ends) for one. It returns Nil on
-// timeout. It runs on a dedicated connection, never stalling others.
-func (c *Client) BLPop(ctx context.Context, timeout time.Duration, keys ...string) (KeyValue, error) {
-	return run(ctx, c, bpopCmd("BLPOP", timeout, keys))
-}
-
-// BLPop queues BLPOP; the batch then runs on a dedicated connection.
-func (b *Batch) BLPop(timeout time.Duration, keys ...string) *Future[KeyValue] {
-	return enqueue(b, bpopCmd("BLPOP", timeout, keys))
+// timeout.
+//
+//zipline:twins BLPop
+func blpopCmd(timeout time.Duration, keys ...string) command[KeyValue] {
+	return blockingCmd(decKeyValue, timeout, specBLPOP, keysThenTimeout(keys, timeout)...)
 }
 
 // BRPop is BLPop from the tail.
-func (c *Client) BRPop(ctx context.Context, timeout time.Duration, keys ...string) (KeyValue, error) {
-	return run(ctx, c, bpopCmd("BRPOP", timeout, keys))
-}
-
-// BRPop queues BRPOP; the batch then runs on a dedicated connection.
-func (b *Batch) BRPop(timeout time.Duration, keys ...string) *Future[KeyValue] {
-	return enqueue(b, bpopCmd("BRPOP", timeout, keys))
+//
+//zipline:twins BRPop
+func brpopCmd(timeout time.Duration, keys ...string) command[KeyValue] {
+	return blockingCmd(decKeyValue, timeout, specBRPOP, keysThenTimeout(keys, timeout)...)
 }
 
 // BLMove is LMove that waits up to timeout for src to have an element.
-func (c *Client) BLMove(ctx context.Context, src, dst string, from, to ListEnd, timeout time.Duration) ([]byte, error) {
-	return run(ctx, c, blmoveCmd(src, dst, from, to, timeout))
+//
+//zipline:twins BLMove
+func blmoveCmd(src, dst string, from, to ListEnd, timeout time.Duration) command[[]byte] {
+	return blockingCmd(decBytes, timeout, specBLMOVE, keyArg(src), keyArg(dst), str(string(from)), str(string(to)),
+		flt(timeout.Seconds()))
 }
 
-// BLMove queues BLMOVE; the batch then runs on a dedicated connection.
-func (b *Batch) BLMove(src, dst string, from, to ListEnd, timeout time.Duration) *Future[[]byte] {
-	return enqueue(b, blmoveCmd(src, dst, from, to, timeout))
+// BRPopLPush is RPopLPush that waits up to timeout for src to have an
+// element.
+//
+//zipline:twins BRPopLPush
+func brpopLPushCmd(src, dst string, timeout time.Duration) command[[]byte] {
+	return blockingCmd(decBytes, timeout, specBRPOPLPUSH, keyArg(src), keyArg(dst), flt(timeout.Seconds()))
+}
+
+// BLMPop is LMPop that waits up to timeout for one of the lists to have
+// an element.
+//
+//zipline:twins BLMPop
+func blmpopCmd(timeout time.Duration, from ListEnd, count int64, keys ...string) command[KeyValues] {
+	return blockingCmd(decKeyValues, timeout, specBLMPOP, mpopArgs(&timeout, from, count, keys)...)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/ziplinekv/zipline/internal/pipe"
@@ -73,48 +72,55 @@ func (r *request) release() {
 
 // add encodes one command into r: its name, then its arguments, the stored
 // values among them compressed when the Client's view compresses their
-// family (valueCommands). expect is the set of reply types that can answer
-// it. It returns how to expand the stored values in its reply.
+// family (the row's valueCommand). expect is the set of reply types that
+// can answer it. It returns how to expand the stored values in its reply.
 //
 // On a cluster it also records the slot of the command's keys. A command
 // whose keys span several slots is refused with a *CrossSlotError, unless
 // it can be split (MGET, MSET, DEL, UNLINK, EXISTS, TOUCH): then it is
 // encoded as one command per slot, whose replies merge back into one.
-func (c *Client) add(r *request, name string, args []arg, expect resp.TypeSet) (valueReply, error) {
-	values, vr, err := c.lookupValues(name, args)
+func (c *Client) add(r *request, spec *commandSpec, args []arg, expect resp.TypeSet) (valueReply, error) {
+	values, vr, err := c.lookupValues(spec, args)
 	if err != nil {
 		return vr, err
 	}
 	ci := cmdInfo{slot: noSlot}
 	if t := c.s.routing; t != nil {
 		if !hasKeys(args) {
-			t.markKeys(name, args)
+			t.markKeys(spec, args)
 		}
-		ci.slot, ci.readOnly = argsSlot(args), t.readOnly(name, args)
+		ci.slot, ci.readOnly = argsSlot(args), t.readOnly(spec, args)
 		if ci.slot == crossSlot {
-			if merge := splitMerges[name]; merge != mergeNone {
-				return vr, c.addSplit(r, name, args, expect, values, merge)
+			if spec.merge != mergeNone {
+				return vr, c.addSplit(r, spec, args, expect, values)
 			}
-			return vr, &CrossSlotError{Command: strings.Clone(name), Slots: keySlots(args)}
+			return vr, &CrossSlotError{Command: spec.fullName(), Slots: keySlots(args)}
 		}
 	}
-	c.encode(r, name, args, expect, values, ci)
+	c.encode(r, spec, args, expect, values, ci)
 	return vr, nil
 }
 
 // encode appends one command to r.
-func (c *Client) encode(r *request, name string, args []arg, expect resp.TypeSet, values argSpan, ci cmdInfo) {
+func (c *Client) encode(r *request, spec *commandSpec, args []arg, expect resp.TypeSet, values argSpan, ci cmdInfo) {
 	ci.start = len(r.call.Buf)
-	c.appendCommand(r.call, name, args, expect, values)
+	c.appendCommand(r.call, spec, args, expect, values)
 	ci.end = len(r.call.Buf)
 	r.cmds = append(r.cmds, ci)
 }
 
-// appendCommand appends one command to call: its name, then its
-// arguments, the stored values among them (values) compressed.
-func (c *Client) appendCommand(call *pipe.Call, name string, args []arg, expect resp.TypeSet, values argSpan) {
-	call.Buf = resp.AppendArrayLen(call.Buf, 1+len(args))
-	call.Buf = resp.AppendBulkString(call.Buf, name)
+// appendCommand appends one command to call: its name (and subcommand's),
+// then its arguments, the stored values among them (values) compressed.
+func (c *Client) appendCommand(call *pipe.Call, spec *commandSpec, args []arg, expect resp.TypeSet, values argSpan) {
+	n := 1 + len(args)
+	if spec.sub != "" {
+		n++
+	}
+	call.Buf = resp.AppendArrayLen(call.Buf, n)
+	call.Buf = resp.AppendBulkString(call.Buf, spec.name)
+	if spec.sub != "" {
+		call.Buf = resp.AppendBulkString(call.Buf, spec.sub)
+	}
 	for i := range args {
 		if values.has(i) {
 			call.Buf = c.codec.appendValue(call.Buf, args[i].valueBytes())

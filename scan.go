@@ -60,7 +60,7 @@ func (c *Client) scanCursor(ctx context.Context, name, key string, opts ScanOpti
 		}
 		args = append(args, str(cursor))
 		args = opts.appendTo(args, name == "SCAN")
-		page, err := run(ctx, c, cmd(decScan, name, args...))
+		page, err := run(ctx, c, cmd(decScan, commandSpecs[name], args...))
 		if err != nil {
 			return false, err
 		}

@@ -2,9 +2,16 @@ package zipline
 
 import (
 	"context"
-	"github.com/ziplinekv/zipline/internal/resp"
 	"strings"
+
+	"github.com/ziplinekv/zipline/internal/resp"
 )
+
+// The server and connection commands. Each is defined once; go generate
+// makes its Client and Batch methods (commands_gen.go). Those that concern
+// the whole keyspace run on every shard of a cluster (hand-written Client
+// methods, client=manual); the others go to whichever node the cluster
+// picks.
 
 // infoMap parses INFO's "field:value" lines, skipping section headers.
 func infoMap(text string) map[string]string {
@@ -26,47 +33,64 @@ var decInfo = newDecoder(tsText, func(v resp.Value) (map[string]string, error) {
 	return infoMap(text), nil
 })
 
-func infoCmd(sections []string) command[map[string]string] {
-	args := make([]arg, len(sections))
-	for i, s := range sections {
+// strArgs is each string as an argument.
+func strArgs(ss []string) []arg {
+	args := make([]arg, len(ss))
+	for i, s := range ss {
 		args[i] = str(s)
 	}
-	return cmd(decInfo, "INFO", args...)
+	return args
 }
-
-func configGetCmd(pattern string) command[map[string]string] {
-	return cmd(decStringMap, "CONFIG", str("GET"), str(pattern))
-}
-
-func publishCmd(name, channel string, msg []byte) command[int64] {
-	return cmd(decInt, name, str(channel), bin(msg))
-}
-
-func echoCmd(msg string) command[string] { return cmd(decString, "ECHO", str(msg)) }
 
 // Ping checks that the server answers.
-func (c *Client) Ping(ctx context.Context) error {
-	_, err := run(ctx, c, cmd(decOK, "PING"))
-	return err
-}
-
-// Ping queues PING; see Client.Ping.
-func (b *Batch) Ping() *Future[bool] { return enqueue(b, cmd(decOK, "PING")) }
+//
+//zipline:twins Ping client=error
+func pingCmd() command[bool] { return cmd(decOK, specPING) }
 
 // Echo returns msg, sent to the server and back.
-func (c *Client) Echo(ctx context.Context, msg string) (string, error) {
-	return run(ctx, c, echoCmd(msg))
+//
+//zipline:twins Echo
+func echoCmd(msg string) command[string] { return cmd(decString, specECHO, str(msg)) }
+
+// Info returns the fields of INFO sections ("memory", "server", ...; none
+// means the default set) as a map.
+//
+//zipline:twins Info
+func infoCmd(sections ...string) command[map[string]string] {
+	return cmd(decInfo, specINFO, strArgs(sections)...)
 }
 
-// Echo queues ECHO; see Client.Echo.
-func (b *Batch) Echo(msg string) *Future[string] { return enqueue(b, echoCmd(msg)) }
+// ConfigGet returns the server configuration parameters matching pattern.
+//
+//zipline:twins ConfigGet
+func configGetCmd(pattern string) command[map[string]string] {
+	return cmd(decStringMap, specCONFIG_GET, str(pattern))
+}
+
+// ConfigSet sets a server configuration parameter.
+//
+//zipline:twins ConfigSet client=error
+func configSetCmd(parameter, value string) command[bool] {
+	return cmd(decOK, specCONFIG_SET, str(parameter), str(value))
+}
+
+// ConfigResetStat resets the statistics INFO reports.
+//
+//zipline:twins ConfigResetStat client=error
+func configResetStatCmd() command[bool] { return cmd(decOK, specCONFIG_RESETSTAT) }
+
+// ConfigRewrite writes the running configuration to the server's
+// configuration file.
+//
+//zipline:twins ConfigRewrite client=error
+func configRewriteCmd() command[bool] { return cmd(decOK, specCONFIG_REWRITE) }
 
 // DBSize returns the number of keys in the selected database; on a
 // cluster, in every shard.
 func (c *Client) DBSize(ctx context.Context) (int64, error) {
 	var total int64
 	for _, sh := range c.shards() {
-		n, err := run(ctx, sh, cmd(decInt, "DBSIZE"))
+		n, err := run(ctx, sh, dbSizeCmd())
 		if err != nil {
 			return 0, err
 		}
@@ -75,14 +99,10 @@ func (c *Client) DBSize(ctx context.Context) (int64, error) {
 	return total, nil
 }
 
-// DBSize queues DBSIZE; see Client.DBSize.
-func (b *Batch) DBSize() *Future[int64] { return enqueue(b, cmd(decInt, "DBSIZE")) }
-
-// FlushDB deletes every key of the selected database; on a cluster, of
-// every shard.
-func (c *Client) FlushDB(ctx context.Context) error {
-	return c.onEveryShard(ctx, cmd(decOK, "FLUSHDB"))
-}
+// DBSize queues DBSIZE; in a batch on a cluster it counts one node's keys.
+//
+//zipline:twins DBSize client=manual
+func dbSizeCmd() command[int64] { return cmd(decInt, specDBSIZE) }
 
 // onEveryShard runs a command on every shard (the one server, on a
 // single server).
@@ -95,47 +115,57 @@ func (c *Client) onEveryShard(ctx context.Context, cm command[bool]) error {
 	return nil
 }
 
-// FlushDB queues FLUSHDB; see Client.FlushDB.
-func (b *Batch) FlushDB() *Future[bool] { return enqueue(b, cmd(decOK, "FLUSHDB")) }
+// FlushDB deletes every key of the selected database; on a cluster, of
+// every shard.
+func (c *Client) FlushDB(ctx context.Context) error { return c.onEveryShard(ctx, flushDBCmd()) }
+
+// FlushDB queues FLUSHDB; in a batch on a cluster it flushes one node.
+//
+//zipline:twins FlushDB client=manual
+func flushDBCmd() command[bool] { return cmd(decOK, specFLUSHDB) }
+
+// FlushDBAsync is FlushDB, the memory reclaimed in the background (ASYNC).
+func (c *Client) FlushDBAsync(ctx context.Context) error {
+	return c.onEveryShard(ctx, flushDBAsyncCmd())
+}
+
+// FlushDBAsync queues FLUSHDB ASYNC.
+//
+//zipline:twins FlushDBAsync client=manual
+func flushDBAsyncCmd() command[bool] { return cmd(decOK, specFLUSHDB, str("ASYNC")) }
 
 // FlushAll deletes every key of every database; on a cluster, of every
 // shard.
-func (c *Client) FlushAll(ctx context.Context) error {
-	return c.onEveryShard(ctx, cmd(decOK, "FLUSHALL"))
+func (c *Client) FlushAll(ctx context.Context) error { return c.onEveryShard(ctx, flushAllCmd()) }
+
+// FlushAll queues FLUSHALL; in a batch on a cluster it flushes one node.
+//
+//zipline:twins FlushAll client=manual
+func flushAllCmd() command[bool] { return cmd(decOK, specFLUSHALL) }
+
+// FlushAllAsync is FlushAll, the memory reclaimed in the background.
+func (c *Client) FlushAllAsync(ctx context.Context) error {
+	return c.onEveryShard(ctx, flushAllAsyncCmd())
 }
 
-// FlushAll queues FLUSHALL; see Client.FlushAll.
-func (b *Batch) FlushAll() *Future[bool] { return enqueue(b, cmd(decOK, "FLUSHALL")) }
-
-// Info returns the fields of INFO sections ("memory", "server", ...; none
-// means the default set) as a map.
-func (c *Client) Info(ctx context.Context, sections ...string) (map[string]string, error) {
-	return run(ctx, c, infoCmd(sections))
-}
-
-// Info queues INFO; see Client.Info.
-func (b *Batch) Info(sections ...string) *Future[map[string]string] {
-	return enqueue(b, infoCmd(sections))
-}
-
-// ConfigGet returns the server configuration parameters matching pattern.
-func (c *Client) ConfigGet(ctx context.Context, pattern string) (map[string]string, error) {
-	return run(ctx, c, configGetCmd(pattern))
-}
-
-// ConfigGet queues CONFIG GET; see Client.ConfigGet.
-func (b *Batch) ConfigGet(pattern string) *Future[map[string]string] {
-	return enqueue(b, configGetCmd(pattern))
-}
+// FlushAllAsync queues FLUSHALL ASYNC.
+//
+//zipline:twins FlushAllAsync client=manual
+func flushAllAsyncCmd() command[bool] { return cmd(decOK, specFLUSHALL, str("ASYNC")) }
 
 // Publish sends msg to channel and returns how many subscribers got it.
 // With Compression.Families including PubSub, msg is compressed like a
 // stored value, and subscribers expand it (see Client.DecodeValue).
-func (c *Client) Publish(ctx context.Context, channel string, msg []byte) (int64, error) {
-	return run(ctx, c, publishCmd("PUBLISH", channel, msg))
+//
+//zipline:twins Publish
+func publishCmd(channel string, msg []byte) command[int64] {
+	return cmd(decInt, specPUBLISH, str(channel), bin(msg))
 }
 
-// Publish queues PUBLISH; see Client.Publish.
-func (b *Batch) Publish(channel string, msg []byte) *Future[int64] {
-	return enqueue(b, publishCmd("PUBLISH", channel, msg))
+// SPublish is Publish to a sharded channel (SPUBLISH, Redis and Valkey 7):
+// on a cluster it goes to the node that owns the channel's slot.
+//
+//zipline:twins SPublish
+func spublishCmd(channel string, msg []byte) command[int64] {
+	return cmd(decInt, specSPUBLISH, keyArg(channel), bin(msg))
 }

@@ -1,111 +1,145 @@
 package zipline
 
-import "context"
+// The set commands. Each is defined once; go generate makes its Client and
+// Batch methods (commands_gen.go).
 
 // SAdd adds members to the set and returns how many were new.
-func (c *Client) SAdd(ctx context.Context, key string, members ...string) (int64, error) {
-	return run(ctx, c, fieldsCmd(decInt, "SADD", key, members))
-}
-
-// SAdd queues SADD; see Client.SAdd.
-func (b *Batch) SAdd(key string, members ...string) *Future[int64] {
-	return enqueue(b, fieldsCmd(decInt, "SADD", key, members))
+//
+//zipline:twins SAdd
+func saddCmd(key string, members ...string) command[int64] {
+	return cmd(decInt, specSADD, keyAnd(key, members)...)
 }
 
 // SRem removes members and returns how many were present.
-func (c *Client) SRem(ctx context.Context, key string, members ...string) (int64, error) {
-	return run(ctx, c, fieldsCmd(decInt, "SREM", key, members))
-}
-
-// SRem queues SREM; see Client.SRem.
-func (b *Batch) SRem(key string, members ...string) *Future[int64] {
-	return enqueue(b, fieldsCmd(decInt, "SREM", key, members))
+//
+//zipline:twins SRem
+func sremCmd(key string, members ...string) command[int64] {
+	return cmd(decInt, specSREM, keyAnd(key, members)...)
 }
 
 // SMembers returns every member of the set.
-func (c *Client) SMembers(ctx context.Context, key string) ([]string, error) {
-	return run(ctx, c, keyCmd(decStrings, "SMEMBERS", key))
-}
-
-// SMembers queues SMEMBERS; see Client.SMembers.
-func (b *Batch) SMembers(key string) *Future[[]string] {
-	return enqueue(b, keyCmd(decStrings, "SMEMBERS", key))
-}
+//
+//zipline:twins SMembers
+func smembersCmd(key string) command[[]string] { return cmd(decStrings, specSMEMBERS, keyArg(key)) }
 
 // SIsMember reports whether member is in the set.
-func (c *Client) SIsMember(ctx context.Context, key, member string) (bool, error) {
-	return run(ctx, c, fieldCmd(decBool, "SISMEMBER", key, member))
-}
-
-// SIsMember queues SISMEMBER; see Client.SIsMember.
-func (b *Batch) SIsMember(key, member string) *Future[bool] {
-	return enqueue(b, fieldCmd(decBool, "SISMEMBER", key, member))
+//
+//zipline:twins SIsMember
+func sisMemberCmd(key, member string) command[bool] {
+	return cmd(decBool, specSISMEMBER, keyArg(key), str(member))
 }
 
 // SMIsMember reports, for each member, whether it is in the set.
-func (c *Client) SMIsMember(ctx context.Context, key string, members ...string) ([]bool, error) {
-	return run(ctx, c, fieldsCmd(decBools, "SMISMEMBER", key, members))
-}
-
-// SMIsMember queues SMISMEMBER; see Client.SMIsMember.
-func (b *Batch) SMIsMember(key string, members ...string) *Future[[]bool] {
-	return enqueue(b, fieldsCmd(decBools, "SMISMEMBER", key, members))
+//
+//zipline:twins SMIsMember
+func smisMemberCmd(key string, members ...string) command[[]bool] {
+	return cmd(decBools, specSMISMEMBER, keyAnd(key, members)...)
 }
 
 // SCard returns the number of members.
-func (c *Client) SCard(ctx context.Context, key string) (int64, error) {
-	return run(ctx, c, keyCmd(decInt, "SCARD", key))
-}
-
-// SCard queues SCARD; see Client.SCard.
-func (b *Batch) SCard(key string) *Future[int64] { return enqueue(b, keyCmd(decInt, "SCARD", key)) }
+//
+//zipline:twins SCard
+func scardCmd(key string) command[int64] { return cmd(decInt, specSCARD, keyArg(key)) }
 
 // SPop removes and returns a random member, or Nil if the set is empty.
-func (c *Client) SPop(ctx context.Context, key string) (string, error) {
-	return run(ctx, c, keyCmd(decString, "SPOP", key))
-}
+//
+//zipline:twins SPop
+func spopCmd(key string) command[string] { return cmd(decString, specSPOP, keyArg(key)) }
 
-// SPop queues SPOP; see Client.SPop.
-func (b *Batch) SPop(key string) *Future[string] { return enqueue(b, keyCmd(decString, "SPOP", key)) }
+// SPopN removes and returns up to count random members.
+//
+//zipline:twins SPopN
+func spopNCmd(key string, count int64) command[[]string] {
+	return cmd(decStrings, specSPOP, keyArg(key), num(count))
+}
 
 // SRandMember returns a random member without removing it, or Nil if the
 // set is empty.
-func (c *Client) SRandMember(ctx context.Context, key string) (string, error) {
-	return run(ctx, c, keyCmd(decString, "SRANDMEMBER", key))
+//
+//zipline:twins SRandMember
+func srandMemberCmd(key string) command[string] {
+	return cmd(decString, specSRANDMEMBER, keyArg(key))
 }
 
-// SRandMember queues SRANDMEMBER; see Client.SRandMember.
-func (b *Batch) SRandMember(key string) *Future[string] {
-	return enqueue(b, keyCmd(decString, "SRANDMEMBER", key))
+// SRandMemberN returns up to count distinct random members; a negative
+// count may repeat them and returns -count.
+//
+//zipline:twins SRandMemberN
+func srandMemberNCmd(key string, count int64) command[[]string] {
+	return cmd(decStrings, specSRANDMEMBER, keyArg(key), num(count))
+}
+
+// SMove moves member from the set src to dst, and reports whether it was
+// in src.
+//
+//zipline:twins SMove
+func smoveCmd(src, dst, member string) command[bool] {
+	return cmd(decBool, specSMOVE, keyArg(src), keyArg(dst), str(member))
 }
 
 // SInter returns the members common to every set.
-func (c *Client) SInter(ctx context.Context, keys ...string) ([]string, error) {
-	return run(ctx, c, keysCmd(decStrings, "SINTER", keys))
+//
+//zipline:twins SInter
+func sinterCmd(keys ...string) command[[]string] {
+	return cmd(decStrings, specSINTER, keyArgs(keys)...)
 }
 
-// SInter queues SINTER; see Client.SInter.
-func (b *Batch) SInter(keys ...string) *Future[[]string] {
-	return enqueue(b, keysCmd(decStrings, "SINTER", keys))
+// SInterCard returns how many members the sets have in common, counting at
+// most limit (0: no limit).
+//
+//zipline:twins SInterCard
+func sinterCardCmd(limit int64, keys ...string) command[int64] {
+	return cmd(decInt, specSINTERCARD, numKeysLimit(keys, limit)...)
 }
 
 // SUnion returns the members of any of the sets.
-func (c *Client) SUnion(ctx context.Context, keys ...string) ([]string, error) {
-	return run(ctx, c, keysCmd(decStrings, "SUNION", keys))
-}
-
-// SUnion queues SUNION; see Client.SUnion.
-func (b *Batch) SUnion(keys ...string) *Future[[]string] {
-	return enqueue(b, keysCmd(decStrings, "SUNION", keys))
+//
+//zipline:twins SUnion
+func sunionCmd(keys ...string) command[[]string] {
+	return cmd(decStrings, specSUNION, keyArgs(keys)...)
 }
 
 // SDiff returns the members of the first set that are in none of the
 // others.
-func (c *Client) SDiff(ctx context.Context, keys ...string) ([]string, error) {
-	return run(ctx, c, keysCmd(decStrings, "SDIFF", keys))
+//
+//zipline:twins SDiff
+func sdiffCmd(keys ...string) command[[]string] { return cmd(decStrings, specSDIFF, keyArgs(keys)...) }
+
+// SInterStore stores SInter's result in dst and returns its size.
+//
+//zipline:twins SInterStore
+func sinterStoreCmd(dst string, keys ...string) command[int64] {
+	return cmd(decInt, specSINTERSTORE, keyAndKeys(dst, keys)...)
 }
 
-// SDiff queues SDIFF; see Client.SDiff.
-func (b *Batch) SDiff(keys ...string) *Future[[]string] {
-	return enqueue(b, keysCmd(decStrings, "SDIFF", keys))
+// SUnionStore stores SUnion's result in dst and returns its size.
+//
+//zipline:twins SUnionStore
+func sunionStoreCmd(dst string, keys ...string) command[int64] {
+	return cmd(decInt, specSUNIONSTORE, keyAndKeys(dst, keys)...)
+}
+
+// SDiffStore stores SDiff's result in dst and returns its size.
+//
+//zipline:twins SDiffStore
+func sdiffStoreCmd(dst string, keys ...string) command[int64] {
+	return cmd(decInt, specSDIFFSTORE, keyAndKeys(dst, keys)...)
+}
+
+// keyAndKeys is a key followed by keys.
+func keyAndKeys(key string, keys []string) []arg {
+	args := make([]arg, 0, 1+len(keys))
+	args = append(args, keyArg(key))
+	return append(args, keyArgs(keys)...)
+}
+
+// numKeysLimit is numkeys, the keys, then LIMIT limit if limit > 0.
+func numKeysLimit(keys []string, limit int64) []arg {
+	args := make([]arg, 0, len(keys)+3)
+	args = append(args, num(int64(len(keys))))
+	args = append(args, keyArgs(keys)...)
+	if limit > 0 {
+		args = append(args, str("LIMIT"), num(limit))
+	}
+	return args
 }

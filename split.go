@@ -24,12 +24,6 @@ const (
 	mergeOK              // MSET: OK when every part is
 )
 
-// splitMerges lists the commands that can be split by slot.
-var splitMerges = map[string]mergeKind{
-	"MGET": mergeArray, "MSET": mergeOK,
-	"DEL": mergeSum, "UNLINK": mergeSum, "EXISTS": mergeSum, "TOUCH": mergeSum,
-}
-
 // split records one command encoded as several.
 type split struct {
 	first, n int // its parts: r.cmds[first : first+n]
@@ -42,12 +36,11 @@ type split struct {
 // addSplit encodes a command as one command per slot. A unit is a key and
 // the arguments after it up to the next key (MSET's value), so units keep
 // together; parts keep the caller's order within each slot.
-func (c *Client) addSplit(r *request, name string, args []arg, expect resp.TypeSet, values argSpan, merge mergeKind) error {
+func (c *Client) addSplit(r *request, spec *commandSpec, args []arg, expect resp.TypeSet, values argSpan) error {
 	if r.tx {
-		// A copy: were name to escape, so would the argument array of every
-		// command (see TestHotPathAllocations).
-		return &CrossSlotError{Command: strings.Clone(name), Slots: keySlots(args)}
+		return &CrossSlotError{Command: spec.fullName(), Slots: keySlots(args)}
 	}
+	merge := spec.merge
 	// Units sorted by slot, each slot's in the caller's order: three
 	// allocations however many slots the keys span (a map of slots and a
 	// slice per slot cost two per slot).
@@ -77,7 +70,7 @@ func (c *Client) addSplit(r *request, name string, args []arg, expect resp.TypeS
 			// A part of one key goes as GET: its reply is the value itself,
 			// where MGET's would be an array of one (see mergeParts).
 			sp.order = append(sp.order, units[i].key)
-			c.encode(r, "GET", args[units[i].start:units[i].end], tsBulk, argSpan{}, cmdInfo{slot: slot})
+			c.encode(r, specGET, args[units[i].start:units[i].end], tsBulk, argSpan{}, cmdInfo{slot: slot})
 			sp.n++
 			i++
 			continue
@@ -96,7 +89,7 @@ func (c *Client) addSplit(r *request, name string, args []arg, expect resp.TypeS
 				part = append(part, args[j])
 			}
 		}
-		c.encode(r, name, part, expect, partValues, cmdInfo{slot: slot})
+		c.encode(r, spec, part, expect, partValues, cmdInfo{slot: slot})
 		sp.n++
 	}
 	r.splits = append(r.splits, sp)

@@ -1,7 +1,6 @@
 package zipline
 
 import (
-	"context"
 	"strconv"
 	"time"
 )
@@ -94,7 +93,7 @@ func appendExpiry(args []arg, exp []Expiry, name string) ([]arg, error) {
 	switch {
 	case e == nil:
 		return args, nil
-	case e.opt == "KEEPTTL" && name != "SET", e.opt == "PERSIST" && name != "GETEX":
+	case e.opt == "KEEPTTL" && name != "SET" && name != "HSETEX", e.opt == "PERSIST" && name != "GETEX" && name != "HGETEX":
 		return args, &ArgumentError{Command: name, Reason: e.opt + " is not an expiry " + name + " takes"}
 	case e.opt == "KEEPTTL", e.opt == "PERSIST":
 		return append(args, str(e.opt)), nil
@@ -123,256 +122,137 @@ func pairArgs(pairs []KeyValue) []arg {
 	return args
 }
 
-// The string commands. Each is defined once, by its ...Cmd function, and
-// used by the Client method that runs it and the Batch method that queues
-// it.
-
-func getCmd(key string) command[[]byte] { return cmd(decBytes, "GET", keyArg(key)) }
-
-// The SET and GETEX builders return an *ArgumentError for expiries the
-// server would refuse. It is not kept in the command: to escape analysis a
-// command is one value, and an error in it would send its arguments to the
-// heap along with the error.
-func setCmd(buf []arg, key string, val []byte, exp []Expiry) (command[bool], error) {
-	args, err := setArgs(buf, key, val, "", exp)
-	return cmd(decOK, "SET", args...), err
-}
-
-// setCondCmd is SET ... NX or XX, which replies null when it did not set.
-func setCondCmd(buf []arg, key string, val []byte, cond string, exp []Expiry) (command[bool], error) {
-	args, err := setArgs(buf, key, val, cond, exp)
-	return cmd(decSetCond, "SET", args...), err
-}
-
-func setGetCmd(buf []arg, key string, val []byte, exp []Expiry) (command[[]byte], error) {
-	args, err := setArgs(buf, key, val, "GET", exp)
-	return cmd(decBytes, "SET", args...), err
-}
-
-func getSetCmd(key string, val []byte) command[[]byte] {
-	return cmd(decBytes, "GETSET", keyArg(key), bin(val))
-}
-
-func mgetCmd(keys []string) command[[][]byte] { return cmd(decBytesSlice, "MGET", keyArgs(keys)...) }
-
-func msetCmd(pairs []KeyValue) command[bool] { return cmd(decOK, "MSET", pairArgs(pairs)...) }
-
-func msetNXCmd(pairs []KeyValue) command[bool] { return cmd(decBool, "MSETNX", pairArgs(pairs)...) }
-
-func getExCmd(buf []arg, key string, exp []Expiry) (command[[]byte], error) {
-	args, err := appendExpiry(append(buf, keyArg(key)), exp, "GETEX")
-	return cmd(decBytes, "GETEX", args...), err
-}
-
-func getDelCmd(key string) command[[]byte] { return cmd(decBytes, "GETDEL", keyArg(key)) }
-
-// incrCmd is INCR or DECR; incrByCmd is INCRBY or DECRBY.
-func incrCmd(name, key string) command[int64] { return cmd(decInt, name, keyArg(key)) }
-
-func incrByCmd(name, key string, n int64) command[int64] {
-	return cmd(decInt, name, keyArg(key), num(n))
-}
-
-func incrByFloatCmd(key string, f float64) command[float64] {
-	return cmd(decFloat, "INCRBYFLOAT", keyArg(key), flt(f))
-}
-
-func appendCmd(key string, val []byte) command[int64] {
-	return cmd(decInt, "APPEND", keyArg(key), bin(val))
-}
-
-func strLenCmd(key string) command[int64] { return cmd(decInt, "STRLEN", keyArg(key)) }
+// The string commands. Each is defined once, by its ...Cmd function;
+// go generate makes the Client method that runs it and the Batch method
+// that queues it (commands_gen.go), from the definition's parameters and
+// doc comment. The SET and GETEX definitions return an *ArgumentError for
+// expiries the server would refuse. It is not kept in the command: to
+// escape analysis a command is one value, and an error in it would send
+// its arguments to the heap along with the error.
 
 // Get returns the value of key, or Nil if it does not exist.
-func (c *Client) Get(ctx context.Context, key string) ([]byte, error) {
-	return run(ctx, c, getCmd(key))
-}
-
-// Get queues GET; see Client.Get.
-func (b *Batch) Get(key string) *Future[[]byte] { return enqueue(b, getCmd(key)) }
+//
+//zipline:twins Get
+func getCmd(key string) command[[]byte] { return cmd(decBytes, specGET, keyArg(key)) }
 
 // Set stores value at key, replacing any value and, unless KeepTTL is
-// given, any time to live.
-func (c *Client) Set(ctx context.Context, key string, val []byte, exp ...Expiry) error {
-	var buf [8]arg
-	cm, err := setCmd(buf[:0], key, val, exp)
-	if err == nil {
-		_, err = run(ctx, c, cm)
-	}
-	return err
-}
-
-// Set queues SET; see Client.Set. The future holds true once stored.
-func (b *Batch) Set(key string, val []byte, exp ...Expiry) *Future[bool] {
-	var buf [8]arg
-	cm, err := setCmd(buf[:0], key, val, exp)
-	return enqueueChecked(b, cm, err)
+// given, any time to live. The Batch future holds true once stored.
+//
+//zipline:twins Set buf=8 client=error
+func setCmd(buf []arg, key string, val []byte, exp ...Expiry) (command[bool], error) {
+	args, err := setArgs(buf, key, val, "", exp)
+	return cmd(decOK, specSET, args...), err
 }
 
 // SetNX stores value at key only if key does not exist (SET ... NX), and
 // reports whether it did.
-func (c *Client) SetNX(ctx context.Context, key string, val []byte, exp ...Expiry) (bool, error) {
-	var buf [8]arg
-	cm, err := setCondCmd(buf[:0], key, val, "NX", exp)
-	return runChecked(ctx, c, cm, err)
-}
-
-// SetNX queues SET ... NX; see Client.SetNX.
-func (b *Batch) SetNX(key string, val []byte, exp ...Expiry) *Future[bool] {
-	var buf [8]arg
-	cm, err := setCondCmd(buf[:0], key, val, "NX", exp)
-	return enqueueChecked(b, cm, err)
+//
+//zipline:twins SetNX buf=8
+func setNXCmd(buf []arg, key string, val []byte, exp ...Expiry) (command[bool], error) {
+	args, err := setArgs(buf, key, val, "NX", exp)
+	return cmd(decSetCond, specSET, args...), err
 }
 
 // SetXX stores value at key only if key exists (SET ... XX), and reports
 // whether it did.
-func (c *Client) SetXX(ctx context.Context, key string, val []byte, exp ...Expiry) (bool, error) {
-	var buf [8]arg
-	cm, err := setCondCmd(buf[:0], key, val, "XX", exp)
-	return runChecked(ctx, c, cm, err)
-}
-
-// SetXX queues SET ... XX; see Client.SetXX.
-func (b *Batch) SetXX(key string, val []byte, exp ...Expiry) *Future[bool] {
-	var buf [8]arg
-	cm, err := setCondCmd(buf[:0], key, val, "XX", exp)
-	return enqueueChecked(b, cm, err)
+//
+//zipline:twins SetXX buf=8
+func setXXCmd(buf []arg, key string, val []byte, exp ...Expiry) (command[bool], error) {
+	args, err := setArgs(buf, key, val, "XX", exp)
+	return cmd(decSetCond, specSET, args...), err
 }
 
 // SetGet stores value at key and returns the old value (SET ... GET), or
 // Nil if there was none.
-func (c *Client) SetGet(ctx context.Context, key string, val []byte, exp ...Expiry) ([]byte, error) {
-	var buf [8]arg
-	cm, err := setGetCmd(buf[:0], key, val, exp)
-	return runChecked(ctx, c, cm, err)
-}
-
-// SetGet queues SET ... GET; see Client.SetGet.
-func (b *Batch) SetGet(key string, val []byte, exp ...Expiry) *Future[[]byte] {
-	var buf [8]arg
-	cm, err := setGetCmd(buf[:0], key, val, exp)
-	return enqueueChecked(b, cm, err)
+//
+//zipline:twins SetGet buf=8
+func setGetCmd(buf []arg, key string, val []byte, exp ...Expiry) (command[[]byte], error) {
+	args, err := setArgs(buf, key, val, "GET", exp)
+	return cmd(decBytes, specSET, args...), err
 }
 
 // GetSet is SetGet without options, with the legacy GETSET command.
-func (c *Client) GetSet(ctx context.Context, key string, val []byte) ([]byte, error) {
-	return run(ctx, c, getSetCmd(key, val))
-}
-
-// GetSet queues GETSET; see Client.GetSet.
-func (b *Batch) GetSet(key string, val []byte) *Future[[]byte] {
-	return enqueue(b, getSetCmd(key, val))
+//
+//zipline:twins GetSet
+func getSetCmd(key string, val []byte) command[[]byte] {
+	return cmd(decBytes, specGETSET, keyArg(key), bin(val))
 }
 
 // MGet returns the values of keys, with nil for keys that do not exist.
-func (c *Client) MGet(ctx context.Context, keys ...string) ([][]byte, error) {
-	return run(ctx, c, mgetCmd(keys))
+//
+//zipline:twins MGet
+func mgetCmd(keys ...string) command[[][]byte] {
+	return cmd(decBytesSlice, specMGET, keyArgs(keys)...)
 }
 
-// MGet queues MGET; see Client.MGet.
-func (b *Batch) MGet(keys ...string) *Future[[][]byte] { return enqueue(b, mgetCmd(keys)) }
-
-// MSet stores several values at once, atomically.
-func (c *Client) MSet(ctx context.Context, pairs ...KeyValue) error {
-	_, err := run(ctx, c, msetCmd(pairs))
-	return err
-}
-
-// MSet queues MSET; see Client.MSet.
-func (b *Batch) MSet(pairs ...KeyValue) *Future[bool] { return enqueue(b, msetCmd(pairs)) }
+// MSet stores several values at once, atomically. The Batch future holds
+// true once stored.
+//
+//zipline:twins MSet client=error
+func msetCmd(pairs ...KeyValue) command[bool] { return cmd(decOK, specMSET, pairArgs(pairs)...) }
 
 // MSetNX stores several values only if none of the keys exists, and
 // reports whether it did.
-func (c *Client) MSetNX(ctx context.Context, pairs ...KeyValue) (bool, error) {
-	return run(ctx, c, msetNXCmd(pairs))
-}
+//
+//zipline:twins MSetNX
+func msetNXCmd(pairs ...KeyValue) command[bool] { return cmd(decBool, specMSETNX, pairArgs(pairs)...) }
 
-// MSetNX queues MSETNX; see Client.MSetNX.
-func (b *Batch) MSetNX(pairs ...KeyValue) *Future[bool] { return enqueue(b, msetNXCmd(pairs)) }
-
-// GetEx returns the value of key and changes its expiry.
-func (c *Client) GetEx(ctx context.Context, key string, exp ...Expiry) ([]byte, error) {
-	var buf [4]arg
-	cm, err := getExCmd(buf[:0], key, exp)
-	return runChecked(ctx, c, cm, err)
-}
-
-// GetEx queues GETEX; see Client.GetEx.
-func (b *Batch) GetEx(key string, exp ...Expiry) *Future[[]byte] {
-	var buf [4]arg
-	cm, err := getExCmd(buf[:0], key, exp)
-	return enqueueChecked(b, cm, err)
+// GetEx returns the value of key and changes its expiry (Persist removes
+// it).
+//
+//zipline:twins GetEx buf=4
+func getExCmd(buf []arg, key string, exp ...Expiry) (command[[]byte], error) {
+	args, err := appendExpiry(append(buf, keyArg(key)), exp, "GETEX")
+	return cmd(decBytes, specGETEX, args...), err
 }
 
 // GetDel returns the value of key and deletes the key.
-func (c *Client) GetDel(ctx context.Context, key string) ([]byte, error) {
-	return run(ctx, c, getDelCmd(key))
-}
-
-// GetDel queues GETDEL; see Client.GetDel.
-func (b *Batch) GetDel(key string) *Future[[]byte] { return enqueue(b, getDelCmd(key)) }
+//
+//zipline:twins GetDel
+func getDelCmd(key string) command[[]byte] { return cmd(decBytes, specGETDEL, keyArg(key)) }
 
 // Incr adds 1 to the integer at key and returns the result.
-func (c *Client) Incr(ctx context.Context, key string) (int64, error) {
-	return run(ctx, c, incrCmd("INCR", key))
-}
-
-// Incr queues INCR; see Client.Incr.
-func (b *Batch) Incr(key string) *Future[int64] { return enqueue(b, incrCmd("INCR", key)) }
+//
+//zipline:twins Incr
+func incrCmd(key string) command[int64] { return cmd(decInt, specINCR, keyArg(key)) }
 
 // IncrBy adds n to the integer at key and returns the result.
-func (c *Client) IncrBy(ctx context.Context, key string, n int64) (int64, error) {
-	return run(ctx, c, incrByCmd("INCRBY", key, n))
-}
-
-// IncrBy queues INCRBY; see Client.IncrBy.
-func (b *Batch) IncrBy(key string, n int64) *Future[int64] {
-	return enqueue(b, incrByCmd("INCRBY", key, n))
+//
+//zipline:twins IncrBy
+func incrByCmd(key string, n int64) command[int64] {
+	return cmd(decInt, specINCRBY, keyArg(key), num(n))
 }
 
 // IncrByFloat adds f to the number at key and returns the result.
-func (c *Client) IncrByFloat(ctx context.Context, key string, f float64) (float64, error) {
-	return run(ctx, c, incrByFloatCmd(key, f))
-}
-
-// IncrByFloat queues INCRBYFLOAT; see Client.IncrByFloat.
-func (b *Batch) IncrByFloat(key string, f float64) *Future[float64] {
-	return enqueue(b, incrByFloatCmd(key, f))
+//
+//zipline:twins IncrByFloat
+func incrByFloatCmd(key string, f float64) command[float64] {
+	return cmd(decFloat, specINCRBYFLOAT, keyArg(key), flt(f))
 }
 
 // Decr subtracts 1 from the integer at key and returns the result.
-func (c *Client) Decr(ctx context.Context, key string) (int64, error) {
-	return run(ctx, c, incrCmd("DECR", key))
-}
-
-// Decr queues DECR; see Client.Decr.
-func (b *Batch) Decr(key string) *Future[int64] { return enqueue(b, incrCmd("DECR", key)) }
+//
+//zipline:twins Decr
+func decrCmd(key string) command[int64] { return cmd(decInt, specDECR, keyArg(key)) }
 
 // DecrBy subtracts n from the integer at key and returns the result.
-func (c *Client) DecrBy(ctx context.Context, key string, n int64) (int64, error) {
-	return run(ctx, c, incrByCmd("DECRBY", key, n))
-}
-
-// DecrBy queues DECRBY; see Client.DecrBy.
-func (b *Batch) DecrBy(key string, n int64) *Future[int64] {
-	return enqueue(b, incrByCmd("DECRBY", key, n))
+//
+//zipline:twins DecrBy
+func decrByCmd(key string, n int64) command[int64] {
+	return cmd(decInt, specDECRBY, keyArg(key), num(n))
 }
 
 // Append appends value to the string at key and returns its new length.
 // It is refused while compression is on: appending to a compressed value
 // would corrupt it.
-func (c *Client) Append(ctx context.Context, key string, val []byte) (int64, error) {
-	return run(ctx, c, appendCmd(key, val))
+//
+//zipline:twins Append
+func appendCmd(key string, val []byte) command[int64] {
+	return cmd(decInt, specAPPEND, keyArg(key), bin(val))
 }
-
-// Append queues APPEND; see Client.Append.
-func (b *Batch) Append(key string, val []byte) *Future[int64] { return enqueue(b, appendCmd(key, val)) }
 
 // StrLen returns the length of the string at key (0 if missing). It is
 // refused while compression is on: it would measure the stored bytes.
-func (c *Client) StrLen(ctx context.Context, key string) (int64, error) {
-	return run(ctx, c, strLenCmd(key))
-}
-
-// StrLen queues STRLEN; see Client.StrLen.
-func (b *Batch) StrLen(key string) *Future[int64] { return enqueue(b, strLenCmd(key)) }
+//
+//zipline:twins StrLen
+func strLenCmd(key string) command[int64] { return cmd(decInt, specSTRLEN, keyArg(key)) }

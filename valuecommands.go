@@ -1,99 +1,17 @@
 package zipline
 
 import (
-	"strings"
-
 	"github.com/ziplinekv/zipline/internal/resp"
 )
 
-// valueCommands is the one description of where commands carry stored
-// values: which arguments compression applies to, and where a reply holds
-// values to expand. Typed methods, Batch, Tx and Do all encode through it
-// (request.add), so a command compresses the same whichever way it is sent,
-// as GLIDE's custom commands behave like its typed ones. A command missing
-// here stores and reads its arguments as they are.
-var valueCommands = map[string]valueCommand{
-	// Strings: GLIDE's set, compressed by default.
-	"SET":    {family: familyStrings, values: at(1), reply: replyValue}, // SET ... GET returns the old value
-	"SETNX":  {family: familyStrings, values: at(1)},
-	"SETEX":  {family: familyStrings, values: at(2)},
-	"PSETEX": {family: familyStrings, values: at(2)},
-	"GETSET": {family: familyStrings, values: at(1), reply: replyValue},
-	"MSET":   {family: familyStrings, values: every(1, 2)},
-	"MSETNX": {family: familyStrings, values: every(1, 2)},
-	"GET":    {family: familyStrings, reply: replyValue},
-	"GETEX":  {family: familyStrings, reply: replyValue},
-	"GETDEL": {family: familyStrings, reply: replyValue},
-	"MGET":   {family: familyStrings, reply: replyValues},
-
-	// Hashes (Families: Hashes).
-	"HSET":       {family: familyHashes, values: every(2, 2)},
-	"HMSET":      {family: familyHashes, values: every(2, 2)},
-	"HSETNX":     {family: familyHashes, values: at(2)},
-	"HSETEX":     {family: familyHashes, valuesAfter: hsetexFields},
-	"HGET":       {family: familyHashes, reply: replyValue},
-	"HMGET":      {family: familyHashes, reply: replyValues},
-	"HVALS":      {family: familyHashes, reply: replyValues},
-	"HGETALL":    {family: familyHashes, reply: replyPairs},
-	"HGETDEL":    {family: familyHashes, reply: replyValues},
-	"HGETEX":     {family: familyHashes, reply: replyValues},
-	"HRANDFIELD": {family: familyHashes, reply: replyPairs, replyWith: hrandfieldWithValues},
-	"HSCAN":      {family: familyHashes, reply: replyScanPairs, replyWithout: hscanNoValues},
-
-	// Lists (Families: Lists). A pivot is compressed like an element: it
-	// matches elements stored with the same settings.
-	"LPUSH":      {family: familyLists, values: every(1, 1)},
-	"RPUSH":      {family: familyLists, values: every(1, 1)},
-	"LPUSHX":     {family: familyLists, values: every(1, 1)},
-	"RPUSHX":     {family: familyLists, values: every(1, 1)},
-	"LSET":       {family: familyLists, values: at(2)},
-	"LINSERT":    {family: familyLists, values: span(2, 1, 2)},
-	"LREM":       {family: familyLists, values: at(2)},
-	"LRANGE":     {family: familyLists, reply: replyValues},
-	"LINDEX":     {family: familyLists, reply: replyValue},
-	"LPOP":       {family: familyLists, reply: replyValues},
-	"RPOP":       {family: familyLists, reply: replyValues},
-	"LMOVE":      {family: familyLists, reply: replyValue},
-	"BLMOVE":     {family: familyLists, reply: replyValue},
-	"RPOPLPUSH":  {family: familyLists, reply: replyValue},
-	"BRPOPLPUSH": {family: familyLists, reply: replyValue},
-	"BLPOP":      {family: familyLists, reply: replyKeyAndValue},
-	"BRPOP":      {family: familyLists, reply: replyKeyAndValue},
-	"LMPOP":      {family: familyLists, reply: replyKeyAndList},
-	"BLMPOP":     {family: familyLists, reply: replyKeyAndList},
-
-	// Replies that can hold stored values from anywhere: what a script or
-	// function returns, what SORT ... GET reads. Every valid envelope in
-	// them is expanded, at any depth, as GLIDE expands a batch's replies.
-	"EVAL":       {family: familyStrings, reply: replyDeep},
-	"EVALSHA":    {family: familyStrings, reply: replyDeep},
-	"EVAL_RO":    {family: familyStrings, reply: replyDeep},
-	"EVALSHA_RO": {family: familyStrings, reply: replyDeep},
-	"FCALL":      {family: familyStrings, reply: replyDeep},
-	"FCALL_RO":   {family: familyStrings, reply: replyDeep},
-	"SORT":       {family: familyStrings, reply: replyDeep, sortsStored: true},
-	"SORT_RO":    {family: familyStrings, reply: replyDeep, sortsStored: true},
-
-	// Pub/sub messages (Families: PubSub).
-	"PUBLISH":  {family: familyPubSub, values: at(1)},
-	"SPUBLISH": {family: familyPubSub, values: at(1)},
-
-	// Commands that work on the stored bytes, which compression would
-	// corrupt or misread: refused while their family is compressed. INCR,
-	// INCRBYFLOAT and their kin stay allowed: a value the server reads as a
-	// number is never stored compressed (codec.Codec.Encode).
-	"APPEND": refused(familyStrings), "SETRANGE": refused(familyStrings), "GETRANGE": refused(familyStrings),
-	"SUBSTR": refused(familyStrings), "STRLEN": refused(familyStrings), "LCS": refused(familyStrings),
-	"GETBIT": refused(familyStrings), "SETBIT": refused(familyStrings), "BITCOUNT": refused(familyStrings),
-	"BITPOS": refused(familyStrings), "BITFIELD": refused(familyStrings), "BITFIELD_RO": refused(familyStrings),
-	"BITOP": refused(familyStrings), "DELIFEQ": refused(familyStrings),
-	"HSTRLEN": refused(familyHashes),
-	"LPOS":    refused(familyLists),
-}
-
-// valueCommand says where one command carries stored values. Everything
-// is data, read by lookupValues: nothing here escapes the arguments it is
-// given, so encoding stays allocation-free.
+// valueCommand says where one command carries stored values: which
+// arguments compression applies to, and where a reply holds values to
+// expand (a command's overlay, spec_overlay.go). Typed methods, Batch, Tx
+// and Do all encode through it (request.add), so a command compresses the
+// same whichever way it is sent, as GLIDE's custom commands behave like its
+// typed ones. A command with none stores and reads its arguments as they
+// are. Everything is data, read by lookupValues: nothing here escapes the
+// arguments it is given, so encoding stays allocation-free.
 type valueCommand struct {
 	family valueFamily
 	// values are the arguments that are stored values.
@@ -213,25 +131,23 @@ type valueReply struct {
 // lookupValues returns how the Client's view treats a command's stored
 // values: which arguments to compress and how to expand its reply. A
 // command that cannot work on compressed values is refused.
-func (c *Client) lookupValues(name string, args []arg) (argSpan, valueReply, error) {
+func (c *Client) lookupValues(spec *commandSpec, args []arg) (argSpan, valueReply, error) {
 	vc := c.codec
 	if vc == nil {
 		return argSpan{}, valueReply{}, nil
 	}
-	e, ok := valueCommands[name]
-	if !ok || !vc.covers(e.family) {
+	e := &spec.value
+	if e.family == familyNone || !vc.covers(e.family) {
 		return argSpan{}, valueReply{}, nil
 	}
 	if e.refuse {
-		// A copy, so that name (and the command it belongs to) does not
-		// escape to the heap on every call.
-		return argSpan{}, valueReply{}, &CommandError{Command: strings.Clone(name), Reason: "works on the stored bytes, " +
+		return argSpan{}, valueReply{}, &CommandError{Command: spec.fullName(), Reason: "works on the stored bytes, " +
 			"and compression is on: a compressed value would be corrupted or misread (use Client.Raw for values " +
 			"stored uncompressed)"}
 	}
 	if e.sortsStored {
 		if reason := sortRefusal(vc, args); reason != "" {
-			return argSpan{}, valueReply{}, &CommandError{Command: strings.Clone(name), Reason: reason}
+			return argSpan{}, valueReply{}, &CommandError{Command: spec.fullName(), Reason: reason}
 		}
 	}
 	values := e.values

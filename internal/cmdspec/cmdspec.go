@@ -46,6 +46,8 @@ type Command struct {
 	// least N.
 	Arity int
 	Flags Flags
+	// FlagNames are all the flags the server lists, Flags' and others.
+	FlagNames []string
 	// KeySpecs say where the keys are (Redis 7+, Valkey 7+).
 	KeySpecs []KeySpec
 	// Subcommands, by upper-case subcommand name, for a container.
@@ -57,27 +59,27 @@ func (c *Command) Has(f Flags) bool { return c.Flags&f == f }
 
 // KeySpec is one key spec: where its keys begin, and how many follow.
 type KeySpec struct {
-	Begin BeginSearch
-	Find  FindKeys
+	Begin BeginSearch `json:"begin"`
+	Find  FindKeys    `json:"find"`
 	// Incomplete: the keys found may not be all the command's keys (SORT's
 	// BY and GET patterns, MIGRATE's KEYS).
-	Incomplete bool
+	Incomplete bool `json:"incomplete,omitempty"`
 	// NotKey: the arguments are not keys but hash to a slot as keys do: a
 	// sharded channel (SPUBLISH, SSUBSCRIBE).
-	NotKey bool
+	NotKey bool `json:"not_key,omitempty"`
 }
 
 // BeginSearch is where a key spec's first key is found.
 type BeginSearch struct {
-	Kind BeginKind
+	Kind BeginKind `json:"kind"`
 	// Index (BeginIndex) is the first key's position, the command name at
 	// 0 and a subcommand's name at 1.
-	Index int
+	Index int `json:"index,omitempty"`
 	// Keyword and StartFrom (BeginKeyword): the first key follows the
 	// first argument equal to Keyword, searched from StartFrom onwards, or,
 	// if StartFrom is negative, backwards from argc+StartFrom.
-	Keyword   string
-	StartFrom int
+	Keyword   string `json:"keyword,omitempty"`
+	StartFrom int    `json:"startfrom,omitempty"`
 }
 
 // BeginKind is how a key spec's first key is found.
@@ -92,16 +94,18 @@ const (
 
 // FindKeys is how many keys follow a key spec's first.
 type FindKeys struct {
-	Kind FindKind
+	Kind FindKind `json:"kind"`
 	// KeyStep is the distance between keys (2 for key, value pairs).
-	KeyStep int
+	KeyStep int `json:"keystep,omitempty"`
 	// Range: LastKey is the last key's offset from the first, or, when
 	// negative, from the end (-1: the last argument); a Limit above 0
 	// with LastKey -1 takes 1/Limit of what remains (XREAD STREAMS).
-	LastKey, Limit int
+	LastKey int `json:"lastkey,omitempty"`
+	Limit   int `json:"limit,omitempty"`
 	// Keynum: the number of keys is the argument KeyNumIdx after the
 	// first's position, and the keys start FirstKey after it.
-	KeyNumIdx, FirstKey int
+	KeyNumIdx int `json:"keynumidx,omitempty"`
+	FirstKey  int `json:"firstkey,omitempty"`
 }
 
 // FindKind is how a key spec's keys are counted.
@@ -122,7 +126,7 @@ type Table map[string]*Command
 // table does not have the command. name must be upper case.
 func (t Table) Lookup(name string, args Args) *Command {
 	c := t[name]
-	if c == nil || len(c.Subcommands) == 0 || args.Len() == 0 {
+	if c == nil || len(c.Subcommands) == 0 || args.N == 0 {
 		return c
 	}
 	if sub := c.Subcommands[strings.ToUpper(args.At(0))]; sub != nil {
@@ -159,7 +163,9 @@ func parseCommand(v resp.Value) (*Command, error) {
 		return nil, fmt.Errorf("no name")
 	}
 	for _, fl := range f[2].Elems() {
-		c.Flags |= flagNames[strings.ToLower(string(fl.Bytes()))]
+		name := strings.ToLower(string(fl.Bytes()))
+		c.Flags |= flagNames[name]
+		c.FlagNames = append(c.FlagNames, name)
 	}
 	if len(f) > 8 {
 		for _, ks := range f[8].Elems() {

@@ -6,17 +6,17 @@ import (
 )
 
 // Args is a command's arguments after its name, as the key finder reads
-// them: At returns argument i as text. (A subcommand's name is argument 0.)
-type Args interface {
-	Len() int
-	At(i int) string
+// them: N of them, At returning argument i as text (a subcommand's name is
+// argument 0). A pair of a count and a function, not an interface, so
+// that a caller's argument array stays on its stack: a value converted to
+// an interface whose methods are called is taken to escape.
+type Args struct {
+	N  int
+	At func(i int) string
 }
 
-// Strings is Args over a string slice.
-type Strings []string
-
-func (s Strings) Len() int        { return len(s) }
-func (s Strings) At(i int) string { return s[i] }
+// Strings returns Args over a string slice.
+func Strings(s []string) Args { return Args{len(s), func(i int) string { return s[i] }} }
 
 // AppendKeys appends to dst the positions in args (0 is the first argument
 // after the name) of the command's keys, found as the server finds them:
@@ -35,7 +35,7 @@ func (c *Command) AppendKeys(dst []int, args Args) []int {
 		return migrateKeys(dst, args)
 	}
 	// Positions below are the server's, in argv: the name is 0.
-	argc := args.Len() + 1
+	argc := args.N + 1
 	for i := range c.KeySpecs {
 		ks := &c.KeySpecs[i]
 		first := 0
@@ -109,18 +109,18 @@ func keywordSearch(b *BeginSearch, args Args, argc int) int {
 // the destination of its last STORE option, stepping over LIMIT's two
 // arguments and the patterns of GET and BY.
 func sortKeys(dst []int, args Args) []int {
-	if args.Len() == 0 {
+	if args.N == 0 {
 		return dst
 	}
 	dst = append(dst, 0)
 	store := -1
-	for i := 1; i < args.Len(); i++ {
+	for i := 1; i < args.N; i++ {
 		switch w := args.At(i); {
 		case strings.EqualFold(w, "LIMIT"):
 			i += 2
 		case strings.EqualFold(w, "GET"), strings.EqualFold(w, "BY"):
 			i++
-		case strings.EqualFold(w, "STORE") && i+1 < args.Len():
+		case strings.EqualFold(w, "STORE") && i+1 < args.N:
 			store = i + 1
 		}
 	}
@@ -134,16 +134,16 @@ func sortKeys(dst []int, args Args) []int {
 // the key argument, or, with the KEYS option (which wants the key argument
 // empty), every argument after KEYS.
 func migrateKeys(dst []int, args Args) []int {
-	if args.Len() < 5 {
+	if args.N < 5 {
 		return dst
 	}
-	for i := 5; i < args.Len(); i++ {
+	for i := 5; i < args.N; i++ {
 		switch w := args.At(i); {
 		case strings.EqualFold(w, "KEYS"):
 			if args.At(2) != "" {
 				return dst // the server refuses it
 			}
-			for k := i + 1; k < args.Len(); k++ {
+			for k := i + 1; k < args.N; k++ {
 				dst = append(dst, k)
 			}
 			return dst

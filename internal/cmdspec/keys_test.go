@@ -55,11 +55,12 @@ func TestKeysMatchTheServer(t *testing.T) {
 							words[i] = ""
 						}
 					}
-					name, args := strings.ToUpper(words[0]), Strings(words[1:])
+					name, rest := strings.ToUpper(words[0]), words[1:]
+					args := Strings(rest)
 					var got []string
 					if c := tab.Lookup(name, args); c != nil {
 						for _, p := range c.AppendKeys(nil, args) {
-							got = append(got, args[p])
+							got = append(got, rest[p])
 						}
 					}
 					want := serverKeys(t, srv, words)

@@ -105,11 +105,18 @@ func (s *Setup) exchange(buf []byte, n int, answerKind string) ([]resp.Value, er
 	return out, nil
 }
 
+// handshake sets the connection up: HELLO with the protocol wanted (which
+// also says what the server is), or, on a server without HELLO, RESP2 with
+// AUTH and CLIENT SETNAME; then SELECT.
 func (p *Pipe) handshake(c *conn) (int, error) {
 	o := &p.opts
-	proto := 2
-	if o.Protocol != 2 {
-		args := []string{"HELLO", "3"}
+	proto := 0
+	{
+		want := "3"
+		if o.Protocol == 2 {
+			want = "2"
+		}
+		args := []string{"HELLO", want}
 		if o.Password != "" {
 			user := o.Username
 			if user == "" {
@@ -126,11 +133,16 @@ func (p *Pipe) handshake(c *conn) (int, error) {
 			return 0, &HandshakeError{Command: "HELLO", Err: err}
 		case !v.IsError():
 			proto = 3
+			if want == "2" {
+				proto = 2
+			}
+			p.server.Store(helloServer(v))
 		case o.Protocol == 3 || !helloUnsupported(v):
 			return 0, &HandshakeError{Command: "HELLO", Reply: v}
 		}
 	}
-	if proto == 2 {
+	if proto == 0 { // no HELLO: RESP2, set up command by command
+		proto = 2
 		if o.Password != "" {
 			args := []string{"AUTH", o.Password}
 			if o.Username != "" {
@@ -152,6 +164,22 @@ func (p *Pipe) handshake(c *conn) (int, error) {
 		}
 	}
 	return proto, nil
+}
+
+// helloServer reads the server's name and version from HELLO's reply, a
+// map in RESP3 and pairs in RESP2.
+func helloServer(v resp.Value) *Server {
+	var s Server
+	e := v.Elems()
+	for i := 0; i+1 < len(e); i += 2 {
+		switch string(e[i].Bytes()) {
+		case "server":
+			s.Name = string(e[i+1].Bytes())
+		case "version":
+			s.Version = string(e[i+1].Bytes())
+		}
+	}
+	return &s
 }
 
 // helloUnsupported tells a server too old for HELLO (or built without

@@ -151,6 +151,7 @@ type Pipe struct {
 	pending pendingBytes
 
 	protocol atomic.Int32
+	server   atomic.Pointer[Server] // what the last handshake's HELLO said
 	stats    Stats
 	push     *pushRouter
 	connects int // connections made, for Setup.Reconnect; owned by the dialling goroutine
@@ -255,6 +256,21 @@ func (p *Pipe) NewCall() *Call { return p.calls.Get() }
 
 // Protocol reports the RESP version negotiated on the current connection.
 func (p *Pipe) Protocol() int { return int(p.protocol.Load()) }
+
+// Server is what a server says it is in its HELLO reply.
+type Server struct {
+	Name    string // "redis", "valkey"
+	Version string // "7.0.15"
+}
+
+// Server returns what the server said it is when the connection was last
+// set up: the zero Server if it did not say (no HELLO).
+func (p *Pipe) Server() Server {
+	if s := p.server.Load(); s != nil {
+		return *s
+	}
+	return Server{}
+}
 
 // Stats returns the pipe's counters.
 func (p *Pipe) Stats() *Stats { return &p.stats }

@@ -1,0 +1,152 @@
+package zipline
+
+import "time"
+
+// overlay adds to the servers' spec what they do not say, by command name
+// ("OBJECT ENCODING" for a subcommand). It is the one hand-written table
+// of what a command is; spec_gen.go puts each entry in its command's row,
+// and TestOverlayNamesCommands checks that every name is one.
+var overlay = map[string]commandOverlay{
+	// Strings: GLIDE's set, compressed by default. SET ... GET returns the
+	// old value.
+	"SET":    {value: valueCommand{family: familyStrings, values: at(1), reply: replyValue}},
+	"SETNX":  {value: valueCommand{family: familyStrings, values: at(1)}},
+	"SETEX":  {value: valueCommand{family: familyStrings, values: at(2)}},
+	"PSETEX": {value: valueCommand{family: familyStrings, values: at(2)}},
+	"GETSET": {value: valueCommand{family: familyStrings, values: at(1), reply: replyValue}},
+	"MSET":   {value: valueCommand{family: familyStrings, values: every(1, 2)}, merge: mergeOK},
+	"MSETNX": {value: valueCommand{family: familyStrings, values: every(1, 2)}},
+	"GET":    {value: valueCommand{family: familyStrings, reply: replyValue}},
+	"GETEX":  {value: valueCommand{family: familyStrings, reply: replyValue}},
+	"GETDEL": {value: valueCommand{family: familyStrings, reply: replyValue}},
+	"MGET":   {value: valueCommand{family: familyStrings, reply: replyValues}, merge: mergeArray},
+
+	// Hashes (Families: Hashes).
+	"HSET":       {value: valueCommand{family: familyHashes, values: every(2, 2)}},
+	"HMSET":      {value: valueCommand{family: familyHashes, values: every(2, 2)}},
+	"HSETNX":     {value: valueCommand{family: familyHashes, values: at(2)}},
+	"HSETEX":     {value: valueCommand{family: familyHashes, valuesAfter: hsetexFields}, since: redisSince("8.0.0")},
+	"HGET":       {value: valueCommand{family: familyHashes, reply: replyValue}},
+	"HMGET":      {value: valueCommand{family: familyHashes, reply: replyValues}},
+	"HVALS":      {value: valueCommand{family: familyHashes, reply: replyValues}},
+	"HGETALL":    {value: valueCommand{family: familyHashes, reply: replyPairs}},
+	"HGETDEL":    {value: valueCommand{family: familyHashes, reply: replyValues}, since: redisSince("8.0.0")},
+	"HGETEX":     {value: valueCommand{family: familyHashes, reply: replyValues}, since: redisSince("8.0.0")},
+	"HRANDFIELD": {value: valueCommand{family: familyHashes, reply: replyPairs, replyWith: hrandfieldWithValues}},
+	"HSCAN":      {value: valueCommand{family: familyHashes, reply: replyScanPairs, replyWithout: hscanNoValues}},
+
+	// Hash field expiration: Redis 7.4, Valkey 9.0.
+	"HEXPIRE":      {since: redisSince("7.4.0")},
+	"HPEXPIRE":     {since: redisSince("7.4.0")},
+	"HEXPIREAT":    {since: redisSince("7.4.0")},
+	"HPEXPIREAT":   {since: redisSince("7.4.0")},
+	"HTTL":         {since: redisSince("7.4.0")},
+	"HPTTL":        {since: redisSince("7.4.0")},
+	"HEXPIRETIME":  {since: redisSince("7.4.0")},
+	"HPEXPIRETIME": {since: redisSince("7.4.0")},
+	"HPERSIST":     {since: redisSince("7.4.0")},
+
+	// Lists (Families: Lists). A pivot is compressed like an element: it
+	// matches elements stored with the same settings.
+	"LPUSH":      {value: valueCommand{family: familyLists, values: every(1, 1)}},
+	"RPUSH":      {value: valueCommand{family: familyLists, values: every(1, 1)}},
+	"LPUSHX":     {value: valueCommand{family: familyLists, values: every(1, 1)}},
+	"RPUSHX":     {value: valueCommand{family: familyLists, values: every(1, 1)}},
+	"LSET":       {value: valueCommand{family: familyLists, values: at(2)}},
+	"LINSERT":    {value: valueCommand{family: familyLists, values: span(2, 1, 2)}},
+	"LREM":       {value: valueCommand{family: familyLists, values: at(2)}},
+	"LRANGE":     {value: valueCommand{family: familyLists, reply: replyValues}},
+	"LINDEX":     {value: valueCommand{family: familyLists, reply: replyValue}},
+	"LPOP":       {value: valueCommand{family: familyLists, reply: replyValues}},
+	"RPOP":       {value: valueCommand{family: familyLists, reply: replyValues}},
+	"LMOVE":      {value: valueCommand{family: familyLists, reply: replyValue}},
+	"RPOPLPUSH":  {value: valueCommand{family: familyLists, reply: replyValue}},
+	"LMPOP":      {value: valueCommand{family: familyLists, reply: replyKeyAndList}},
+	"BLMOVE":     {block: lastArg(time.Second), value: valueCommand{family: familyLists, reply: replyValue}},
+	"BRPOPLPUSH": {block: lastArg(time.Second), value: valueCommand{family: familyLists, reply: replyValue}},
+	"BLPOP":      {block: lastArg(time.Second), value: valueCommand{family: familyLists, reply: replyKeyAndValue}},
+	"BRPOP":      {block: lastArg(time.Second), value: valueCommand{family: familyLists, reply: replyKeyAndValue}},
+	"BLMPOP":     {block: firstArg(time.Second), value: valueCommand{family: familyLists, reply: replyKeyAndList}},
+
+	// The other blocking commands: where their timeout is.
+	"BZPOPMIN":   {block: lastArg(time.Second)},
+	"BZPOPMAX":   {block: lastArg(time.Second)},
+	"BZMPOP":     {block: firstArg(time.Second)},
+	"WAIT":       {block: lastArg(time.Millisecond)},
+	"WAITAOF":    {block: lastArg(time.Millisecond), since: redisSince("7.2.0")},
+	"XREAD":      {block: blockArg{option: xreadBlock, unit: time.Millisecond}},
+	"XREADGROUP": {block: blockArg{option: xreadgroupBlock, unit: time.Millisecond}},
+
+	// Replies that can hold stored values from anywhere: what a script or
+	// function returns, what SORT ... GET reads. Every valid envelope in
+	// them is expanded, at any depth, as GLIDE expands a batch's replies.
+	"EVAL":       {value: valueCommand{family: familyStrings, reply: replyDeep}},
+	"EVALSHA":    {value: valueCommand{family: familyStrings, reply: replyDeep}},
+	"EVAL_RO":    {value: valueCommand{family: familyStrings, reply: replyDeep}},
+	"EVALSHA_RO": {value: valueCommand{family: familyStrings, reply: replyDeep}},
+	"FCALL":      {value: valueCommand{family: familyStrings, reply: replyDeep}},
+	"FCALL_RO":   {value: valueCommand{family: familyStrings, reply: replyDeep}},
+	"SORT":       {value: valueCommand{family: familyStrings, reply: replyDeep, sortsStored: true}},
+	"SORT_RO":    {value: valueCommand{family: familyStrings, reply: replyDeep, sortsStored: true}},
+
+	// Pub/sub messages (Families: PubSub).
+	"PUBLISH":  {value: valueCommand{family: familyPubSub, values: at(1)}},
+	"SPUBLISH": {value: valueCommand{family: familyPubSub, values: at(1)}},
+
+	// Commands that work on the stored bytes, which compression would
+	// corrupt or misread: refused while their family is compressed. INCR,
+	// INCRBYFLOAT and their kin stay allowed: a value the server reads as a
+	// number is never stored compressed (codec.Codec.Encode).
+	"APPEND":      {value: refused(familyStrings)},
+	"SETRANGE":    {value: refused(familyStrings)},
+	"GETRANGE":    {value: refused(familyStrings)},
+	"SUBSTR":      {value: refused(familyStrings)},
+	"STRLEN":      {value: refused(familyStrings)},
+	"LCS":         {value: refused(familyStrings)},
+	"GETBIT":      {value: refused(familyStrings)},
+	"SETBIT":      {value: refused(familyStrings)},
+	"BITCOUNT":    {value: refused(familyStrings)},
+	"BITPOS":      {value: refused(familyStrings)},
+	"BITFIELD":    {value: refused(familyStrings)},
+	"BITFIELD_RO": {value: refused(familyStrings)},
+	"BITOP":       {value: refused(familyStrings)},
+	"DELIFEQ":     {value: refused(familyStrings)},
+	"HSTRLEN":     {value: refused(familyHashes)},
+	"LPOS":        {value: refused(familyLists)},
+
+	// Commands whose keys are handled one by one, split by slot on a
+	// cluster: their parts' replies add up.
+	"DEL":    {merge: mergeSum},
+	"UNLINK": {merge: mergeSum},
+	"EXISTS": {merge: mergeSum},
+	"TOUCH":  {merge: mergeSum},
+
+	// Commands that change the connection's state: on the shared
+	// connection that would leak into every caller, so they are only
+	// allowed on a Client from Dedicated or Watch.
+	"SELECT": {class: classConnState}, "AUTH": {class: classConnState}, "HELLO": {class: classConnState},
+	"WATCH": {class: classConnState}, "UNWATCH": {class: classConnState}, "MULTI": {class: classConnState},
+	"EXEC": {class: classConnState}, "DISCARD": {class: classConnState}, "READONLY": {class: classConnState},
+	"READWRITE": {class: classConnState}, "RESET": {class: classConnState}, "ASKING": {class: classConnState},
+	"CLIENT TRACKING": {class: classConnState}, "CLIENT SETNAME": {class: classConnState},
+	"CLIENT NO-EVICT": {class: classConnState}, "CLIENT NO-TOUCH": {class: classConnState},
+	"CLIENT SETINFO": {class: classConnState}, "CLIENT CACHING": {class: classConnState},
+	"CLIENT CAPA": {class: classConnState},
+
+	// Commands that switch the connection into another protocol mode
+	// (pub/sub, MONITOR, replication) or end it: never sent. CLIENT REPLY
+	// OFF would leave callers waiting for replies that never come.
+	"SUBSCRIBE": {class: classForbidden}, "PSUBSCRIBE": {class: classForbidden},
+	"SSUBSCRIBE": {class: classForbidden}, "UNSUBSCRIBE": {class: classForbidden},
+	"PUNSUBSCRIBE": {class: classForbidden}, "SUNSUBSCRIBE": {class: classForbidden},
+	"MONITOR": {class: classForbidden}, "SYNC": {class: classForbidden}, "PSYNC": {class: classForbidden},
+	"QUIT": {class: classForbidden}, "SHUTDOWN": {class: classForbidden}, "CLIENT REPLY": {class: classForbidden},
+}
+
+// redisSince is the overlay's since for a command Redis added after the
+// spec's Redis.
+func redisSince(v string) [serverKinds]string {
+	var s [serverKinds]string
+	s[serverRedis] = v
+	return s
+}
