@@ -63,6 +63,7 @@ const (
 	argBytes
 	argInt
 	argFloat
+	argSlot // a slot number, which routing follows as it would a key's slot
 )
 
 func str(s string) arg    { return arg{kind: argString, s: s} }
@@ -70,6 +71,7 @@ func keyArg(k string) arg { return arg{kind: argKey, s: k} }
 func bin(b []byte) arg    { return arg{kind: argBytes, s: unsafeString(b)} }
 func num(n int64) arg     { return arg{kind: argInt, n: n} }
 func flt(f float64) arg   { return arg{kind: argFloat, n: int64(math.Float64bits(f))} }
+func slotArg(n int64) arg { return arg{kind: argSlot, n: n} }
 func keyArgs(ks []string) []arg {
 	out := make([]arg, len(ks))
 	for i, k := range ks {
@@ -94,7 +96,7 @@ func (a *arg) text() string {
 	switch a.kind {
 	case argString, argKey, argBytes:
 		return a.s
-	case argInt:
+	case argInt, argSlot:
 		return strconv.FormatInt(a.n, 10)
 	}
 	return strconv.FormatFloat(math.Float64frombits(uint64(a.n)), 'f', -1, 64)
@@ -113,7 +115,7 @@ func (a *arg) isWord(w string) bool {
 // appendArg encodes one argument as a bulk string.
 func appendArg(dst []byte, a *arg) []byte {
 	switch a.kind {
-	case argInt:
+	case argInt, argSlot:
 		return resp.AppendBulkInt(dst, a.n)
 	case argFloat:
 		return resp.AppendBulkFloat(dst, math.Float64frombits(uint64(a.n)))

@@ -8,6 +8,111 @@ import (
 	"time"
 )
 
+// ACLCat returns the command categories, or, given one, its commands.
+func (c *Client) ACLCat(ctx context.Context, category ...string) ([]string, error) {
+	return run(ctx, c, aclCatCmd(category...))
+}
+
+// ACLCat queues ACL CAT; see Client.ACLCat.
+func (b *Batch) ACLCat(category ...string) *Future[[]string] {
+	return enqueue(b, aclCatCmd(category...))
+}
+
+// ACLDelUser deletes users and returns how many existed.
+func (c *Client) ACLDelUser(ctx context.Context, users ...string) (int64, error) {
+	return run(ctx, c, aclDelUserCmd(users...))
+}
+
+// ACLDelUser queues ACL DELUSER; see Client.ACLDelUser.
+func (b *Batch) ACLDelUser(users ...string) *Future[int64] {
+	return enqueue(b, aclDelUserCmd(users...))
+}
+
+// ACLDryRun reports whether user may run a command line: "OK", or why
+// not.
+func (c *Client) ACLDryRun(ctx context.Context, user string, command ...string) (string, error) {
+	return run(ctx, c, aclDryRunCmd(user, command...))
+}
+
+// ACLDryRun queues ACL DRYRUN; see Client.ACLDryRun.
+func (b *Batch) ACLDryRun(user string, command ...string) *Future[string] {
+	return enqueue(b, aclDryRunCmd(user, command...))
+}
+
+// ACLGenPass returns a random password of bits bits (0: 256), in hex.
+func (c *Client) ACLGenPass(ctx context.Context, bits int64) (string, error) {
+	return run(ctx, c, aclGenPassCmd(bits))
+}
+
+// ACLGenPass queues ACL GENPASS; see Client.ACLGenPass.
+func (b *Batch) ACLGenPass(bits int64) *Future[string] {
+	return enqueue(b, aclGenPassCmd(bits))
+}
+
+// ACLList returns every user's rules, as ACL SETUSER would take them.
+func (c *Client) ACLList(ctx context.Context) ([]string, error) {
+	return run(ctx, c, aclListCmd())
+}
+
+// ACLList queues ACL LIST; see Client.ACLList.
+func (b *Batch) ACLList() *Future[[]string] {
+	return enqueue(b, aclListCmd())
+}
+
+// ACLLog returns up to count of the newest security events (denied
+// commands, failed logins), each as its fields.
+func (c *Client) ACLLog(ctx context.Context, count int64) ([]map[string]string, error) {
+	return run(ctx, c, aclLogCmd(count))
+}
+
+// ACLLog queues ACL LOG; see Client.ACLLog.
+func (b *Batch) ACLLog(count int64) *Future[[]map[string]string] {
+	return enqueue(b, aclLogCmd(count))
+}
+
+// ACLLogReset empties the security event log.
+func (c *Client) ACLLogReset(ctx context.Context) error {
+	_, err := run(ctx, c, aclLogResetCmd())
+	return err
+}
+
+// ACLLogReset queues ACL LOG; see Client.ACLLogReset.
+func (b *Batch) ACLLogReset() *Future[bool] {
+	return enqueue(b, aclLogResetCmd())
+}
+
+// ACLSetUser creates or changes a user with rules ("on", ">password",
+// "~key:*", "+@read"...).
+func (c *Client) ACLSetUser(ctx context.Context, user string, rules ...string) error {
+	_, err := run(ctx, c, aclSetUserCmd(user, rules...))
+	return err
+}
+
+// ACLSetUser queues ACL SETUSER; see Client.ACLSetUser.
+func (b *Batch) ACLSetUser(user string, rules ...string) *Future[bool] {
+	return enqueue(b, aclSetUserCmd(user, rules...))
+}
+
+// ACLUsers returns the names of the users.
+func (c *Client) ACLUsers(ctx context.Context) ([]string, error) {
+	return run(ctx, c, aclUsersCmd())
+}
+
+// ACLUsers queues ACL USERS; see Client.ACLUsers.
+func (b *Batch) ACLUsers() *Future[[]string] {
+	return enqueue(b, aclUsersCmd())
+}
+
+// ACLWhoAmI returns the user the connection is authenticated as.
+func (c *Client) ACLWhoAmI(ctx context.Context) (string, error) {
+	return run(ctx, c, aclWhoAmICmd())
+}
+
+// ACLWhoAmI queues ACL WHOAMI; see Client.ACLWhoAmI.
+func (b *Batch) ACLWhoAmI() *Future[string] {
+	return enqueue(b, aclWhoAmICmd())
+}
+
 // Append appends value to the string at key and returns its new length.
 // It is refused while compression is on: appending to a compressed value
 // would corrupt it.
@@ -104,6 +209,455 @@ func (c *Client) BZPopMin(ctx context.Context, timeout time.Duration, keys ...st
 // BZPopMin queues BZPOPMIN; see Client.BZPopMin.
 func (b *Batch) BZPopMin(timeout time.Duration, keys ...string) *Future[KeyZ] {
 	return enqueue(b, bzpopMinCmd(timeout, keys...))
+}
+
+// BgRewriteAOF starts rewriting the append-only file in the background.
+func (c *Client) BgRewriteAOF(ctx context.Context) (string, error) {
+	return run(ctx, c, bgRewriteAOFCmd())
+}
+
+// BgRewriteAOF queues BGREWRITEAOF; see Client.BgRewriteAOF.
+func (b *Batch) BgRewriteAOF() *Future[string] {
+	return enqueue(b, bgRewriteAOFCmd())
+}
+
+// BgSave starts saving the data to disk in the background.
+func (c *Client) BgSave(ctx context.Context) (string, error) {
+	return run(ctx, c, bgSaveCmd())
+}
+
+// BgSave queues BGSAVE; see Client.BgSave.
+func (b *Batch) BgSave() *Future[string] {
+	return enqueue(b, bgSaveCmd())
+}
+
+// BitCount counts the bits set in a range of the value (the zero BitRange:
+// all of it).
+func (c *Client) BitCount(ctx context.Context, key string, r BitRange) (int64, error) {
+	var buf [5]arg
+	return run(ctx, c, bitCountCmd(buf[:0], key, r))
+}
+
+// BitCount queues BITCOUNT; see Client.BitCount.
+func (b *Batch) BitCount(key string, r BitRange) *Future[int64] {
+	var buf [5]arg
+	return enqueue(b, bitCountCmd(buf[:0], key, r))
+}
+
+// BitField runs BITFIELD's operations, given in the server's syntax ("GET",
+// "u8", "0", "INCRBY", "i5", "100", "1", "OVERFLOW", "SAT", ...), and
+// returns each GET, SET or INCRBY result (0 where OVERFLOW FAIL refused
+// one).
+func (c *Client) BitField(ctx context.Context, key string, ops ...string) ([]int64, error) {
+	return run(ctx, c, bitFieldCmd(key, ops...))
+}
+
+// BitField queues BITFIELD; see Client.BitField.
+func (b *Batch) BitField(key string, ops ...string) *Future[[]int64] {
+	return enqueue(b, bitFieldCmd(key, ops...))
+}
+
+// BitFieldRO is BitField with GET operations only, for replicas
+// (BITFIELD_RO).
+func (c *Client) BitFieldRO(ctx context.Context, key string, ops ...string) ([]int64, error) {
+	return run(ctx, c, bitFieldROCmd(key, ops...))
+}
+
+// BitFieldRO queues BITFIELD RO; see Client.BitFieldRO.
+func (b *Batch) BitFieldRO(key string, ops ...string) *Future[[]int64] {
+	return enqueue(b, bitFieldROCmd(key, ops...))
+}
+
+// BitOp stores in dst the bitwise op ("AND", "OR", "XOR", "NOT") of the
+// values of keys, and returns dst's length.
+func (c *Client) BitOp(ctx context.Context, op string, dst string, keys ...string) (int64, error) {
+	return run(ctx, c, bitOpCmd(op, dst, keys...))
+}
+
+// BitOp queues BITOP; see Client.BitOp.
+func (b *Batch) BitOp(op string, dst string, keys ...string) *Future[int64] {
+	return enqueue(b, bitOpCmd(op, dst, keys...))
+}
+
+// BitPos returns the position of the first bit set to bit (0 or 1) in a
+// range of the value, or -1.
+func (c *Client) BitPos(ctx context.Context, key string, bit int, r BitRange) (int64, error) {
+	var buf [6]arg
+	return run(ctx, c, bitPosCmd(buf[:0], key, bit, r))
+}
+
+// BitPos queues BITPOS; see Client.BitPos.
+func (b *Batch) BitPos(key string, bit int, r BitRange) *Future[int64] {
+	var buf [6]arg
+	return enqueue(b, bitPosCmd(buf[:0], key, bit, r))
+}
+
+// ClientGetName returns the connection's name (Options.ClientName), or
+// Nil if it has none.
+func (c *Client) ClientGetName(ctx context.Context) (string, error) {
+	return run(ctx, c, clientGetNameCmd())
+}
+
+// ClientGetName queues CLIENT GETNAME; see Client.ClientGetName.
+func (b *Batch) ClientGetName() *Future[string] {
+	return enqueue(b, clientGetNameCmd())
+}
+
+// ClientID returns the ID of the connection the command runs on.
+func (c *Client) ClientID(ctx context.Context) (int64, error) {
+	return run(ctx, c, clientIDCmd())
+}
+
+// ClientID queues CLIENT ID; see Client.ClientID.
+func (b *Batch) ClientID() *Future[int64] {
+	return enqueue(b, clientIDCmd())
+}
+
+// ClientInfo describes the connection the command runs on, as CLIENT
+// INFO's fields ("id", "addr", "name", "db", "resp", ...).
+func (c *Client) ClientInfo(ctx context.Context) (map[string]string, error) {
+	return run(ctx, c, clientInfoCmd())
+}
+
+// ClientInfo queues CLIENT INFO; see Client.ClientInfo.
+func (b *Batch) ClientInfo() *Future[map[string]string] {
+	return enqueue(b, clientInfoCmd())
+}
+
+// ClientKill closes the connection from addr ("ip:port"), and returns how
+// many it closed.
+func (c *Client) ClientKill(ctx context.Context, addr string) (int64, error) {
+	return run(ctx, c, clientKillCmd(addr))
+}
+
+// ClientKill queues CLIENT KILL; see Client.ClientKill.
+func (b *Batch) ClientKill(addr string) *Future[int64] {
+	return enqueue(b, clientKillCmd(addr))
+}
+
+// ClientKillByFilter closes the connections matching CLIENT KILL's filters,
+// given in the server's syntax ("ID", "12", "SKIPME", "yes", ...), and
+// returns how many.
+func (c *Client) ClientKillByFilter(ctx context.Context, filters ...string) (int64, error) {
+	return run(ctx, c, clientKillByFilterCmd(filters...))
+}
+
+// ClientKillByFilter queues CLIENT KILL; see Client.ClientKillByFilter.
+func (b *Batch) ClientKillByFilter(filters ...string) *Future[int64] {
+	return enqueue(b, clientKillByFilterCmd(filters...))
+}
+
+// ClientList describes every connection to the server, as CLIENT LIST's
+// fields, one map per connection.
+func (c *Client) ClientList(ctx context.Context) ([]map[string]string, error) {
+	return run(ctx, c, clientListCmd())
+}
+
+// ClientList queues CLIENT LIST; see Client.ClientList.
+func (b *Batch) ClientList() *Future[[]map[string]string] {
+	return enqueue(b, clientListCmd())
+}
+
+// ClientPause stops the server answering clients for d (CLIENT PAUSE ...
+// ALL).
+func (c *Client) ClientPause(ctx context.Context, d time.Duration) error {
+	_, err := run(ctx, c, clientPauseCmd(d))
+	return err
+}
+
+// ClientPause queues CLIENT PAUSE; see Client.ClientPause.
+func (b *Batch) ClientPause(d time.Duration) *Future[bool] {
+	return enqueue(b, clientPauseCmd(d))
+}
+
+// ClientUnblock unblocks the connection with that ID, blocked in a
+// blocking command, and reports whether it was.
+func (c *Client) ClientUnblock(ctx context.Context, id int64) (bool, error) {
+	return run(ctx, c, clientUnblockCmd(id))
+}
+
+// ClientUnblock queues CLIENT UNBLOCK; see Client.ClientUnblock.
+func (b *Batch) ClientUnblock(id int64) *Future[bool] {
+	return enqueue(b, clientUnblockCmd(id))
+}
+
+// ClientUnblockWithError is ClientUnblock failing the blocked command
+// with an UNBLOCKED error.
+func (c *Client) ClientUnblockWithError(ctx context.Context, id int64) (bool, error) {
+	return run(ctx, c, clientUnblockWithErrorCmd(id))
+}
+
+// ClientUnblockWithError queues CLIENT UNBLOCK; see Client.ClientUnblockWithError.
+func (b *Batch) ClientUnblockWithError(id int64) *Future[bool] {
+	return enqueue(b, clientUnblockWithErrorCmd(id))
+}
+
+// ClientUnpause ends a ClientPause.
+func (c *Client) ClientUnpause(ctx context.Context) error {
+	_, err := run(ctx, c, clientUnpauseCmd())
+	return err
+}
+
+// ClientUnpause queues CLIENT UNPAUSE; see Client.ClientUnpause.
+func (b *Batch) ClientUnpause() *Future[bool] {
+	return enqueue(b, clientUnpauseCmd())
+}
+
+// ClusterAddSlots assigns slots to the node.
+func (c *Client) ClusterAddSlots(ctx context.Context, slots ...int64) error {
+	_, err := run(ctx, c, clusterAddSlotsCmd(slots...))
+	return err
+}
+
+// ClusterAddSlots queues CLUSTER ADDSLOTS; see Client.ClusterAddSlots.
+func (b *Batch) ClusterAddSlots(slots ...int64) *Future[bool] {
+	return enqueue(b, clusterAddSlotsCmd(slots...))
+}
+
+// ClusterAddSlotsRange assigns the slots start to end to the node.
+func (c *Client) ClusterAddSlotsRange(ctx context.Context, start int64, end int64) error {
+	_, err := run(ctx, c, clusterAddSlotsRangeCmd(start, end))
+	return err
+}
+
+// ClusterAddSlotsRange queues CLUSTER ADDSLOTSRANGE; see Client.ClusterAddSlotsRange.
+func (b *Batch) ClusterAddSlotsRange(start int64, end int64) *Future[bool] {
+	return enqueue(b, clusterAddSlotsRangeCmd(start, end))
+}
+
+// ClusterCountFailureReports returns how many nodes report nodeID as
+// failing.
+func (c *Client) ClusterCountFailureReports(ctx context.Context, nodeID string) (int64, error) {
+	return run(ctx, c, clusterCountFailureReportsCmd(nodeID))
+}
+
+// ClusterCountFailureReports queues CLUSTER COUNT FAILURE REPORTS; see Client.ClusterCountFailureReports.
+func (b *Batch) ClusterCountFailureReports(nodeID string) *Future[int64] {
+	return enqueue(b, clusterCountFailureReportsCmd(nodeID))
+}
+
+// ClusterCountKeysInSlot returns how many keys the slot holds, asking its
+// owner.
+func (c *Client) ClusterCountKeysInSlot(ctx context.Context, slot int64) (int64, error) {
+	return run(ctx, c, clusterCountKeysInSlotCmd(slot))
+}
+
+// ClusterCountKeysInSlot queues CLUSTER COUNTKEYSINSLOT; see Client.ClusterCountKeysInSlot.
+func (b *Batch) ClusterCountKeysInSlot(slot int64) *Future[int64] {
+	return enqueue(b, clusterCountKeysInSlotCmd(slot))
+}
+
+// ClusterDelSlots unassigns slots from the node.
+func (c *Client) ClusterDelSlots(ctx context.Context, slots ...int64) error {
+	_, err := run(ctx, c, clusterDelSlotsCmd(slots...))
+	return err
+}
+
+// ClusterDelSlots queues CLUSTER DELSLOTS; see Client.ClusterDelSlots.
+func (b *Batch) ClusterDelSlots(slots ...int64) *Future[bool] {
+	return enqueue(b, clusterDelSlotsCmd(slots...))
+}
+
+// ClusterDelSlotsRange unassigns the slots start to end from the node.
+func (c *Client) ClusterDelSlotsRange(ctx context.Context, start int64, end int64) error {
+	_, err := run(ctx, c, clusterDelSlotsRangeCmd(start, end))
+	return err
+}
+
+// ClusterDelSlotsRange queues CLUSTER DELSLOTSRANGE; see Client.ClusterDelSlotsRange.
+func (b *Batch) ClusterDelSlotsRange(start int64, end int64) *Future[bool] {
+	return enqueue(b, clusterDelSlotsRangeCmd(start, end))
+}
+
+// ClusterFailover makes the replica the command reaches take over its
+// primary's slots; option is "", "FORCE" or "TAKEOVER".
+func (c *Client) ClusterFailover(ctx context.Context, option string) error {
+	_, err := run(ctx, c, clusterFailoverCmd(option))
+	return err
+}
+
+// ClusterFailover queues CLUSTER FAILOVER; see Client.ClusterFailover.
+func (b *Batch) ClusterFailover(option string) *Future[bool] {
+	return enqueue(b, clusterFailoverCmd(option))
+}
+
+// ClusterForget removes nodeID from the node's view of the cluster.
+func (c *Client) ClusterForget(ctx context.Context, nodeID string) error {
+	_, err := run(ctx, c, clusterForgetCmd(nodeID))
+	return err
+}
+
+// ClusterForget queues CLUSTER FORGET; see Client.ClusterForget.
+func (b *Batch) ClusterForget(nodeID string) *Future[bool] {
+	return enqueue(b, clusterForgetCmd(nodeID))
+}
+
+// ClusterGetKeysInSlot returns up to count keys of the slot, asking its
+// owner.
+func (c *Client) ClusterGetKeysInSlot(ctx context.Context, slot int64, count int64) ([]string, error) {
+	return run(ctx, c, clusterGetKeysInSlotCmd(slot, count))
+}
+
+// ClusterGetKeysInSlot queues CLUSTER GETKEYSINSLOT; see Client.ClusterGetKeysInSlot.
+func (b *Batch) ClusterGetKeysInSlot(slot int64, count int64) *Future[[]string] {
+	return enqueue(b, clusterGetKeysInSlotCmd(slot, count))
+}
+
+// ClusterInfo returns CLUSTER INFO's fields ("cluster_state", ...).
+func (c *Client) ClusterInfo(ctx context.Context) (map[string]string, error) {
+	return run(ctx, c, clusterInfoCmd())
+}
+
+// ClusterInfo queues CLUSTER INFO; see Client.ClusterInfo.
+func (b *Batch) ClusterInfo() *Future[map[string]string] {
+	return enqueue(b, clusterInfoCmd())
+}
+
+// ClusterKeySlot returns the hash slot of key, as the server computes it.
+func (c *Client) ClusterKeySlot(ctx context.Context, key string) (int64, error) {
+	return run(ctx, c, clusterKeySlotCmd(key))
+}
+
+// ClusterKeySlot queues CLUSTER KEYSLOT; see Client.ClusterKeySlot.
+func (b *Batch) ClusterKeySlot(key string) *Future[int64] {
+	return enqueue(b, clusterKeySlotCmd(key))
+}
+
+// ClusterMeet joins the node at host:port to the cluster of the node the
+// command reaches.
+func (c *Client) ClusterMeet(ctx context.Context, host string, port string) error {
+	_, err := run(ctx, c, clusterMeetCmd(host, port))
+	return err
+}
+
+// ClusterMeet queues CLUSTER MEET; see Client.ClusterMeet.
+func (b *Batch) ClusterMeet(host string, port string) *Future[bool] {
+	return enqueue(b, clusterMeetCmd(host, port))
+}
+
+// ClusterMyID returns the ID of the node the command reaches.
+func (c *Client) ClusterMyID(ctx context.Context) (string, error) {
+	return run(ctx, c, clusterMyIDCmd())
+}
+
+// ClusterMyID queues CLUSTER MYID; see Client.ClusterMyID.
+func (b *Batch) ClusterMyID() *Future[string] {
+	return enqueue(b, clusterMyIDCmd())
+}
+
+// ClusterMyShardID returns the shard ID of the node the command reaches
+// (Redis 7.2, Valkey 8.0).
+func (c *Client) ClusterMyShardID(ctx context.Context) (string, error) {
+	return run(ctx, c, clusterMyShardIDCmd())
+}
+
+// ClusterMyShardID queues CLUSTER MYSHARDID; see Client.ClusterMyShardID.
+func (b *Batch) ClusterMyShardID() *Future[string] {
+	return enqueue(b, clusterMyShardIDCmd())
+}
+
+// ClusterNodes returns CLUSTER NODES's text: one line per node.
+func (c *Client) ClusterNodes(ctx context.Context) (string, error) {
+	return run(ctx, c, clusterNodesCmd())
+}
+
+// ClusterNodes queues CLUSTER NODES; see Client.ClusterNodes.
+func (b *Batch) ClusterNodes() *Future[string] {
+	return enqueue(b, clusterNodesCmd())
+}
+
+// ClusterReplicas returns the CLUSTER NODES lines of nodeID's replicas.
+func (c *Client) ClusterReplicas(ctx context.Context, nodeID string) ([]string, error) {
+	return run(ctx, c, clusterReplicasCmd(nodeID))
+}
+
+// ClusterReplicas queues CLUSTER REPLICAS; see Client.ClusterReplicas.
+func (b *Batch) ClusterReplicas(nodeID string) *Future[[]string] {
+	return enqueue(b, clusterReplicasCmd(nodeID))
+}
+
+// ClusterReplicate makes the node a replica of nodeID.
+func (c *Client) ClusterReplicate(ctx context.Context, nodeID string) error {
+	_, err := run(ctx, c, clusterReplicateCmd(nodeID))
+	return err
+}
+
+// ClusterReplicate queues CLUSTER REPLICATE; see Client.ClusterReplicate.
+func (b *Batch) ClusterReplicate(nodeID string) *Future[bool] {
+	return enqueue(b, clusterReplicateCmd(nodeID))
+}
+
+// ClusterReset resets the node's cluster state: "SOFT" or "HARD".
+func (c *Client) ClusterReset(ctx context.Context, mode string) error {
+	_, err := run(ctx, c, clusterResetCmd(mode))
+	return err
+}
+
+// ClusterReset queues CLUSTER RESET; see Client.ClusterReset.
+func (b *Batch) ClusterReset(mode string) *Future[bool] {
+	return enqueue(b, clusterResetCmd(mode))
+}
+
+// ClusterSaveConfig saves the node's cluster configuration to disk.
+func (c *Client) ClusterSaveConfig(ctx context.Context) error {
+	_, err := run(ctx, c, clusterSaveConfigCmd())
+	return err
+}
+
+// ClusterSaveConfig queues CLUSTER SAVECONFIG; see Client.ClusterSaveConfig.
+func (b *Batch) ClusterSaveConfig() *Future[bool] {
+	return enqueue(b, clusterSaveConfigCmd())
+}
+
+// ClusterShards describes the cluster's shards.
+func (c *Client) ClusterShards(ctx context.Context) ([]ClusterShard, error) {
+	return run(ctx, c, clusterShardsCmd())
+}
+
+// ClusterShards queues CLUSTER SHARDS; see Client.ClusterShards.
+func (b *Batch) ClusterShards() *Future[[]ClusterShard] {
+	return enqueue(b, clusterShardsCmd())
+}
+
+// ClusterSlots describes which nodes serve which slots.
+func (c *Client) ClusterSlots(ctx context.Context) ([]ClusterSlot, error) {
+	return run(ctx, c, clusterSlotsCmd())
+}
+
+// ClusterSlots queues CLUSTER SLOTS; see Client.ClusterSlots.
+func (b *Batch) ClusterSlots() *Future[[]ClusterSlot] {
+	return enqueue(b, clusterSlotsCmd())
+}
+
+// CommandCount returns how many commands the server has.
+func (c *Client) CommandCount(ctx context.Context) (int64, error) {
+	return run(ctx, c, commandCountCmd())
+}
+
+// CommandCount queues COMMAND COUNT; see Client.CommandCount.
+func (b *Batch) CommandCount() *Future[int64] {
+	return enqueue(b, commandCountCmd())
+}
+
+// CommandGetKeys returns which arguments of a command line are keys, as
+// the server finds them.
+func (c *Client) CommandGetKeys(ctx context.Context, args ...string) ([]string, error) {
+	return run(ctx, c, commandGetKeysCmd(args...))
+}
+
+// CommandGetKeys queues COMMAND GETKEYS; see Client.CommandGetKeys.
+func (b *Batch) CommandGetKeys(args ...string) *Future[[]string] {
+	return enqueue(b, commandGetKeysCmd(args...))
+}
+
+// CommandList returns the names of the server's commands.
+func (c *Client) CommandList(ctx context.Context) ([]string, error) {
+	return run(ctx, c, commandListCmd())
+}
+
+// CommandList queues COMMAND LIST; see Client.CommandList.
+func (b *Batch) CommandList() *Future[[]string] {
+	return enqueue(b, commandListCmd())
 }
 
 // ConfigGet returns the server configuration parameters matching pattern.
@@ -206,6 +760,17 @@ func (b *Batch) Del(keys ...string) *Future[int64] {
 	return enqueue(b, delCmd(keys...))
 }
 
+// DelIfEq deletes key only if it holds exactly equal, and reports whether
+// it did (DELIFEQ: Valkey 9.0). It is refused while compression is on.
+func (c *Client) DelIfEq(ctx context.Context, key string, equal []byte) (bool, error) {
+	return run(ctx, c, delIfEqCmd(key, equal))
+}
+
+// DelIfEq queues DELIFEQ; see Client.DelIfEq.
+func (b *Batch) DelIfEq(key string, equal []byte) *Future[bool] {
+	return enqueue(b, delIfEqCmd(key, equal))
+}
+
 // Dump returns key's value serialized (DUMP), for Restore, or Nil if the
 // key does not exist. A compressed value is serialized as stored.
 func (c *Client) Dump(ctx context.Context, key string) ([]byte, error) {
@@ -225,6 +790,57 @@ func (c *Client) Echo(ctx context.Context, msg string) (string, error) {
 // Echo queues ECHO; see Client.Echo.
 func (b *Batch) Echo(msg string) *Future[string] {
 	return enqueue(b, echoCmd(msg))
+}
+
+// Eval runs a Lua script with keys and args (encoded as Client.Do encodes
+// them). Every key the script touches must be in keys: that is how it is
+// routed. Script runs it by its SHA1, sending the source only once.
+func (c *Client) Eval(ctx context.Context, script string, keys []string, args ...any) (Value, error) {
+	cm, err := evalCmd(script, keys, args...)
+	return runChecked(ctx, c, cm, err)
+}
+
+// Eval queues EVAL; see Client.Eval.
+func (b *Batch) Eval(script string, keys []string, args ...any) *Future[Value] {
+	cm, err := evalCmd(script, keys, args...)
+	return enqueueChecked(b, cm, err)
+}
+
+// EvalRO is Eval for a read-only script, which a replica may run.
+func (c *Client) EvalRO(ctx context.Context, script string, keys []string, args ...any) (Value, error) {
+	cm, err := evalROCmd(script, keys, args...)
+	return runChecked(ctx, c, cm, err)
+}
+
+// EvalRO queues EVAL RO; see Client.EvalRO.
+func (b *Batch) EvalRO(script string, keys []string, args ...any) *Future[Value] {
+	cm, err := evalROCmd(script, keys, args...)
+	return enqueueChecked(b, cm, err)
+}
+
+// EvalSha runs a script the server has cached, by its SHA1 (NOSCRIPT if
+// it has not).
+func (c *Client) EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) (Value, error) {
+	cm, err := evalShaCmd(sha1, keys, args...)
+	return runChecked(ctx, c, cm, err)
+}
+
+// EvalSha queues EVALSHA; see Client.EvalSha.
+func (b *Batch) EvalSha(sha1 string, keys []string, args ...any) *Future[Value] {
+	cm, err := evalShaCmd(sha1, keys, args...)
+	return enqueueChecked(b, cm, err)
+}
+
+// EvalShaRO is EvalSha for a read-only script.
+func (c *Client) EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) (Value, error) {
+	cm, err := evalShaROCmd(sha1, keys, args...)
+	return runChecked(ctx, c, cm, err)
+}
+
+// EvalShaRO queues EVALSHA RO; see Client.EvalShaRO.
+func (b *Batch) EvalShaRO(sha1 string, keys []string, args ...any) *Future[Value] {
+	cm, err := evalShaROCmd(sha1, keys, args...)
+	return enqueueChecked(b, cm, err)
 }
 
 // Exists returns how many of keys exist (a key named twice counts twice).
@@ -298,6 +914,31 @@ func (b *Batch) ExpireTime(key string) *Future[time.Time] {
 	return enqueue(b, expireTimeCmd(key))
 }
 
+// FCall calls a function of a library loaded with FunctionLoad.
+func (c *Client) FCall(ctx context.Context, function string, keys []string, args ...any) (Value, error) {
+	cm, err := fcallCmd(function, keys, args...)
+	return runChecked(ctx, c, cm, err)
+}
+
+// FCall queues FCALL; see Client.FCall.
+func (b *Batch) FCall(function string, keys []string, args ...any) *Future[Value] {
+	cm, err := fcallCmd(function, keys, args...)
+	return enqueueChecked(b, cm, err)
+}
+
+// FCallRO calls a read-only function (flags no-writes), which a replica
+// may run.
+func (c *Client) FCallRO(ctx context.Context, function string, keys []string, args ...any) (Value, error) {
+	cm, err := fcallROCmd(function, keys, args...)
+	return runChecked(ctx, c, cm, err)
+}
+
+// FCallRO queues FCALL RO; see Client.FCallRO.
+func (b *Batch) FCallRO(function string, keys []string, args ...any) *Future[Value] {
+	cm, err := fcallROCmd(function, keys, args...)
+	return enqueueChecked(b, cm, err)
+}
+
 // FlushAll queues FLUSHALL; see Client.FlushAll.
 func (b *Batch) FlushAll() *Future[bool] {
 	return enqueue(b, flushAllCmd())
@@ -318,6 +959,137 @@ func (b *Batch) FlushDBAsync() *Future[bool] {
 	return enqueue(b, flushDBAsyncCmd())
 }
 
+// FunctionDelete queues FUNCTION DELETE; see Client.FunctionDelete.
+func (b *Batch) FunctionDelete(library string) *Future[bool] {
+	return enqueue(b, functionDeleteCmd(library))
+}
+
+// FunctionDump returns every library serialized, for FunctionRestore.
+func (c *Client) FunctionDump(ctx context.Context) ([]byte, error) {
+	return run(ctx, c, functionDumpCmd())
+}
+
+// FunctionDump queues FUNCTION DUMP; see Client.FunctionDump.
+func (b *Batch) FunctionDump() *Future[[]byte] {
+	return enqueue(b, functionDumpCmd())
+}
+
+// FunctionFlush queues FUNCTION FLUSH; see Client.FunctionFlush.
+func (b *Batch) FunctionFlush() *Future[bool] {
+	return enqueue(b, functionFlushCmd())
+}
+
+// FunctionKill stops the function running now, if it has not written.
+func (c *Client) FunctionKill(ctx context.Context) error {
+	_, err := run(ctx, c, functionKillCmd())
+	return err
+}
+
+// FunctionKill queues FUNCTION KILL; see Client.FunctionKill.
+func (b *Batch) FunctionKill() *Future[bool] {
+	return enqueue(b, functionKillCmd())
+}
+
+// FunctionList describes the libraries whose names match pattern ("": all),
+// with their code if withCode.
+func (c *Client) FunctionList(ctx context.Context, pattern string, withCode bool) ([]Library, error) {
+	return run(ctx, c, functionListCmd(pattern, withCode))
+}
+
+// FunctionList queues FUNCTION LIST; see Client.FunctionList.
+func (b *Batch) FunctionList(pattern string, withCode bool) *Future[[]Library] {
+	return enqueue(b, functionListCmd(pattern, withCode))
+}
+
+// FunctionLoad queues FUNCTION LOAD; see Client.FunctionLoad.
+func (b *Batch) FunctionLoad(code string) *Future[string] {
+	return enqueue(b, functionLoadCmd(code))
+}
+
+// FunctionLoadReplace queues FUNCTION LOAD; see Client.FunctionLoadReplace.
+func (b *Batch) FunctionLoadReplace(code string) *Future[string] {
+	return enqueue(b, functionLoadReplaceCmd(code))
+}
+
+// FunctionRestore queues FUNCTION RESTORE; see Client.FunctionRestore.
+func (b *Batch) FunctionRestore(data []byte) *Future[bool] {
+	return enqueue(b, functionRestoreCmd(data))
+}
+
+// GeoAdd adds members at their positions (Name, Longitude, Latitude of
+// each location) and returns how many were new.
+func (c *Client) GeoAdd(ctx context.Context, key string, locations ...GeoLocation) (int64, error) {
+	return run(ctx, c, geoAddCmd(key, locations...))
+}
+
+// GeoAdd queues GEOADD; see Client.GeoAdd.
+func (b *Batch) GeoAdd(key string, locations ...GeoLocation) *Future[int64] {
+	return enqueue(b, geoAddCmd(key, locations...))
+}
+
+// GeoDist returns the distance between two members in unit, or Nil if
+// either is missing.
+func (c *Client) GeoDist(ctx context.Context, key string, member1 string, member2 string, unit string) (float64, error) {
+	return run(ctx, c, geoDistCmd(key, member1, member2, unit))
+}
+
+// GeoDist queues GEODIST; see Client.GeoDist.
+func (b *Batch) GeoDist(key string, member1 string, member2 string, unit string) *Future[float64] {
+	return enqueue(b, geoDistCmd(key, member1, member2, unit))
+}
+
+// GeoHash returns the geohash strings of members ("" for missing ones).
+func (c *Client) GeoHash(ctx context.Context, key string, members ...string) ([]string, error) {
+	return run(ctx, c, geoHashCmd(key, members...))
+}
+
+// GeoHash queues GEOHASH; see Client.GeoHash.
+func (b *Batch) GeoHash(key string, members ...string) *Future[[]string] {
+	return enqueue(b, geoHashCmd(key, members...))
+}
+
+// GeoPos returns the positions of members; a missing member's is nil.
+func (c *Client) GeoPos(ctx context.Context, key string, members ...string) ([]*GeoPos, error) {
+	return run(ctx, c, geoPosCmd(key, members...))
+}
+
+// GeoPos queues GEOPOS; see Client.GeoPos.
+func (b *Batch) GeoPos(key string, members ...string) *Future[[]*GeoPos] {
+	return enqueue(b, geoPosCmd(key, members...))
+}
+
+// GeoSearch returns the names of the members a query finds.
+func (c *Client) GeoSearch(ctx context.Context, key string, q GeoSearchQuery) ([]string, error) {
+	return run(ctx, c, geoSearchCmd(key, q))
+}
+
+// GeoSearch queues GEOSEARCH; see Client.GeoSearch.
+func (b *Batch) GeoSearch(key string, q GeoSearchQuery) *Future[[]string] {
+	return enqueue(b, geoSearchCmd(key, q))
+}
+
+// GeoSearchLocation returns the members a query finds, with what it asked
+// for.
+func (c *Client) GeoSearchLocation(ctx context.Context, key string, q GeoSearchLocationQuery) ([]GeoLocation, error) {
+	return run(ctx, c, geoSearchLocationCmd(key, q))
+}
+
+// GeoSearchLocation queues GEOSEARCH; see Client.GeoSearchLocation.
+func (b *Batch) GeoSearchLocation(key string, q GeoSearchLocationQuery) *Future[[]GeoLocation] {
+	return enqueue(b, geoSearchLocationCmd(key, q))
+}
+
+// GeoSearchStore stores what a query finds in dst, as a geo set (or, with
+// storeDist, a sorted set of distances), and returns how many.
+func (c *Client) GeoSearchStore(ctx context.Context, dst string, src string, q GeoSearchQuery, storeDist bool) (int64, error) {
+	return run(ctx, c, geoSearchStoreCmd(dst, src, q, storeDist))
+}
+
+// GeoSearchStore queues GEOSEARCHSTORE; see Client.GeoSearchStore.
+func (b *Batch) GeoSearchStore(dst string, src string, q GeoSearchQuery, storeDist bool) *Future[int64] {
+	return enqueue(b, geoSearchStoreCmd(dst, src, q, storeDist))
+}
+
 // Get returns the value of key, or Nil if it does not exist.
 func (c *Client) Get(ctx context.Context, key string) ([]byte, error) {
 	return run(ctx, c, getCmd(key))
@@ -326,6 +1098,16 @@ func (c *Client) Get(ctx context.Context, key string) ([]byte, error) {
 // Get queues GET; see Client.Get.
 func (b *Batch) Get(key string) *Future[[]byte] {
 	return enqueue(b, getCmd(key))
+}
+
+// GetBit returns the bit at offset (0 past the end).
+func (c *Client) GetBit(ctx context.Context, key string, offset int64) (int64, error) {
+	return run(ctx, c, getBitCmd(key, offset))
+}
+
+// GetBit queues GETBIT; see Client.GetBit.
+func (b *Batch) GetBit(key string, offset int64) *Future[int64] {
+	return enqueue(b, getBitCmd(key, offset))
 }
 
 // GetDel returns the value of key and deletes the key.
@@ -351,6 +1133,18 @@ func (b *Batch) GetEx(key string, exp ...Expiry) *Future[[]byte] {
 	var buf [4]arg
 	cm, err := getExCmd(buf[:0], key, exp...)
 	return enqueueChecked(b, cm, err)
+}
+
+// GetRange returns the bytes of the string at key from start to end
+// inclusive (negative: from the end). It is refused while compression is
+// on: it would cut the stored bytes.
+func (c *Client) GetRange(ctx context.Context, key string, start int64, end int64) ([]byte, error) {
+	return run(ctx, c, getRangeCmd(key, start, end))
+}
+
+// GetRange queues GETRANGE; see Client.GetRange.
+func (b *Batch) GetRange(key string, start int64, end int64) *Future[[]byte] {
+	return enqueue(b, getRangeCmd(key, start, end))
 }
 
 // GetSet is SetGet without options, with the legacy GETSET command.
@@ -695,6 +1489,27 @@ func (b *Batch) Keys(pattern string) *Future[[]string] {
 	return enqueue(b, keysCmd(pattern))
 }
 
+// LCS returns the longest common subsequence of the strings at two keys.
+// It is refused while compression is on: it compares stored bytes.
+func (c *Client) LCS(ctx context.Context, key1 string, key2 string) ([]byte, error) {
+	return run(ctx, c, lcsCmd(key1, key2))
+}
+
+// LCS queues LCS; see Client.LCS.
+func (b *Batch) LCS(key1 string, key2 string) *Future[[]byte] {
+	return enqueue(b, lcsCmd(key1, key2))
+}
+
+// LCSLen returns the length of the longest common subsequence.
+func (c *Client) LCSLen(ctx context.Context, key1 string, key2 string) (int64, error) {
+	return run(ctx, c, lcsLenCmd(key1, key2))
+}
+
+// LCSLen queues LCS; see Client.LCSLen.
+func (b *Batch) LCSLen(key1 string, key2 string) *Future[int64] {
+	return enqueue(b, lcsLenCmd(key1, key2))
+}
+
 // LIndex returns the element at index, or Nil if out of range.
 func (c *Client) LIndex(ctx context.Context, key string, index int64) ([]byte, error) {
 	return run(ctx, c, lindexCmd(key, index))
@@ -861,6 +1676,38 @@ func (b *Batch) LTrim(key string, start int64, stop int64) *Future[bool] {
 	return enqueue(b, ltrimCmd(key, start, stop))
 }
 
+// LastSave returns when the server last saved its data to disk.
+func (c *Client) LastSave(ctx context.Context) (time.Time, error) {
+	return run(ctx, c, lastSaveCmd())
+}
+
+// LastSave queues LASTSAVE; see Client.LastSave.
+func (b *Batch) LastSave() *Future[time.Time] {
+	return enqueue(b, lastSaveCmd())
+}
+
+// LatencyLatest returns the latest latency spike of each event the server
+// monitors (LATENCY LATEST), as [event, time, latest ms, max ms] tuples.
+func (c *Client) LatencyLatest(ctx context.Context) (Value, error) {
+	return run(ctx, c, latencyLatestCmd())
+}
+
+// LatencyLatest queues LATENCY LATEST; see Client.LatencyLatest.
+func (b *Batch) LatencyLatest() *Future[Value] {
+	return enqueue(b, latencyLatestCmd())
+}
+
+// LatencyReset resets the latency statistics of events (none: all), and
+// returns how many it reset.
+func (c *Client) LatencyReset(ctx context.Context, events ...string) (int64, error) {
+	return run(ctx, c, latencyResetCmd(events...))
+}
+
+// LatencyReset queues LATENCY RESET; see Client.LatencyReset.
+func (b *Batch) LatencyReset(events ...string) *Future[int64] {
+	return enqueue(b, latencyResetCmd(events...))
+}
+
 // MGet returns the values of keys, with nil for keys that do not exist.
 func (c *Client) MGet(ctx context.Context, keys ...string) ([][]byte, error) {
 	return run(ctx, c, mgetCmd(keys...))
@@ -883,6 +1730,21 @@ func (b *Batch) MSet(pairs ...KeyValue) *Future[bool] {
 	return enqueue(b, msetCmd(pairs...))
 }
 
+// MSetEx stores several values, each with the expiry exp (MSETEX: Valkey
+// 9.1), and reports whether it stored them.
+func (c *Client) MSetEx(ctx context.Context, exp Expiry, pairs ...KeyValue) (bool, error) {
+	var buf [4]arg
+	cm, err := msetExCmd(buf[:0], exp, pairs...)
+	return runChecked(ctx, c, cm, err)
+}
+
+// MSetEx queues MSETEX; see Client.MSetEx.
+func (b *Batch) MSetEx(exp Expiry, pairs ...KeyValue) *Future[bool] {
+	var buf [4]arg
+	cm, err := msetExCmd(buf[:0], exp, pairs...)
+	return enqueueChecked(b, cm, err)
+}
+
 // MSetNX stores several values only if none of the keys exists, and
 // reports whether it did.
 func (c *Client) MSetNX(ctx context.Context, pairs ...KeyValue) (bool, error) {
@@ -892,6 +1754,18 @@ func (c *Client) MSetNX(ctx context.Context, pairs ...KeyValue) (bool, error) {
 // MSetNX queues MSETNX; see Client.MSetNX.
 func (b *Batch) MSetNX(pairs ...KeyValue) *Future[bool] {
 	return enqueue(b, msetNXCmd(pairs...))
+}
+
+// MemoryUsage returns how many bytes key and its value take in the
+// server, or Nil if it does not exist. samples bounds how many elements of
+// an aggregate are sampled (0: the server's default, 5; -1: all).
+func (c *Client) MemoryUsage(ctx context.Context, key string, samples int64) (int64, error) {
+	return run(ctx, c, memoryUsageCmd(key, samples))
+}
+
+// MemoryUsage queues MEMORY USAGE; see Client.MemoryUsage.
+func (b *Batch) MemoryUsage(key string, samples int64) *Future[int64] {
+	return enqueue(b, memoryUsageCmd(key, samples))
 }
 
 // Move moves key to database db, and reports whether it moved (not on a
@@ -967,6 +1841,39 @@ func (b *Batch) PExpireTime(key string) *Future[time.Time] {
 	return enqueue(b, pexpireTimeCmd(key))
 }
 
+// PFAdd adds elements to the HyperLogLog at key, and reports whether its
+// estimate changed.
+func (c *Client) PFAdd(ctx context.Context, key string, elements ...string) (bool, error) {
+	return run(ctx, c, pfaddCmd(key, elements...))
+}
+
+// PFAdd queues PFADD; see Client.PFAdd.
+func (b *Batch) PFAdd(key string, elements ...string) *Future[bool] {
+	return enqueue(b, pfaddCmd(key, elements...))
+}
+
+// PFCount returns the estimated number of distinct elements added to the
+// HyperLogLogs at keys (their union).
+func (c *Client) PFCount(ctx context.Context, keys ...string) (int64, error) {
+	return run(ctx, c, pfcountCmd(keys...))
+}
+
+// PFCount queues PFCOUNT; see Client.PFCount.
+func (b *Batch) PFCount(keys ...string) *Future[int64] {
+	return enqueue(b, pfcountCmd(keys...))
+}
+
+// PFMerge stores in dst the union of the HyperLogLogs at keys.
+func (c *Client) PFMerge(ctx context.Context, dst string, keys ...string) error {
+	_, err := run(ctx, c, pfmergeCmd(dst, keys...))
+	return err
+}
+
+// PFMerge queues PFMERGE; see Client.PFMerge.
+func (b *Batch) PFMerge(dst string, keys ...string) *Future[bool] {
+	return enqueue(b, pfmergeCmd(dst, keys...))
+}
+
 // PTTL is TTL with millisecond precision.
 func (c *Client) PTTL(ctx context.Context, key string) (time.Duration, error) {
 	return run(ctx, c, pttlCmd(key))
@@ -996,6 +1903,58 @@ func (c *Client) Ping(ctx context.Context) error {
 // Ping queues PING; see Client.Ping.
 func (b *Batch) Ping() *Future[bool] {
 	return enqueue(b, pingCmd())
+}
+
+// PubSubChannels returns the channels with subscribers matching pattern
+// ("": all), on the node the command reaches.
+func (c *Client) PubSubChannels(ctx context.Context, pattern string) ([]string, error) {
+	return run(ctx, c, pubSubChannelsCmd(pattern))
+}
+
+// PubSubChannels queues PUBSUB CHANNELS; see Client.PubSubChannels.
+func (b *Batch) PubSubChannels(pattern string) *Future[[]string] {
+	return enqueue(b, pubSubChannelsCmd(pattern))
+}
+
+// PubSubNumPat returns how many pattern subscriptions there are.
+func (c *Client) PubSubNumPat(ctx context.Context) (int64, error) {
+	return run(ctx, c, pubSubNumPatCmd())
+}
+
+// PubSubNumPat queues PUBSUB NUMPAT; see Client.PubSubNumPat.
+func (b *Batch) PubSubNumPat() *Future[int64] {
+	return enqueue(b, pubSubNumPatCmd())
+}
+
+// PubSubNumSub returns how many subscribers each channel has.
+func (c *Client) PubSubNumSub(ctx context.Context, channels ...string) (map[string]int64, error) {
+	return run(ctx, c, pubSubNumSubCmd(channels...))
+}
+
+// PubSubNumSub queues PUBSUB NUMSUB; see Client.PubSubNumSub.
+func (b *Batch) PubSubNumSub(channels ...string) *Future[map[string]int64] {
+	return enqueue(b, pubSubNumSubCmd(channels...))
+}
+
+// PubSubShardChannels returns the sharded channels with subscribers
+// matching pattern ("": all), on the node the command reaches.
+func (c *Client) PubSubShardChannels(ctx context.Context, pattern string) ([]string, error) {
+	return run(ctx, c, pubSubShardChannelsCmd(pattern))
+}
+
+// PubSubShardChannels queues PUBSUB SHARDCHANNELS; see Client.PubSubShardChannels.
+func (b *Batch) PubSubShardChannels(pattern string) *Future[[]string] {
+	return enqueue(b, pubSubShardChannelsCmd(pattern))
+}
+
+// PubSubShardNumSub returns how many subscribers each sharded channel has.
+func (c *Client) PubSubShardNumSub(ctx context.Context, channels ...string) (map[string]int64, error) {
+	return run(ctx, c, pubSubShardNumSubCmd(channels...))
+}
+
+// PubSubShardNumSub queues PUBSUB SHARDNUMSUB; see Client.PubSubShardNumSub.
+func (b *Batch) PubSubShardNumSub(channels ...string) *Future[map[string]int64] {
+	return enqueue(b, pubSubShardNumSubCmd(channels...))
 }
 
 // Publish sends msg to channel and returns how many subscribers got it.
@@ -1092,6 +2051,18 @@ func (c *Client) RenameNX(ctx context.Context, key string, newKey string) (bool,
 // RenameNX queues RENAMENX; see Client.RenameNX.
 func (b *Batch) RenameNX(key string, newKey string) *Future[bool] {
 	return enqueue(b, renameNXCmd(key, newKey))
+}
+
+// ReplicaOf makes the server a replica of host:port ("NO", "ONE" stops
+// replicating).
+func (c *Client) ReplicaOf(ctx context.Context, host string, port string) error {
+	_, err := run(ctx, c, replicaOfCmd(host, port))
+	return err
+}
+
+// ReplicaOf queues REPLICAOF; see Client.ReplicaOf.
+func (b *Batch) ReplicaOf(host string, port string) *Future[bool] {
+	return enqueue(b, replicaOfCmd(host, port))
 }
 
 // Restore creates key from data that Dump returned, with ttl (0: none).
@@ -1313,6 +2284,49 @@ func (b *Batch) SUnionStore(dst string, keys ...string) *Future[int64] {
 	return enqueue(b, sunionStoreCmd(dst, keys...))
 }
 
+// Save saves the data to disk, blocking the server meanwhile.
+func (c *Client) Save(ctx context.Context) error {
+	_, err := run(ctx, c, saveCmd())
+	return err
+}
+
+// Save queues SAVE; see Client.Save.
+func (b *Batch) Save() *Future[bool] {
+	return enqueue(b, saveCmd())
+}
+
+// ScriptExists reports, for each SHA1, whether the server has the script
+// cached.
+func (c *Client) ScriptExists(ctx context.Context, sha1s ...string) ([]bool, error) {
+	return run(ctx, c, scriptExistsCmd(sha1s...))
+}
+
+// ScriptExists queues SCRIPT EXISTS; see Client.ScriptExists.
+func (b *Batch) ScriptExists(sha1s ...string) *Future[[]bool] {
+	return enqueue(b, scriptExistsCmd(sha1s...))
+}
+
+// ScriptFlush queues SCRIPT FLUSH; see Client.ScriptFlush.
+func (b *Batch) ScriptFlush() *Future[bool] {
+	return enqueue(b, scriptFlushCmd())
+}
+
+// ScriptKill stops the script running now, if it has not written.
+func (c *Client) ScriptKill(ctx context.Context) error {
+	_, err := run(ctx, c, scriptKillCmd())
+	return err
+}
+
+// ScriptKill queues SCRIPT KILL; see Client.ScriptKill.
+func (b *Batch) ScriptKill() *Future[bool] {
+	return enqueue(b, scriptKillCmd())
+}
+
+// ScriptLoad queues SCRIPT LOAD; see Client.ScriptLoad.
+func (b *Batch) ScriptLoad(script string) *Future[string] {
+	return enqueue(b, scriptLoadCmd(script))
+}
+
 // Set stores value at key, replacing any value and, unless KeepTTL is
 // given, any time to live. The Batch future holds true once stored.
 func (c *Client) Set(ctx context.Context, key string, val []byte, exp ...Expiry) error {
@@ -1331,6 +2345,17 @@ func (b *Batch) Set(key string, val []byte, exp ...Expiry) *Future[bool] {
 	return enqueueChecked(b, cm, err)
 }
 
+// SetBit sets the bit at offset to value (0 or 1), and returns its old
+// value.
+func (c *Client) SetBit(ctx context.Context, key string, offset int64, value int) (int64, error) {
+	return run(ctx, c, setBitCmd(key, offset, value))
+}
+
+// SetBit queues SETBIT; see Client.SetBit.
+func (b *Batch) SetBit(key string, offset int64, value int) *Future[int64] {
+	return enqueue(b, setBitCmd(key, offset, value))
+}
+
 // SetGet stores value at key and returns the old value (SET ... GET), or
 // Nil if there was none.
 func (c *Client) SetGet(ctx context.Context, key string, val []byte, exp ...Expiry) ([]byte, error) {
@@ -1343,6 +2368,22 @@ func (c *Client) SetGet(ctx context.Context, key string, val []byte, exp ...Expi
 func (b *Batch) SetGet(key string, val []byte, exp ...Expiry) *Future[[]byte] {
 	var buf [8]arg
 	cm, err := setGetCmd(buf[:0], key, val, exp...)
+	return enqueueChecked(b, cm, err)
+}
+
+// SetIfEq stores value at key only if the key holds exactly equal,
+// and reports whether it did (SET ... IFEQ: Valkey 8.1, Redis 8.4). It is
+// refused while compression is on: the server compares stored bytes.
+func (c *Client) SetIfEq(ctx context.Context, key string, val []byte, equal []byte, exp ...Expiry) (bool, error) {
+	var buf [8]arg
+	cm, err := setIfEqCmd(buf[:0], key, val, equal, exp...)
+	return runChecked(ctx, c, cm, err)
+}
+
+// SetIfEq queues SET; see Client.SetIfEq.
+func (b *Batch) SetIfEq(key string, val []byte, equal []byte, exp ...Expiry) *Future[bool] {
+	var buf [8]arg
+	cm, err := setIfEqCmd(buf[:0], key, val, equal, exp...)
 	return enqueueChecked(b, cm, err)
 }
 
@@ -1361,6 +2402,17 @@ func (b *Batch) SetNX(key string, val []byte, exp ...Expiry) *Future[bool] {
 	return enqueueChecked(b, cm, err)
 }
 
+// SetRange overwrites the string at key from offset with val, and returns
+// its new length. It is refused while compression is on.
+func (c *Client) SetRange(ctx context.Context, key string, offset int64, val []byte) (int64, error) {
+	return run(ctx, c, setRangeCmd(key, offset, val))
+}
+
+// SetRange queues SETRANGE; see Client.SetRange.
+func (b *Batch) SetRange(key string, offset int64, val []byte) *Future[int64] {
+	return enqueue(b, setRangeCmd(key, offset, val))
+}
+
 // SetXX stores value at key only if key exists (SET ... XX), and reports
 // whether it did.
 func (c *Client) SetXX(ctx context.Context, key string, val []byte, exp ...Expiry) (bool, error) {
@@ -1374,6 +2426,37 @@ func (b *Batch) SetXX(key string, val []byte, exp ...Expiry) *Future[bool] {
 	var buf [8]arg
 	cm, err := setXXCmd(buf[:0], key, val, exp...)
 	return enqueueChecked(b, cm, err)
+}
+
+// SlowLogGet returns up to n of the newest slow log entries (-1: all).
+func (c *Client) SlowLogGet(ctx context.Context, n int64) ([]SlowLog, error) {
+	return run(ctx, c, slowLogGetCmd(n))
+}
+
+// SlowLogGet queues SLOWLOG GET; see Client.SlowLogGet.
+func (b *Batch) SlowLogGet(n int64) *Future[[]SlowLog] {
+	return enqueue(b, slowLogGetCmd(n))
+}
+
+// SlowLogLen returns how many entries the slow log holds.
+func (c *Client) SlowLogLen(ctx context.Context) (int64, error) {
+	return run(ctx, c, slowLogLenCmd())
+}
+
+// SlowLogLen queues SLOWLOG LEN; see Client.SlowLogLen.
+func (b *Batch) SlowLogLen() *Future[int64] {
+	return enqueue(b, slowLogLenCmd())
+}
+
+// SlowLogReset empties the slow log.
+func (c *Client) SlowLogReset(ctx context.Context) error {
+	_, err := run(ctx, c, slowLogResetCmd())
+	return err
+}
+
+// SlowLogReset queues SLOWLOG RESET; see Client.SlowLogReset.
+func (b *Batch) SlowLogReset() *Future[bool] {
+	return enqueue(b, slowLogResetCmd())
 }
 
 // Sort returns the elements of the list, set or sorted set at key, sorted
@@ -1432,6 +2515,16 @@ func (b *Batch) TTL(key string) *Future[time.Duration] {
 	return enqueue(b, ttlCmd(key))
 }
 
+// Time returns the server's clock.
+func (c *Client) Time(ctx context.Context) (time.Time, error) {
+	return run(ctx, c, timeCmd())
+}
+
+// Time queues TIME; see Client.Time.
+func (b *Batch) Time() *Future[time.Time] {
+	return enqueue(b, timeCmd())
+}
+
 // Touch updates the last access time of keys and returns how many exist.
 func (c *Client) Touch(ctx context.Context, keys ...string) (int64, error) {
 	return run(ctx, c, touchCmd(keys...))
@@ -1460,6 +2553,307 @@ func (c *Client) Unlink(ctx context.Context, keys ...string) (int64, error) {
 // Unlink queues UNLINK; see Client.Unlink.
 func (b *Batch) Unlink(keys ...string) *Future[int64] {
 	return enqueue(b, unlinkCmd(keys...))
+}
+
+// Wait waits until the writes before it on its connection reached
+// replicas replicas, or timeout passed (0: without limit), and returns how
+// many replicas acknowledged them. On the shared connection "before it"
+// means every caller's writes; it runs on a dedicated connection, so it
+// sees that connection's own writes only: use it on a Client from
+// Dedicated or Watch.
+func (c *Client) Wait(ctx context.Context, replicas int64, timeout time.Duration) (int64, error) {
+	return run(ctx, c, waitCmd(replicas, timeout))
+}
+
+// Wait queues WAIT; see Client.Wait.
+func (b *Batch) Wait(replicas int64, timeout time.Duration) *Future[int64] {
+	return enqueue(b, waitCmd(replicas, timeout))
+}
+
+// WaitAOF is Wait for the writes to reach the append-only file of
+// numLocal (0 or 1) local and numReplicas replica servers (Redis 7.2,
+// Valkey 8.0), and returns how many of each did.
+func (c *Client) WaitAOF(ctx context.Context, numLocal int64, numReplicas int64, timeout time.Duration) ([]int64, error) {
+	return run(ctx, c, waitAOFCmd(numLocal, numReplicas, timeout))
+}
+
+// WaitAOF queues WAITAOF; see Client.WaitAOF.
+func (b *Batch) WaitAOF(numLocal int64, numReplicas int64, timeout time.Duration) *Future[[]int64] {
+	return enqueue(b, waitAOFCmd(numLocal, numReplicas, timeout))
+}
+
+// XAck acknowledges entries of a group, and returns how many were pending.
+func (c *Client) XAck(ctx context.Context, stream string, group string, ids ...string) (int64, error) {
+	return run(ctx, c, xackCmd(stream, group, ids...))
+}
+
+// XAck queues XACK; see Client.XAck.
+func (b *Batch) XAck(stream string, group string, ids ...string) *Future[int64] {
+	return enqueue(b, xackCmd(stream, group, ids...))
+}
+
+// XAdd appends an entry to a stream and returns its ID.
+func (c *Client) XAdd(ctx context.Context, a XAddArgs) (string, error) {
+	return run(ctx, c, xaddCmd(a))
+}
+
+// XAdd queues XADD; see Client.XAdd.
+func (b *Batch) XAdd(a XAddArgs) *Future[string] {
+	return enqueue(b, xaddCmd(a))
+}
+
+// XAutoClaim claims idle pending entries, scanning the pending list.
+func (c *Client) XAutoClaim(ctx context.Context, a XAutoClaimArgs) (XAutoClaimed, error) {
+	return run(ctx, c, xautoClaimCmd(a))
+}
+
+// XAutoClaim queues XAUTOCLAIM; see Client.XAutoClaim.
+func (b *Batch) XAutoClaim(a XAutoClaimArgs) *Future[XAutoClaimed] {
+	return enqueue(b, xautoClaimCmd(a))
+}
+
+// XAutoClaimJustID is XAutoClaim returning IDs only (JUSTID).
+func (c *Client) XAutoClaimJustID(ctx context.Context, a XAutoClaimArgs) (XAutoClaimed, error) {
+	return run(ctx, c, xautoClaimJustIDCmd(a))
+}
+
+// XAutoClaimJustID queues XAUTOCLAIM; see Client.XAutoClaimJustID.
+func (b *Batch) XAutoClaimJustID(a XAutoClaimArgs) *Future[XAutoClaimed] {
+	return enqueue(b, xautoClaimJustIDCmd(a))
+}
+
+// XClaim takes over pending entries, and returns those it claimed.
+func (c *Client) XClaim(ctx context.Context, a XClaimArgs) ([]XMessage, error) {
+	return run(ctx, c, xclaimCmd(a))
+}
+
+// XClaim queues XCLAIM; see Client.XClaim.
+func (b *Batch) XClaim(a XClaimArgs) *Future[[]XMessage] {
+	return enqueue(b, xclaimCmd(a))
+}
+
+// XClaimJustID is XClaim returning IDs only (JUSTID).
+func (c *Client) XClaimJustID(ctx context.Context, a XClaimArgs) ([]string, error) {
+	return run(ctx, c, xclaimJustIDCmd(a))
+}
+
+// XClaimJustID queues XCLAIM; see Client.XClaimJustID.
+func (b *Batch) XClaimJustID(a XClaimArgs) *Future[[]string] {
+	return enqueue(b, xclaimJustIDCmd(a))
+}
+
+// XDel deletes entries and returns how many existed.
+func (c *Client) XDel(ctx context.Context, stream string, ids ...string) (int64, error) {
+	return run(ctx, c, xdelCmd(stream, ids...))
+}
+
+// XDel queues XDEL; see Client.XDel.
+func (b *Batch) XDel(stream string, ids ...string) *Future[int64] {
+	return enqueue(b, xdelCmd(stream, ids...))
+}
+
+// XGroupCreate creates a consumer group that reads the stream from start
+// ("$": new entries only; "0": all).
+func (c *Client) XGroupCreate(ctx context.Context, stream string, group string, start string) error {
+	_, err := run(ctx, c, xgroupCreateCmd(stream, group, start))
+	return err
+}
+
+// XGroupCreate queues XGROUP CREATE; see Client.XGroupCreate.
+func (b *Batch) XGroupCreate(stream string, group string, start string) *Future[bool] {
+	return enqueue(b, xgroupCreateCmd(stream, group, start))
+}
+
+// XGroupCreateConsumer creates a consumer in a group, and returns 1 if it
+// is new.
+func (c *Client) XGroupCreateConsumer(ctx context.Context, stream string, group string, consumer string) (int64, error) {
+	return run(ctx, c, xgroupCreateConsumerCmd(stream, group, consumer))
+}
+
+// XGroupCreateConsumer queues XGROUP CREATECONSUMER; see Client.XGroupCreateConsumer.
+func (b *Batch) XGroupCreateConsumer(stream string, group string, consumer string) *Future[int64] {
+	return enqueue(b, xgroupCreateConsumerCmd(stream, group, consumer))
+}
+
+// XGroupCreateMkStream is XGroupCreate that creates the stream if missing.
+func (c *Client) XGroupCreateMkStream(ctx context.Context, stream string, group string, start string) error {
+	_, err := run(ctx, c, xgroupCreateMkStreamCmd(stream, group, start))
+	return err
+}
+
+// XGroupCreateMkStream queues XGROUP CREATE; see Client.XGroupCreateMkStream.
+func (b *Batch) XGroupCreateMkStream(stream string, group string, start string) *Future[bool] {
+	return enqueue(b, xgroupCreateMkStreamCmd(stream, group, start))
+}
+
+// XGroupDelConsumer deletes a consumer from a group, and returns how many
+// entries it had pending.
+func (c *Client) XGroupDelConsumer(ctx context.Context, stream string, group string, consumer string) (int64, error) {
+	return run(ctx, c, xgroupDelConsumerCmd(stream, group, consumer))
+}
+
+// XGroupDelConsumer queues XGROUP DELCONSUMER; see Client.XGroupDelConsumer.
+func (b *Batch) XGroupDelConsumer(stream string, group string, consumer string) *Future[int64] {
+	return enqueue(b, xgroupDelConsumerCmd(stream, group, consumer))
+}
+
+// XGroupDestroy deletes a consumer group, and returns 1 if it existed.
+func (c *Client) XGroupDestroy(ctx context.Context, stream string, group string) (int64, error) {
+	return run(ctx, c, xgroupDestroyCmd(stream, group))
+}
+
+// XGroupDestroy queues XGROUP DESTROY; see Client.XGroupDestroy.
+func (b *Batch) XGroupDestroy(stream string, group string) *Future[int64] {
+	return enqueue(b, xgroupDestroyCmd(stream, group))
+}
+
+// XGroupSetID sets the last ID a group has read.
+func (c *Client) XGroupSetID(ctx context.Context, stream string, group string, start string) error {
+	_, err := run(ctx, c, xgroupSetIDCmd(stream, group, start))
+	return err
+}
+
+// XGroupSetID queues XGROUP SETID; see Client.XGroupSetID.
+func (b *Batch) XGroupSetID(stream string, group string, start string) *Future[bool] {
+	return enqueue(b, xgroupSetIDCmd(stream, group, start))
+}
+
+// XInfoConsumers describes a group's consumers.
+func (c *Client) XInfoConsumers(ctx context.Context, stream string, group string) ([]XInfoConsumer, error) {
+	return run(ctx, c, xinfoConsumersCmd(stream, group))
+}
+
+// XInfoConsumers queues XINFO CONSUMERS; see Client.XInfoConsumers.
+func (b *Batch) XInfoConsumers(stream string, group string) *Future[[]XInfoConsumer] {
+	return enqueue(b, xinfoConsumersCmd(stream, group))
+}
+
+// XInfoGroups describes a stream's consumer groups.
+func (c *Client) XInfoGroups(ctx context.Context, stream string) ([]XInfoGroup, error) {
+	return run(ctx, c, xinfoGroupsCmd(stream))
+}
+
+// XInfoGroups queues XINFO GROUPS; see Client.XInfoGroups.
+func (b *Batch) XInfoGroups(stream string) *Future[[]XInfoGroup] {
+	return enqueue(b, xinfoGroupsCmd(stream))
+}
+
+// XInfoStream describes a stream.
+func (c *Client) XInfoStream(ctx context.Context, stream string) (XInfoStream, error) {
+	return run(ctx, c, xinfoStreamCmd(stream))
+}
+
+// XInfoStream queues XINFO STREAM; see Client.XInfoStream.
+func (b *Batch) XInfoStream(stream string) *Future[XInfoStream] {
+	return enqueue(b, xinfoStreamCmd(stream))
+}
+
+// XLen returns the number of entries in the stream.
+func (c *Client) XLen(ctx context.Context, stream string) (int64, error) {
+	return run(ctx, c, xlenCmd(stream))
+}
+
+// XLen queues XLEN; see Client.XLen.
+func (b *Batch) XLen(stream string) *Future[int64] {
+	return enqueue(b, xlenCmd(stream))
+}
+
+// XPending summarizes a group's pending entries.
+func (c *Client) XPending(ctx context.Context, stream string, group string) (XPending, error) {
+	return run(ctx, c, xpendingCmd(stream, group))
+}
+
+// XPending queues XPENDING; see Client.XPending.
+func (b *Batch) XPending(stream string, group string) *Future[XPending] {
+	return enqueue(b, xpendingCmd(stream, group))
+}
+
+// XPendingExt lists pending entries.
+func (c *Client) XPendingExt(ctx context.Context, a XPendingExtArgs) ([]XPendingExt, error) {
+	return run(ctx, c, xpendingExtCmd(a))
+}
+
+// XPendingExt queues XPENDING; see Client.XPendingExt.
+func (b *Batch) XPendingExt(a XPendingExtArgs) *Future[[]XPendingExt] {
+	return enqueue(b, xpendingExtCmd(a))
+}
+
+// XRange returns the entries with IDs from start to stop inclusive ("-" and
+// "+" for the ends; "(" before an ID excludes it).
+func (c *Client) XRange(ctx context.Context, stream string, start string, stop string) ([]XMessage, error) {
+	return run(ctx, c, xrangeCmd(stream, start, stop))
+}
+
+// XRange queues XRANGE; see Client.XRange.
+func (b *Batch) XRange(stream string, start string, stop string) *Future[[]XMessage] {
+	return enqueue(b, xrangeCmd(stream, start, stop))
+}
+
+// XRangeN is XRange returning at most count entries.
+func (c *Client) XRangeN(ctx context.Context, stream string, start string, stop string, count int64) ([]XMessage, error) {
+	return run(ctx, c, xrangeNCmd(stream, start, stop, count))
+}
+
+// XRangeN queues XRANGE; see Client.XRangeN.
+func (b *Batch) XRangeN(stream string, start string, stop string, count int64) *Future[[]XMessage] {
+	return enqueue(b, xrangeNCmd(stream, start, stop, count))
+}
+
+// XRead reads entries from streams after the given IDs. With Block it
+// waits for one and returns Nil if none came in time.
+func (c *Client) XRead(ctx context.Context, a XReadArgs) ([]XStream, error) {
+	cm, err := xreadCmd(a)
+	return runChecked(ctx, c, cm, err)
+}
+
+// XRead queues XREAD; see Client.XRead.
+func (b *Batch) XRead(a XReadArgs) *Future[[]XStream] {
+	cm, err := xreadCmd(a)
+	return enqueueChecked(b, cm, err)
+}
+
+// XReadGroup reads entries as a consumer of a group. With Block it waits
+// for one and returns Nil if none came in time.
+func (c *Client) XReadGroup(ctx context.Context, a XReadGroupArgs) ([]XStream, error) {
+	cm, err := xreadGroupCmd(a)
+	return runChecked(ctx, c, cm, err)
+}
+
+// XReadGroup queues XREADGROUP; see Client.XReadGroup.
+func (b *Batch) XReadGroup(a XReadGroupArgs) *Future[[]XStream] {
+	cm, err := xreadGroupCmd(a)
+	return enqueueChecked(b, cm, err)
+}
+
+// XRevRange is XRange from stop down to start ("+" then "-").
+func (c *Client) XRevRange(ctx context.Context, stream string, stop string, start string) ([]XMessage, error) {
+	return run(ctx, c, xrevRangeCmd(stream, stop, start))
+}
+
+// XRevRange queues XREVRANGE; see Client.XRevRange.
+func (b *Batch) XRevRange(stream string, stop string, start string) *Future[[]XMessage] {
+	return enqueue(b, xrevRangeCmd(stream, stop, start))
+}
+
+// XRevRangeN is XRevRange returning at most count entries.
+func (c *Client) XRevRangeN(ctx context.Context, stream string, stop string, start string, count int64) ([]XMessage, error) {
+	return run(ctx, c, xrevRangeNCmd(stream, stop, start, count))
+}
+
+// XRevRangeN queues XREVRANGE; see Client.XRevRangeN.
+func (b *Batch) XRevRangeN(stream string, stop string, start string, count int64) *Future[[]XMessage] {
+	return enqueue(b, xrevRangeNCmd(stream, stop, start, count))
+}
+
+// XTrim trims the stream and returns how many entries it removed. A
+// MaxLen of 0 with no MinID trims the stream to nothing.
+func (c *Client) XTrim(ctx context.Context, stream string, a XTrimArgs) (int64, error) {
+	return run(ctx, c, xtrimCmd(stream, a))
+}
+
+// XTrim queues XTRIM; see Client.XTrim.
+func (b *Batch) XTrim(stream string, a XTrimArgs) *Future[int64] {
+	return enqueue(b, xtrimCmd(stream, a))
 }
 
 // ZAdd adds members with their scores (updating existing scores) and
@@ -1913,6 +3307,16 @@ func (b *Batch) ZUnionWithScores(s ZStore) *Future[[]Z] {
 // override the methods the test needs). It is generated, from the Client's
 // command methods.
 type Commands interface {
+	ACLCat(ctx context.Context, category ...string) ([]string, error)
+	ACLDelUser(ctx context.Context, users ...string) (int64, error)
+	ACLDryRun(ctx context.Context, user string, command ...string) (string, error)
+	ACLGenPass(ctx context.Context, bits int64) (string, error)
+	ACLList(ctx context.Context) ([]string, error)
+	ACLLog(ctx context.Context, count int64) ([]map[string]string, error)
+	ACLLogReset(ctx context.Context) error
+	ACLSetUser(ctx context.Context, user string, rules ...string) error
+	ACLUsers(ctx context.Context) ([]string, error)
+	ACLWhoAmI(ctx context.Context) (string, error)
 	Append(ctx context.Context, key string, val []byte) (int64, error)
 	BLMPop(ctx context.Context, timeout time.Duration, from ListEnd, count int64, keys ...string) (KeyValues, error)
 	BLMove(ctx context.Context, src string, dst string, from ListEnd, to ListEnd, timeout time.Duration) ([]byte, error)
@@ -1922,6 +3326,47 @@ type Commands interface {
 	BZMPop(ctx context.Context, timeout time.Duration, from ZEnd, count int64, keys ...string) (KeyZs, error)
 	BZPopMax(ctx context.Context, timeout time.Duration, keys ...string) (KeyZ, error)
 	BZPopMin(ctx context.Context, timeout time.Duration, keys ...string) (KeyZ, error)
+	BgRewriteAOF(ctx context.Context) (string, error)
+	BgSave(ctx context.Context) (string, error)
+	BitCount(ctx context.Context, key string, r BitRange) (int64, error)
+	BitField(ctx context.Context, key string, ops ...string) ([]int64, error)
+	BitFieldRO(ctx context.Context, key string, ops ...string) ([]int64, error)
+	BitOp(ctx context.Context, op string, dst string, keys ...string) (int64, error)
+	BitPos(ctx context.Context, key string, bit int, r BitRange) (int64, error)
+	ClientGetName(ctx context.Context) (string, error)
+	ClientID(ctx context.Context) (int64, error)
+	ClientInfo(ctx context.Context) (map[string]string, error)
+	ClientKill(ctx context.Context, addr string) (int64, error)
+	ClientKillByFilter(ctx context.Context, filters ...string) (int64, error)
+	ClientList(ctx context.Context) ([]map[string]string, error)
+	ClientPause(ctx context.Context, d time.Duration) error
+	ClientUnblock(ctx context.Context, id int64) (bool, error)
+	ClientUnblockWithError(ctx context.Context, id int64) (bool, error)
+	ClientUnpause(ctx context.Context) error
+	ClusterAddSlots(ctx context.Context, slots ...int64) error
+	ClusterAddSlotsRange(ctx context.Context, start int64, end int64) error
+	ClusterCountFailureReports(ctx context.Context, nodeID string) (int64, error)
+	ClusterCountKeysInSlot(ctx context.Context, slot int64) (int64, error)
+	ClusterDelSlots(ctx context.Context, slots ...int64) error
+	ClusterDelSlotsRange(ctx context.Context, start int64, end int64) error
+	ClusterFailover(ctx context.Context, option string) error
+	ClusterForget(ctx context.Context, nodeID string) error
+	ClusterGetKeysInSlot(ctx context.Context, slot int64, count int64) ([]string, error)
+	ClusterInfo(ctx context.Context) (map[string]string, error)
+	ClusterKeySlot(ctx context.Context, key string) (int64, error)
+	ClusterMeet(ctx context.Context, host string, port string) error
+	ClusterMyID(ctx context.Context) (string, error)
+	ClusterMyShardID(ctx context.Context) (string, error)
+	ClusterNodes(ctx context.Context) (string, error)
+	ClusterReplicas(ctx context.Context, nodeID string) ([]string, error)
+	ClusterReplicate(ctx context.Context, nodeID string) error
+	ClusterReset(ctx context.Context, mode string) error
+	ClusterSaveConfig(ctx context.Context) error
+	ClusterShards(ctx context.Context) ([]ClusterShard, error)
+	ClusterSlots(ctx context.Context) ([]ClusterSlot, error)
+	CommandCount(ctx context.Context) (int64, error)
+	CommandGetKeys(ctx context.Context, args ...string) ([]string, error)
+	CommandList(ctx context.Context) ([]string, error)
 	ConfigGet(ctx context.Context, pattern string) (map[string]string, error)
 	ConfigResetStat(ctx context.Context) error
 	ConfigRewrite(ctx context.Context) error
@@ -1932,22 +3377,46 @@ type Commands interface {
 	Decr(ctx context.Context, key string) (int64, error)
 	DecrBy(ctx context.Context, key string, n int64) (int64, error)
 	Del(ctx context.Context, keys ...string) (int64, error)
+	DelIfEq(ctx context.Context, key string, equal []byte) (bool, error)
 	Do(ctx context.Context, args ...any) (Value, error)
 	Dump(ctx context.Context, key string) ([]byte, error)
 	Echo(ctx context.Context, msg string) (string, error)
+	Eval(ctx context.Context, script string, keys []string, args ...any) (Value, error)
+	EvalRO(ctx context.Context, script string, keys []string, args ...any) (Value, error)
+	EvalSha(ctx context.Context, sha1 string, keys []string, args ...any) (Value, error)
+	EvalShaRO(ctx context.Context, sha1 string, keys []string, args ...any) (Value, error)
 	Exists(ctx context.Context, keys ...string) (int64, error)
 	Expire(ctx context.Context, key string, d time.Duration) (bool, error)
 	ExpireAt(ctx context.Context, key string, t time.Time) (bool, error)
 	ExpireAtIf(ctx context.Context, key string, t time.Time, cond ExpireCond) (bool, error)
 	ExpireIf(ctx context.Context, key string, d time.Duration, cond ExpireCond) (bool, error)
 	ExpireTime(ctx context.Context, key string) (time.Time, error)
+	FCall(ctx context.Context, function string, keys []string, args ...any) (Value, error)
+	FCallRO(ctx context.Context, function string, keys []string, args ...any) (Value, error)
 	FlushAll(ctx context.Context) error
 	FlushAllAsync(ctx context.Context) error
 	FlushDB(ctx context.Context) error
 	FlushDBAsync(ctx context.Context) error
+	FunctionDelete(ctx context.Context, library string) error
+	FunctionDump(ctx context.Context) ([]byte, error)
+	FunctionFlush(ctx context.Context) error
+	FunctionKill(ctx context.Context) error
+	FunctionList(ctx context.Context, pattern string, withCode bool) ([]Library, error)
+	FunctionLoad(ctx context.Context, code string) (string, error)
+	FunctionLoadReplace(ctx context.Context, code string) (string, error)
+	FunctionRestore(ctx context.Context, data []byte) error
+	GeoAdd(ctx context.Context, key string, locations ...GeoLocation) (int64, error)
+	GeoDist(ctx context.Context, key string, member1 string, member2 string, unit string) (float64, error)
+	GeoHash(ctx context.Context, key string, members ...string) ([]string, error)
+	GeoPos(ctx context.Context, key string, members ...string) ([]*GeoPos, error)
+	GeoSearch(ctx context.Context, key string, q GeoSearchQuery) ([]string, error)
+	GeoSearchLocation(ctx context.Context, key string, q GeoSearchLocationQuery) ([]GeoLocation, error)
+	GeoSearchStore(ctx context.Context, dst string, src string, q GeoSearchQuery, storeDist bool) (int64, error)
 	Get(ctx context.Context, key string) ([]byte, error)
+	GetBit(ctx context.Context, key string, offset int64) (int64, error)
 	GetDel(ctx context.Context, key string) ([]byte, error)
 	GetEx(ctx context.Context, key string, exp ...Expiry) ([]byte, error)
+	GetRange(ctx context.Context, key string, start int64, end int64) ([]byte, error)
 	GetSet(ctx context.Context, key string, val []byte) ([]byte, error)
 	HDel(ctx context.Context, key string, fields ...string) (int64, error)
 	HExists(ctx context.Context, key string, field string) (bool, error)
@@ -1980,6 +3449,8 @@ type Commands interface {
 	IncrByFloat(ctx context.Context, key string, f float64) (float64, error)
 	Info(ctx context.Context, sections ...string) (map[string]string, error)
 	Keys(ctx context.Context, pattern string) ([]string, error)
+	LCS(ctx context.Context, key1 string, key2 string) ([]byte, error)
+	LCSLen(ctx context.Context, key1 string, key2 string) (int64, error)
 	LIndex(ctx context.Context, key string, index int64) ([]byte, error)
 	LInsert(ctx context.Context, key string, before bool, pivot []byte, val []byte) (int64, error)
 	LLen(ctx context.Context, key string) (int64, error)
@@ -1995,9 +3466,14 @@ type Commands interface {
 	LRem(ctx context.Context, key string, count int64, val []byte) (int64, error)
 	LSet(ctx context.Context, key string, index int64, val []byte) error
 	LTrim(ctx context.Context, key string, start int64, stop int64) error
+	LastSave(ctx context.Context) (time.Time, error)
+	LatencyLatest(ctx context.Context) (Value, error)
+	LatencyReset(ctx context.Context, events ...string) (int64, error)
 	MGet(ctx context.Context, keys ...string) ([][]byte, error)
 	MSet(ctx context.Context, pairs ...KeyValue) error
+	MSetEx(ctx context.Context, exp Expiry, pairs ...KeyValue) (bool, error)
 	MSetNX(ctx context.Context, pairs ...KeyValue) (bool, error)
+	MemoryUsage(ctx context.Context, key string, samples int64) (int64, error)
 	Move(ctx context.Context, key string, db int) (bool, error)
 	ObjectEncoding(ctx context.Context, key string) (string, error)
 	ObjectFreq(ctx context.Context, key string) (int64, error)
@@ -2005,9 +3481,17 @@ type Commands interface {
 	ObjectRefCount(ctx context.Context, key string) (int64, error)
 	PExpire(ctx context.Context, key string, d time.Duration) (bool, error)
 	PExpireTime(ctx context.Context, key string) (time.Time, error)
+	PFAdd(ctx context.Context, key string, elements ...string) (bool, error)
+	PFCount(ctx context.Context, keys ...string) (int64, error)
+	PFMerge(ctx context.Context, dst string, keys ...string) error
 	PTTL(ctx context.Context, key string) (time.Duration, error)
 	Persist(ctx context.Context, key string) (bool, error)
 	Ping(ctx context.Context) error
+	PubSubChannels(ctx context.Context, pattern string) ([]string, error)
+	PubSubNumPat(ctx context.Context) (int64, error)
+	PubSubNumSub(ctx context.Context, channels ...string) (map[string]int64, error)
+	PubSubShardChannels(ctx context.Context, pattern string) ([]string, error)
+	PubSubShardNumSub(ctx context.Context, channels ...string) (map[string]int64, error)
 	Publish(ctx context.Context, channel string, msg []byte) (int64, error)
 	RPop(ctx context.Context, key string) ([]byte, error)
 	RPopCount(ctx context.Context, key string, count int64) ([][]byte, error)
@@ -2017,6 +3501,7 @@ type Commands interface {
 	RandomKey(ctx context.Context) (string, error)
 	Rename(ctx context.Context, key string, newKey string) error
 	RenameNX(ctx context.Context, key string, newKey string) (bool, error)
+	ReplicaOf(ctx context.Context, host string, port string) error
 	Restore(ctx context.Context, key string, ttl time.Duration, data []byte) error
 	RestoreReplace(ctx context.Context, key string, ttl time.Duration, data []byte) error
 	SAdd(ctx context.Context, key string, members ...string) (int64, error)
@@ -2039,19 +3524,59 @@ type Commands interface {
 	SScan(ctx context.Context, key string, opts ScanOptions) iter.Seq2[string, error]
 	SUnion(ctx context.Context, keys ...string) ([]string, error)
 	SUnionStore(ctx context.Context, dst string, keys ...string) (int64, error)
+	Save(ctx context.Context) error
 	Scan(ctx context.Context, opts ScanOptions) iter.Seq2[string, error]
+	ScriptExists(ctx context.Context, sha1s ...string) ([]bool, error)
+	ScriptFlush(ctx context.Context) error
+	ScriptKill(ctx context.Context) error
+	ScriptLoad(ctx context.Context, script string) (string, error)
 	Set(ctx context.Context, key string, val []byte, exp ...Expiry) error
+	SetBit(ctx context.Context, key string, offset int64, value int) (int64, error)
 	SetGet(ctx context.Context, key string, val []byte, exp ...Expiry) ([]byte, error)
+	SetIfEq(ctx context.Context, key string, val []byte, equal []byte, exp ...Expiry) (bool, error)
 	SetNX(ctx context.Context, key string, val []byte, exp ...Expiry) (bool, error)
+	SetRange(ctx context.Context, key string, offset int64, val []byte) (int64, error)
 	SetXX(ctx context.Context, key string, val []byte, exp ...Expiry) (bool, error)
+	SlowLogGet(ctx context.Context, n int64) ([]SlowLog, error)
+	SlowLogLen(ctx context.Context) (int64, error)
+	SlowLogReset(ctx context.Context) error
 	Sort(ctx context.Context, key string, a SortArgs) ([][]byte, error)
 	SortRO(ctx context.Context, key string, a SortArgs) ([][]byte, error)
 	SortStore(ctx context.Context, key string, dst string, a SortArgs) (int64, error)
 	StrLen(ctx context.Context, key string) (int64, error)
 	TTL(ctx context.Context, key string) (time.Duration, error)
+	Time(ctx context.Context) (time.Time, error)
 	Touch(ctx context.Context, keys ...string) (int64, error)
 	Type(ctx context.Context, key string) (string, error)
 	Unlink(ctx context.Context, keys ...string) (int64, error)
+	Wait(ctx context.Context, replicas int64, timeout time.Duration) (int64, error)
+	WaitAOF(ctx context.Context, numLocal int64, numReplicas int64, timeout time.Duration) ([]int64, error)
+	XAck(ctx context.Context, stream string, group string, ids ...string) (int64, error)
+	XAdd(ctx context.Context, a XAddArgs) (string, error)
+	XAutoClaim(ctx context.Context, a XAutoClaimArgs) (XAutoClaimed, error)
+	XAutoClaimJustID(ctx context.Context, a XAutoClaimArgs) (XAutoClaimed, error)
+	XClaim(ctx context.Context, a XClaimArgs) ([]XMessage, error)
+	XClaimJustID(ctx context.Context, a XClaimArgs) ([]string, error)
+	XDel(ctx context.Context, stream string, ids ...string) (int64, error)
+	XGroupCreate(ctx context.Context, stream string, group string, start string) error
+	XGroupCreateConsumer(ctx context.Context, stream string, group string, consumer string) (int64, error)
+	XGroupCreateMkStream(ctx context.Context, stream string, group string, start string) error
+	XGroupDelConsumer(ctx context.Context, stream string, group string, consumer string) (int64, error)
+	XGroupDestroy(ctx context.Context, stream string, group string) (int64, error)
+	XGroupSetID(ctx context.Context, stream string, group string, start string) error
+	XInfoConsumers(ctx context.Context, stream string, group string) ([]XInfoConsumer, error)
+	XInfoGroups(ctx context.Context, stream string) ([]XInfoGroup, error)
+	XInfoStream(ctx context.Context, stream string) (XInfoStream, error)
+	XLen(ctx context.Context, stream string) (int64, error)
+	XPending(ctx context.Context, stream string, group string) (XPending, error)
+	XPendingExt(ctx context.Context, a XPendingExtArgs) ([]XPendingExt, error)
+	XRange(ctx context.Context, stream string, start string, stop string) ([]XMessage, error)
+	XRangeN(ctx context.Context, stream string, start string, stop string, count int64) ([]XMessage, error)
+	XRead(ctx context.Context, a XReadArgs) ([]XStream, error)
+	XReadGroup(ctx context.Context, a XReadGroupArgs) ([]XStream, error)
+	XRevRange(ctx context.Context, stream string, stop string, start string) ([]XMessage, error)
+	XRevRangeN(ctx context.Context, stream string, stop string, start string, count int64) ([]XMessage, error)
+	XTrim(ctx context.Context, stream string, a XTrimArgs) (int64, error)
 	ZAdd(ctx context.Context, key string, members ...Z) (int64, error)
 	ZAddArgs(ctx context.Context, key string, a ZAddArgs) (int64, error)
 	ZAddIncr(ctx context.Context, key string, a ZAddArgs, incr float64, member string) (float64, error)

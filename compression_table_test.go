@@ -113,6 +113,12 @@ func exerciseValueCommands(t *testing.T, c *Client) map[string]bool {
 			stored(w[0].(string), b, err)
 		}
 	}
+	if _, ok := do("MSETEX", 2, "s10", doc, "s11", doc, "EX", 100); ok { // Valkey 9.1
+		for _, k := range []string{"s10", "s11"} {
+			b, err := raw.Get(ctx, k)
+			stored("MSETEX", b, err)
+		}
+	}
 	for _, r := range [][]any{{"GET", "s"}, {"GETEX", "s", "EX", 100}, {"GETDEL", "s9"}, {"GETSET", "s5", doc}, {"SET", "s", doc, "GET"}} {
 		if v, ok := do(r...); ok {
 			expanded(r[0].(string), bs(v))
@@ -273,7 +279,7 @@ func exerciseValueCommands(t *testing.T, c *Client) map[string]bool {
 	do("RPUSH", "ids", 1)
 	do("SET", "obj_1", doc)
 	for _, name := range []string{"SORT", "SORT_RO"} {
-		if v, ok := do(name, "ids", "GET", "obj_*"); ok {
+		if v, ok := do(name, "ids", "BY", "nosort", "GET", "obj_*"); ok {
 			expanded(name, flat(v, 0, 1)...)
 		}
 	}

@@ -85,6 +85,14 @@ var (
 	decScan       = newDecoder(resp.Types(resp.Array), scan)
 
 	decInts        = newDecoder(tsListOrNull, ints)
+	decIntsOrZero  = newDecoder(tsList, func(v resp.Value) ([]int64, error) {
+		elems := v.Elems()
+		out := make([]int64, len(elems))
+		for i, e := range elems {
+			out[i] = e.Int() // a null (BITFIELD's OVERFLOW FAIL) is 0
+		}
+		return out, nil
+	})
 	decTTLs        = newDecoder(tsList, func(v resp.Value) ([]time.Duration, error) { return ttls(v, time.Second) })
 	decPTTLs       = newDecoder(tsList, func(v resp.Value) ([]time.Duration, error) { return ttls(v, time.Millisecond) })
 	decFieldValues = newDecoder(tsMap, fieldValues)
@@ -92,6 +100,21 @@ var (
 	decFloatsOrNaN = newDecoder(tsList, floatsOrNaN)
 	decRankScore   = newDecoder(tsListOrNull, rankScore)
 	decKeyZs       = newDecoder(tsListOrNull, keyZs)
+	// decFieldMaps reads an array of maps (pairs in RESP2) as strings,
+	// numbers in decimal: ACL LOG's entries.
+	decFieldMaps = newDecoder(tsList, func(v resp.Value) ([]map[string]string, error) {
+		return each(v, func(e resp.Value) (map[string]string, error) {
+			elems, err := pairs(e, "map[string]string")
+			if err != nil {
+				return nil, err
+			}
+			m := make(map[string]string, len(elems)/2)
+			for i := 0; i < len(elems); i += 2 {
+				m[string(elems[i].Bytes())], _ = Value{elems[i+1]}.AsString()
+			}
+			return m, nil
+		})
+	})
 )
 
 // ints reads an array of integers (HEXPIRE's codes, LPOS ... COUNT); a

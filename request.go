@@ -134,22 +134,37 @@ func (c *Client) appendCommand(call *pipe.Call, spec *commandSpec, args []arg, e
 
 func hasKeys(args []arg) bool {
 	for i := range args {
-		if args[i].kind == argKey {
+		if args[i].routes() {
 			return true
 		}
 	}
 	return false
 }
 
-// argsSlot returns the slot of the key arguments: noSlot without keys,
-// crossSlot when they differ.
+// routes reports whether the argument says where the command goes: a key,
+// or a slot named outright (CLUSTER COUNTKEYSINSLOT).
+func (a *arg) routes() bool { return a.kind == argKey || a.kind == argSlot }
+
+// slot is the slot a key or slot argument stands for.
+func (a *arg) slot() int32 {
+	if a.kind != argSlot {
+		return keySlot(a.s)
+	}
+	if a.n < 0 || a.n >= slotCount {
+		return noSlot // no such slot: any node says so
+	}
+	return int32(a.n)
+}
+
+// argsSlot returns the slot of the key (and slot) arguments: noSlot
+// without any, crossSlot when they differ.
 func argsSlot(args []arg) int32 {
 	slot := noSlot
 	for i := range args {
-		if args[i].kind != argKey {
+		if !args[i].routes() {
 			continue
 		}
-		switch s := keySlot(args[i].s); {
+		switch s := args[i].slot(); {
 		case slot == noSlot:
 			slot = s
 		case s != slot:
@@ -163,8 +178,8 @@ func argsSlot(args []arg) int32 {
 func keySlots(args []arg) []int32 {
 	var out []int32
 	for i := range args {
-		if args[i].kind == argKey {
-			if s := keySlot(args[i].s); !slices.Contains(out, s) {
+		if args[i].routes() {
+			if s := args[i].slot(); !slices.Contains(out, s) {
 				out = append(out, s)
 			}
 		}

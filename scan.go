@@ -35,13 +35,13 @@ func (o ScanOptions) appendTo(args []arg, withType bool) []arg {
 // whole iteration is returned at least once; it may be returned more than
 // once. On a cluster, SCAN walks every primary in turn (SSCAN and the
 // others concern one key, which lives in one slot).
-func (c *Client) scan(ctx context.Context, name, key string, opts ScanOptions, yield func([]Value) bool) error {
+func (c *Client) scan(ctx context.Context, spec *commandSpec, key string, opts ScanOptions, yield func([]Value) bool) error {
 	targets := []*Client{c}
-	if key == "" {
+	if spec == specSCAN { // the keyspace, not one key's (whose name may be "")
 		targets = c.shards()
 	}
 	for _, t := range targets {
-		more, err := t.scanCursor(ctx, name, key, opts, yield)
+		more, err := t.scanCursor(ctx, spec, key, opts, yield)
 		if err != nil || !more {
 			return err
 		}
@@ -50,17 +50,17 @@ func (c *Client) scan(ctx context.Context, name, key string, opts ScanOptions, y
 }
 
 // scanCursor walks one server's cursor; more is false once yield said stop.
-func (c *Client) scanCursor(ctx context.Context, name, key string, opts ScanOptions, yield func([]Value) bool) (more bool, err error) {
+func (c *Client) scanCursor(ctx context.Context, spec *commandSpec, key string, opts ScanOptions, yield func([]Value) bool) (more bool, err error) {
 	cursor := "0"
 	for {
 		var buf [9]arg
 		args := buf[:0]
-		if key != "" {
+		if spec != specSCAN {
 			args = append(args, keyArg(key))
 		}
 		args = append(args, str(cursor))
-		args = opts.appendTo(args, name == "SCAN")
-		page, err := run(ctx, c, cmd(decScan, commandSpecs[name], args...))
+		args = opts.appendTo(args, spec == specSCAN)
+		page, err := run(ctx, c, cmd(decScan, spec, args...))
 		if err != nil {
 			return false, err
 		}
@@ -81,18 +81,18 @@ func (c *Client) scanCursor(ctx context.Context, name, key string, opts ScanOpti
 //
 // An error ends the iteration after being yielded once.
 func (c *Client) Scan(ctx context.Context, opts ScanOptions) iter.Seq2[string, error] {
-	return c.scanStrings(ctx, "SCAN", "", opts)
+	return c.scanStrings(ctx, specSCAN, "", opts)
 }
 
 // SScan iterates over the members of a set.
 func (c *Client) SScan(ctx context.Context, key string, opts ScanOptions) iter.Seq2[string, error] {
-	return c.scanStrings(ctx, "SSCAN", key, opts)
+	return c.scanStrings(ctx, specSSCAN, key, opts)
 }
 
-func (c *Client) scanStrings(ctx context.Context, name, key string, opts ScanOptions) iter.Seq2[string, error] {
+func (c *Client) scanStrings(ctx context.Context, spec *commandSpec, key string, opts ScanOptions) iter.Seq2[string, error] {
 	return func(yield func(string, error) bool) {
 		var stopped bool
-		err := c.scan(ctx, name, key, opts, func(items []Value) bool {
+		err := c.scan(ctx, spec, key, opts, func(items []Value) bool {
 			for _, it := range items {
 				s, _ := it.AsString()
 				if !yield(s, nil) {
@@ -113,7 +113,7 @@ func (c *Client) scanStrings(ctx context.Context, name, key string, opts ScanOpt
 func (c *Client) HScan(ctx context.Context, key string, opts ScanOptions) iter.Seq2[FieldValue, error] {
 	return func(yield func(FieldValue, error) bool) {
 		var stopped bool
-		err := c.scan(ctx, "HSCAN", key, opts, func(items []Value) bool {
+		err := c.scan(ctx, specHSCAN, key, opts, func(items []Value) bool {
 			for i := 0; i+1 < len(items); i += 2 {
 				f, _ := items[i].AsString()
 				v, _ := items[i+1].AsBytes()
@@ -134,7 +134,7 @@ func (c *Client) HScan(ctx context.Context, key string, opts ScanOptions) iter.S
 func (c *Client) ZScan(ctx context.Context, key string, opts ScanOptions) iter.Seq2[Z, error] {
 	return func(yield func(Z, error) bool) {
 		var stopped bool
-		err := c.scan(ctx, "ZSCAN", key, opts, func(items []Value) bool {
+		err := c.scan(ctx, specZSCAN, key, opts, func(items []Value) bool {
 			for i := 0; i+1 < len(items); i += 2 {
 				z, err := pairToZ(items[i].v, items[i+1].v)
 				if !yield(z, err) {

@@ -5,6 +5,8 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+
+	"github.com/ziplinekv/zipline/internal/resp"
 )
 
 // Script is a Lua script that runs by its SHA1 digest (EVALSHA), sending
@@ -62,15 +64,246 @@ func (s *Script) Load(ctx context.Context, c *Client) error {
 }
 
 func (s *Script) command(spec *commandSpec, body string, keys []string, args []any) (command[Value], error) {
+	return scriptCmd(spec, body, keys, args)
+}
+
+// scriptCmd is a script or function call: body (a script, its SHA1, or a
+// function's name), the number of keys, the keys, then args encoded as Do
+// encodes them. Its reply is expanded at any depth (see spec_overlay.go).
+func scriptCmd(spec *commandSpec, body string, keys []string, args []any) (command[Value], error) {
 	cargs := make([]arg, 0, 2+len(keys)+len(args))
 	cargs = append(cargs, str(body), num(int64(len(keys))))
 	cargs = append(cargs, keyArgs(keys)...)
 	for i, a := range args {
 		ca, err := anyArg(2+len(keys)+i, a)
 		if err != nil {
-			return command[Value]{}, fmt.Errorf("zipline: %s: %w", spec.name, err)
+			return cmd(decValue, spec), fmt.Errorf("zipline: %s: %w", spec.name, err)
 		}
 		cargs = append(cargs, ca)
 	}
 	return cmd(decValue, spec, cargs...), nil
 }
+
+// The scripting and function commands. Each is defined once; go generate
+// makes its Client and Batch methods (commands_gen.go). Those that change
+// what every node runs (SCRIPT LOAD and FLUSH, FUNCTION LOAD, DELETE,
+// FLUSH and RESTORE) run on every primary of a cluster (hand-written
+// Client methods); in a batch they go to one node.
+
+// Eval runs a Lua script with keys and args (encoded as Client.Do encodes
+// them). Every key the script touches must be in keys: that is how it is
+// routed. Script runs it by its SHA1, sending the source only once.
+//
+//zipline:twins Eval
+func evalCmd(script string, keys []string, args ...any) (command[Value], error) {
+	return scriptCmd(specEVAL, script, keys, args)
+}
+
+// EvalRO is Eval for a read-only script, which a replica may run.
+//
+//zipline:twins EvalRO
+func evalROCmd(script string, keys []string, args ...any) (command[Value], error) {
+	return scriptCmd(specEVAL_RO, script, keys, args)
+}
+
+// EvalSha runs a script the server has cached, by its SHA1 (NOSCRIPT if
+// it has not).
+//
+//zipline:twins EvalSha
+func evalShaCmd(sha1 string, keys []string, args ...any) (command[Value], error) {
+	return scriptCmd(specEVALSHA, sha1, keys, args)
+}
+
+// EvalShaRO is EvalSha for a read-only script.
+//
+//zipline:twins EvalShaRO
+func evalShaROCmd(sha1 string, keys []string, args ...any) (command[Value], error) {
+	return scriptCmd(specEVALSHA_RO, sha1, keys, args)
+}
+
+// FCall calls a function of a library loaded with FunctionLoad.
+//
+//zipline:twins FCall
+func fcallCmd(function string, keys []string, args ...any) (command[Value], error) {
+	return scriptCmd(specFCALL, function, keys, args)
+}
+
+// FCallRO calls a read-only function (flags no-writes), which a replica
+// may run.
+//
+//zipline:twins FCallRO
+func fcallROCmd(function string, keys []string, args ...any) (command[Value], error) {
+	return scriptCmd(specFCALL_RO, function, keys, args)
+}
+
+// ScriptExists reports, for each SHA1, whether the server has the script
+// cached.
+//
+//zipline:twins ScriptExists
+func scriptExistsCmd(sha1s ...string) command[[]bool] {
+	return cmd(decBools, specSCRIPT_EXISTS, strArgs(sha1s)...)
+}
+
+// ScriptLoad caches a script and returns its SHA1; on a cluster, on every
+// primary.
+func (c *Client) ScriptLoad(ctx context.Context, script string) (string, error) {
+	var sha string
+	for _, sh := range c.shards() {
+		var err error
+		if sha, err = run(ctx, sh, scriptLoadCmd(script)); err != nil {
+			return "", err
+		}
+	}
+	return sha, nil
+}
+
+// ScriptLoad queues SCRIPT LOAD.
+//
+//zipline:twins ScriptLoad client=manual
+func scriptLoadCmd(script string) command[string] {
+	return cmd(decString, specSCRIPT_LOAD, str(script))
+}
+
+// ScriptFlush empties the script cache; on a cluster, every primary's.
+func (c *Client) ScriptFlush(ctx context.Context) error { return c.onEveryShard(ctx, scriptFlushCmd()) }
+
+// ScriptFlush queues SCRIPT FLUSH.
+//
+//zipline:twins ScriptFlush client=manual
+func scriptFlushCmd() command[bool] { return cmd(decOK, specSCRIPT_FLUSH) }
+
+// ScriptKill stops the script running now, if it has not written.
+//
+//zipline:twins ScriptKill client=error
+func scriptKillCmd() command[bool] { return cmd(decOK, specSCRIPT_KILL) }
+
+// FunctionLoad loads a library of functions (its code starts with
+// "#!lua name=...") and returns its name; on a cluster, on every primary.
+func (c *Client) FunctionLoad(ctx context.Context, code string) (string, error) {
+	return everyShard(ctx, c, functionLoadCmd(code))
+}
+
+// FunctionLoad queues FUNCTION LOAD.
+//
+//zipline:twins FunctionLoad client=manual
+func functionLoadCmd(code string) command[string] {
+	return cmd(decString, specFUNCTION_LOAD, str(code))
+}
+
+// FunctionLoadReplace is FunctionLoad replacing a library of that name.
+func (c *Client) FunctionLoadReplace(ctx context.Context, code string) (string, error) {
+	return everyShard(ctx, c, functionLoadReplaceCmd(code))
+}
+
+// FunctionLoadReplace queues FUNCTION LOAD REPLACE.
+//
+//zipline:twins FunctionLoadReplace client=manual
+func functionLoadReplaceCmd(code string) command[string] {
+	return cmd(decString, specFUNCTION_LOAD, str("REPLACE"), str(code))
+}
+
+// FunctionDelete deletes a library; on a cluster, from every primary.
+func (c *Client) FunctionDelete(ctx context.Context, library string) error {
+	return c.onEveryShard(ctx, functionDeleteCmd(library))
+}
+
+// FunctionDelete queues FUNCTION DELETE.
+//
+//zipline:twins FunctionDelete client=manual
+func functionDeleteCmd(library string) command[bool] {
+	return cmd(decOK, specFUNCTION_DELETE, str(library))
+}
+
+// FunctionFlush deletes every library; on a cluster, from every primary.
+func (c *Client) FunctionFlush(ctx context.Context) error {
+	return c.onEveryShard(ctx, functionFlushCmd())
+}
+
+// FunctionFlush queues FUNCTION FLUSH.
+//
+//zipline:twins FunctionFlush client=manual
+func functionFlushCmd() command[bool] { return cmd(decOK, specFUNCTION_FLUSH) }
+
+// FunctionKill stops the function running now, if it has not written.
+//
+//zipline:twins FunctionKill client=error
+func functionKillCmd() command[bool] { return cmd(decOK, specFUNCTION_KILL) }
+
+// FunctionDump returns every library serialized, for FunctionRestore.
+//
+//zipline:twins FunctionDump
+func functionDumpCmd() command[[]byte] { return cmd(decBytes, specFUNCTION_DUMP) }
+
+// FunctionRestore loads the libraries FunctionDump returned (APPEND: those
+// already there stay, and a name in both fails); on a cluster, on every
+// primary.
+func (c *Client) FunctionRestore(ctx context.Context, data []byte) error {
+	return c.onEveryShard(ctx, functionRestoreCmd(data))
+}
+
+// FunctionRestore queues FUNCTION RESTORE.
+//
+//zipline:twins FunctionRestore client=manual
+func functionRestoreCmd(data []byte) command[bool] {
+	return cmd(decOK, specFUNCTION_RESTORE, bin(data))
+}
+
+// Library is a library of functions, as FUNCTION LIST describes it.
+type Library struct {
+	Name      string
+	Engine    string
+	Functions []Function
+	Code      string // with FunctionList's withCode
+}
+
+// Function is one function of a library.
+type Function struct {
+	Name        string
+	Description string
+	Flags       []string
+}
+
+// FunctionList describes the libraries whose names match pattern ("": all),
+// with their code if withCode.
+//
+//zipline:twins FunctionList
+func functionListCmd(pattern string, withCode bool) command[[]Library] {
+	args := make([]arg, 0, 3)
+	if pattern != "" {
+		args = append(args, str("LIBRARYNAME"), str(pattern))
+	}
+	if withCode {
+		args = append(args, str("WITHCODE"))
+	}
+	return cmd(decLibraries, specFUNCTION_LIST, args...)
+}
+
+// everyShard runs a command on every primary and returns the last reply.
+func everyShard[T any](ctx context.Context, c *Client, cm command[T]) (T, error) {
+	var v T
+	for _, sh := range c.shards() {
+		var err error
+		if v, err = run(ctx, sh, cm); err != nil {
+			return v, err
+		}
+	}
+	return v, nil
+}
+
+var decLibraries = newDecoder(tsList, func(v resp.Value) ([]Library, error) {
+	return each(v, func(l resp.Value) (Library, error) {
+		m := fieldMap(l)
+		lib := Library{Name: string(m["library_name"].Bytes()), Engine: string(m["engine"].Bytes()),
+			Code: string(m["library_code"].Bytes())}
+		fns, err := each(m["functions"], func(f resp.Value) (Function, error) {
+			fm := fieldMap(f)
+			fn := Function{Name: string(fm["name"].Bytes()), Description: string(fm["description"].Bytes())}
+			for _, fl := range fm["flags"].Elems() {
+				fn.Flags = append(fn.Flags, string(fl.Bytes()))
+			}
+			return fn, nil
+		})
+		lib.Functions = fns
+		return lib, err
+	})
+})

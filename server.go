@@ -3,6 +3,7 @@ package zipline
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/ziplinekv/zipline/internal/resp"
 )
@@ -168,4 +169,308 @@ func publishCmd(channel string, msg []byte) command[int64] {
 //zipline:twins SPublish
 func spublishCmd(channel string, msg []byte) command[int64] {
 	return cmd(decInt, specSPUBLISH, keyArg(channel), bin(msg))
+}
+
+// Time returns the server's clock.
+//
+//zipline:twins Time
+func timeCmd() command[time.Time] { return cmd(decServerTime, specTIME) }
+
+// LastSave returns when the server last saved its data to disk.
+//
+//zipline:twins LastSave
+func lastSaveCmd() command[time.Time] { return cmd(decUnixTime, specLASTSAVE) }
+
+// MemoryUsage returns how many bytes key and its value take in the
+// server, or Nil if it does not exist. samples bounds how many elements of
+// an aggregate are sampled (0: the server's default, 5; -1: all).
+//
+//zipline:twins MemoryUsage
+func memoryUsageCmd(key string, samples int64) command[int64] {
+	switch {
+	case samples < 0:
+		return cmd(decIntOrNil, specMEMORY_USAGE, keyArg(key), str("SAMPLES"), num(0))
+	case samples > 0:
+		return cmd(decIntOrNil, specMEMORY_USAGE, keyArg(key), str("SAMPLES"), num(samples))
+	}
+	return cmd(decIntOrNil, specMEMORY_USAGE, keyArg(key))
+}
+
+// SlowLog is one entry of the slow log.
+type SlowLog struct {
+	ID         int64
+	Time       time.Time
+	Duration   time.Duration
+	Args       []string
+	ClientAddr string
+	ClientName string
+}
+
+// SlowLogGet returns up to n of the newest slow log entries (-1: all).
+//
+//zipline:twins SlowLogGet
+func slowLogGetCmd(n int64) command[[]SlowLog] {
+	return cmd(decSlowLogs, specSLOWLOG_GET, num(n))
+}
+
+// SlowLogLen returns how many entries the slow log holds.
+//
+//zipline:twins SlowLogLen
+func slowLogLenCmd() command[int64] { return cmd(decInt, specSLOWLOG_LEN) }
+
+// SlowLogReset empties the slow log.
+//
+//zipline:twins SlowLogReset client=error
+func slowLogResetCmd() command[bool] { return cmd(decOK, specSLOWLOG_RESET) }
+
+// Wait waits until the writes before it on its connection reached
+// replicas replicas, or timeout passed (0: without limit), and returns how
+// many replicas acknowledged them. On the shared connection "before it"
+// means every caller's writes; it runs on a dedicated connection, so it
+// sees that connection's own writes only: use it on a Client from
+// Dedicated or Watch.
+//
+//zipline:twins Wait
+func waitCmd(replicas int64, timeout time.Duration) command[int64] {
+	return blockingCmd(decInt, timeout, specWAIT, num(replicas), num(millis(timeout)))
+}
+
+// WaitAOF is Wait for the writes to reach the append-only file of
+// numLocal (0 or 1) local and numReplicas replica servers (Redis 7.2,
+// Valkey 8.0), and returns how many of each did.
+//
+//zipline:twins WaitAOF
+func waitAOFCmd(numLocal, numReplicas int64, timeout time.Duration) command[[]int64] {
+	return blockingCmd(decInts, timeout, specWAITAOF, num(numLocal), num(numReplicas), num(millis(timeout)))
+}
+
+// ClientID returns the ID of the connection the command runs on.
+//
+//zipline:twins ClientID
+func clientIDCmd() command[int64] { return cmd(decInt, specCLIENT_ID) }
+
+// ClientGetName returns the connection's name (Options.ClientName), or
+// Nil if it has none.
+//
+//zipline:twins ClientGetName
+func clientGetNameCmd() command[string] { return cmd(decString, specCLIENT_GETNAME) }
+
+// ClientInfo describes the connection the command runs on, as CLIENT
+// INFO's fields ("id", "addr", "name", "db", "resp", ...).
+//
+//zipline:twins ClientInfo
+func clientInfoCmd() command[map[string]string] { return cmd(decClientInfo, specCLIENT_INFO) }
+
+// ClientList describes every connection to the server, as CLIENT LIST's
+// fields, one map per connection.
+//
+//zipline:twins ClientList
+func clientListCmd() command[[]map[string]string] { return cmd(decClientList, specCLIENT_LIST) }
+
+// ClientKill closes the connection from addr ("ip:port"), and returns how
+// many it closed.
+//
+//zipline:twins ClientKill
+func clientKillCmd(addr string) command[int64] {
+	return cmd(decInt, specCLIENT_KILL, str("ADDR"), str(addr))
+}
+
+// ClientKillByFilter closes the connections matching CLIENT KILL's filters,
+// given in the server's syntax ("ID", "12", "SKIPME", "yes", ...), and
+// returns how many.
+//
+//zipline:twins ClientKillByFilter
+func clientKillByFilterCmd(filters ...string) command[int64] {
+	return cmd(decInt, specCLIENT_KILL, strArgs(filters)...)
+}
+
+// ClientPause stops the server answering clients for d (CLIENT PAUSE ...
+// ALL).
+//
+//zipline:twins ClientPause client=error
+func clientPauseCmd(d time.Duration) command[bool] {
+	return cmd(decOK, specCLIENT_PAUSE, num(millis(d)))
+}
+
+// ClientUnpause ends a ClientPause.
+//
+//zipline:twins ClientUnpause client=error
+func clientUnpauseCmd() command[bool] { return cmd(decOK, specCLIENT_UNPAUSE) }
+
+// ClientUnblock unblocks the connection with that ID, blocked in a
+// blocking command, and reports whether it was.
+//
+//zipline:twins ClientUnblock
+func clientUnblockCmd(id int64) command[bool] { return cmd(decBool, specCLIENT_UNBLOCK, num(id)) }
+
+// ClientUnblockWithError is ClientUnblock failing the blocked command
+// with an UNBLOCKED error.
+//
+//zipline:twins ClientUnblockWithError
+func clientUnblockWithErrorCmd(id int64) command[bool] {
+	return cmd(decBool, specCLIENT_UNBLOCK, num(id), str("ERROR"))
+}
+
+// BgSave starts saving the data to disk in the background.
+//
+//zipline:twins BgSave
+func bgSaveCmd() command[string] { return cmd(decStatus, specBGSAVE) }
+
+// BgRewriteAOF starts rewriting the append-only file in the background.
+//
+//zipline:twins BgRewriteAOF
+func bgRewriteAOFCmd() command[string] { return cmd(decStatus, specBGREWRITEAOF) }
+
+// Save saves the data to disk, blocking the server meanwhile.
+//
+//zipline:twins Save client=error
+func saveCmd() command[bool] { return cmd(decOK, specSAVE) }
+
+// ReplicaOf makes the server a replica of host:port ("NO", "ONE" stops
+// replicating).
+//
+//zipline:twins ReplicaOf client=error
+func replicaOfCmd(host, port string) command[bool] {
+	return cmd(decOK, specREPLICAOF, str(host), str(port))
+}
+
+// CommandCount returns how many commands the server has.
+//
+//zipline:twins CommandCount
+func commandCountCmd() command[int64] { return cmd(decInt, specCOMMAND_COUNT) }
+
+// CommandList returns the names of the server's commands.
+//
+//zipline:twins CommandList
+func commandListCmd() command[[]string] { return cmd(decStrings, specCOMMAND_LIST) }
+
+// CommandGetKeys returns which arguments of a command line are keys, as
+// the server finds them.
+//
+//zipline:twins CommandGetKeys
+func commandGetKeysCmd(args ...string) command[[]string] {
+	return cmd(decStrings, specCOMMAND_GETKEYS, strArgs(args)...)
+}
+
+// LatencyLatest returns the latest latency spike of each event the server
+// monitors (LATENCY LATEST), as [event, time, latest ms, max ms] tuples.
+//
+//zipline:twins LatencyLatest
+func latencyLatestCmd() command[Value] { return cmd(decValue, specLATENCY_LATEST) }
+
+// LatencyReset resets the latency statistics of events (none: all), and
+// returns how many it reset.
+//
+//zipline:twins LatencyReset
+func latencyResetCmd(events ...string) command[int64] {
+	return cmd(decInt, specLATENCY_RESET, strArgs(events)...)
+}
+
+// PubSubChannels returns the channels with subscribers matching pattern
+// ("": all), on the node the command reaches.
+//
+//zipline:twins PubSubChannels
+func pubSubChannelsCmd(pattern string) command[[]string] {
+	if pattern == "" {
+		return cmd(decStrings, specPUBSUB_CHANNELS)
+	}
+	return cmd(decStrings, specPUBSUB_CHANNELS, str(pattern))
+}
+
+// PubSubNumSub returns how many subscribers each channel has.
+//
+//zipline:twins PubSubNumSub
+func pubSubNumSubCmd(channels ...string) command[map[string]int64] {
+	return cmd(decStringIntMap, specPUBSUB_NUMSUB, strArgs(channels)...)
+}
+
+// PubSubNumPat returns how many pattern subscriptions there are.
+//
+//zipline:twins PubSubNumPat
+func pubSubNumPatCmd() command[int64] { return cmd(decInt, specPUBSUB_NUMPAT) }
+
+// PubSubShardChannels returns the sharded channels with subscribers
+// matching pattern ("": all), on the node the command reaches.
+//
+//zipline:twins PubSubShardChannels
+func pubSubShardChannelsCmd(pattern string) command[[]string] {
+	if pattern == "" {
+		return cmd(decStrings, specPUBSUB_SHARDCHANNELS)
+	}
+	return cmd(decStrings, specPUBSUB_SHARDCHANNELS, str(pattern))
+}
+
+// PubSubShardNumSub returns how many subscribers each sharded channel has.
+//
+//zipline:twins PubSubShardNumSub
+func pubSubShardNumSubCmd(channels ...string) command[map[string]int64] {
+	return cmd(decStringIntMap, specPUBSUB_SHARDNUMSUB, strArgs(channels)...)
+}
+
+var (
+	decUnixTime   = newDecoder(tsInt, func(v resp.Value) (time.Time, error) { return time.Unix(v.Int(), 0), nil })
+	decServerTime = newDecoder(tsList, func(v resp.Value) (time.Time, error) {
+		e := v.Elems()
+		if len(e) != 2 {
+			return time.Time{}, &TypeError{Want: "time.Time", Got: v.Type().String()}
+		}
+		sec, err := Value{e[0]}.AsInt64()
+		if err != nil {
+			return time.Time{}, err
+		}
+		usec, err := Value{e[1]}.AsInt64()
+		return time.Unix(sec, usec*1000), err
+	})
+	decSlowLogs = newDecoder(tsList, func(v resp.Value) ([]SlowLog, error) {
+		return each(v, func(e resp.Value) (SlowLog, error) {
+			f := e.Elems()
+			if len(f) < 4 {
+				return SlowLog{}, &TypeError{Want: "SlowLog", Got: e.Type().String()}
+			}
+			l := SlowLog{ID: f[0].Int(), Time: time.Unix(f[1].Int(), 0), Duration: time.Duration(f[2].Int()) * time.Microsecond}
+			l.Args, _ = Value{f[3]}.AsStrings()
+			if len(f) >= 6 {
+				l.ClientAddr, l.ClientName = string(f[4].Bytes()), string(f[5].Bytes())
+			}
+			return l, nil
+		})
+	})
+	decClientInfo = newDecoder(tsText, func(v resp.Value) (map[string]string, error) {
+		return clientFields(string(v.Bytes())), nil
+	})
+	decClientList = newDecoder(tsText, func(v resp.Value) ([]map[string]string, error) {
+		var out []map[string]string
+		for line := range strings.Lines(string(v.Bytes())) {
+			if line = strings.TrimSpace(line); line != "" {
+				out = append(out, clientFields(line))
+			}
+		}
+		return out, nil
+	})
+	decStringIntMap = newDecoder(tsMap, func(v resp.Value) (map[string]int64, error) {
+		elems, err := pairs(v, "map[string]int64")
+		if err != nil {
+			return nil, err
+		}
+		m := make(map[string]int64, len(elems)/2)
+		for i := 0; i < len(elems); i += 2 {
+			n, err := Value{elems[i+1]}.AsInt64()
+			if err != nil {
+				return nil, err
+			}
+			m[string(elems[i].Bytes())] = n
+		}
+		return m, nil
+	})
+)
+
+// clientFields reads one line of CLIENT LIST or INFO: "k=v k=v ...".
+func clientFields(line string) map[string]string {
+	m := map[string]string{}
+	for f := range strings.FieldsSeq(strings.TrimSpace(line)) {
+		if k, v, ok := strings.Cut(f, "="); ok {
+			m[k] = v
+		}
+	}
+	return m
 }

@@ -9,13 +9,14 @@ import "time"
 var overlay = map[string]commandOverlay{
 	// Strings: GLIDE's set, compressed by default. SET ... GET returns the
 	// old value.
-	"SET":    {value: valueCommand{family: familyStrings, values: at(1), reply: replyValue}},
+	"SET":    {value: valueCommand{family: familyStrings, values: at(1), reply: replyValue, refuseWith: setIfEq}},
 	"SETNX":  {value: valueCommand{family: familyStrings, values: at(1)}},
 	"SETEX":  {value: valueCommand{family: familyStrings, values: at(2)}},
 	"PSETEX": {value: valueCommand{family: familyStrings, values: at(2)}},
 	"GETSET": {value: valueCommand{family: familyStrings, values: at(1), reply: replyValue}},
 	"MSET":   {value: valueCommand{family: familyStrings, values: every(1, 2)}, merge: mergeOK},
 	"MSETNX": {value: valueCommand{family: familyStrings, values: every(1, 2)}},
+	"MSETEX": {value: valueCommand{family: familyStrings, valuesNumKeys: true}, since: redisSince("8.4.0")},
 	"GET":    {value: valueCommand{family: familyStrings, reply: replyValue}},
 	"GETEX":  {value: valueCommand{family: familyStrings, reply: replyValue}},
 	"GETDEL": {value: valueCommand{family: familyStrings, reply: replyValue}},

@@ -6,8 +6,9 @@ import (
 )
 
 // Expiry sets a key's time to live, in Set and GetEx. The zero Expiry sets
-// none, as does EX(0): go-redis's 0 means "no expiration", and so does
-// zipline's. An Expiry with no meaning the server would take (a negative
+// none, as does EX(0): go-redis's Set takes 0 for "no expiration", and so
+// does zipline's. (In GetEx, go-redis's 0 means PERSIST; zipline's zero
+// Expiry leaves the expiry as it is: pass Persist().) An Expiry with no meaning the server would take (a negative
 // duration, a time before 1970) fails the command with an *ArgumentError
 // before anything is sent, as do two expiries for one command.
 type Expiry struct {
@@ -256,3 +257,64 @@ func appendCmd(key string, val []byte) command[int64] {
 //
 //zipline:twins StrLen
 func strLenCmd(key string) command[int64] { return cmd(decInt, specSTRLEN, keyArg(key)) }
+
+// GetRange returns the bytes of the string at key from start to end
+// inclusive (negative: from the end). It is refused while compression is
+// on: it would cut the stored bytes.
+//
+//zipline:twins GetRange
+func getRangeCmd(key string, start, end int64) command[[]byte] {
+	return cmd(decBytes, specGETRANGE, keyArg(key), num(start), num(end))
+}
+
+// SetRange overwrites the string at key from offset with val, and returns
+// its new length. It is refused while compression is on.
+//
+//zipline:twins SetRange
+func setRangeCmd(key string, offset int64, val []byte) command[int64] {
+	return cmd(decInt, specSETRANGE, keyArg(key), num(offset), bin(val))
+}
+
+// LCS returns the longest common subsequence of the strings at two keys.
+// It is refused while compression is on: it compares stored bytes.
+//
+//zipline:twins LCS
+func lcsCmd(key1, key2 string) command[[]byte] {
+	return cmd(decBytes, specLCS, keyArg(key1), keyArg(key2))
+}
+
+// LCSLen returns the length of the longest common subsequence.
+//
+//zipline:twins LCSLen
+func lcsLenCmd(key1, key2 string) command[int64] {
+	return cmd(decInt, specLCS, keyArg(key1), keyArg(key2), str("LEN"))
+}
+
+// SetIfEq stores value at key only if the key holds exactly equal,
+// and reports whether it did (SET ... IFEQ: Valkey 8.1, Redis 8.4). It is
+// refused while compression is on: the server compares stored bytes.
+//
+//zipline:twins SetIfEq buf=8
+func setIfEqCmd(buf []arg, key string, val, equal []byte, exp ...Expiry) (command[bool], error) {
+	args, err := appendExpiry(append(buf, keyArg(key), bin(val), str("IFEQ"), bin(equal)), exp, "SET")
+	return cmd(decSetCond, specSET, args...), err
+}
+
+// DelIfEq deletes key only if it holds exactly equal, and reports whether
+// it did (DELIFEQ: Valkey 9.0). It is refused while compression is on.
+//
+//zipline:twins DelIfEq
+func delIfEqCmd(key string, equal []byte) command[bool] {
+	return cmd(decBool, specDELIFEQ, keyArg(key), bin(equal))
+}
+
+// MSetEx stores several values, each with the expiry exp (MSETEX: Valkey
+// 9.1), and reports whether it stored them.
+//
+//zipline:twins MSetEx buf=4
+func msetExCmd(buf []arg, exp Expiry, pairs ...KeyValue) (command[bool], error) {
+	args := append(buf, num(int64(len(pairs))))
+	args = append(args, pairArgs(pairs)...)
+	args, err := appendExpiry(args, []Expiry{exp}, "SET")
+	return cmd(decBool, specMSETEX, args...), err
+}

@@ -1,6 +1,7 @@
 package zipline
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -92,7 +93,7 @@ func (v Value) AsInt64() (int64, error) {
 	case resp.BulkString, resp.SimpleString:
 		n, err := strconv.ParseInt(unsafeString(v.v.Bytes()), 10, 64)
 		if err != nil {
-			return 0, &TypeError{Want: "int64", Got: "non-numeric string"}
+			return 0, &TypeError{Want: "int64", Got: numberError(err)}
 		}
 		return n, nil
 	}
@@ -194,9 +195,18 @@ func parseFloat(b []byte) (float64, error) {
 	}
 	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return 0, &TypeError{Want: "float64", Got: "non-numeric string"}
+		return 0, &TypeError{Want: "float64", Got: numberError(err)}
 	}
 	return f, nil
+}
+
+// numberError says why a string reply is not the number asked for: it is
+// no number, or one out of the Go type's range ("1e400" as a float64).
+func numberError(err error) string {
+	if errors.Is(err, strconv.ErrRange) {
+		return "number out of range"
+	}
+	return "non-numeric string"
 }
 
 func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

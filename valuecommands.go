@@ -1,6 +1,8 @@
 package zipline
 
 import (
+	"strconv"
+
 	"github.com/ziplinekv/zipline/internal/resp"
 )
 
@@ -25,12 +27,16 @@ type valueCommand struct {
 	// depend on: HRANDFIELD returns values only WITHVALUES, HSCAN unless
 	// NOVALUES.
 	replyWith, replyWithout *option
+	// valuesNumKeys: the first argument is a count of key, value pairs
+	// that follow, and the values are theirs (MSETEX numkeys k v k v EX 1).
+	valuesNumKeys bool
 	// refuse: the command works on stored bytes, so it is refused while its
-	// family is compressed.
-	refuse bool
-	// sortsStored: the command (SORT) compares stored bytes when it sorts
-	// ALPHA, so it is refused then if they may be compressed (see
-	// sortRefusal).
+	// family is compressed; refuseWith, only with this option (SET ...
+	// IFEQ compares the stored bytes).
+	refuse     bool
+	refuseWith *option
+	// sortsStored: the command (SORT) compares stored values, so it is
+	// refused when they may be compressed (see sortRefusal).
 	sortsStored bool
 }
 
@@ -84,8 +90,8 @@ var (
 	xreadBlock           = &option{word: "BLOCK", from: 0, takes: []optionArgs{{"COUNT", 1}}, until: "STREAMS"}
 	xreadgroupBlock      = &option{word: "BLOCK", from: 3, takes: []optionArgs{{"COUNT", 1}}, until: "STREAMS"}
 	sortOptions          = []optionArgs{{"BY", 1}, {"LIMIT", 2}, {"GET", 1}, {"STORE", 1}}
-	sortAlpha            = &option{word: "ALPHA", from: 1, takes: sortOptions}
 	sortBy               = &option{word: "BY", from: 1, takes: sortOptions}
+	setIfEq              = &option{word: "IFEQ", from: 2, takes: []optionArgs{{"EX", 1}, {"PX", 1}, {"EXAT", 1}, {"PXAT", 1}}}
 )
 
 // in returns the index of the option among args, or -1.
@@ -140,7 +146,7 @@ func (c *Client) lookupValues(spec *commandSpec, args []arg) (argSpan, valueRepl
 	if e.family == familyNone || !vc.covers(e.family) {
 		return argSpan{}, valueReply{}, nil
 	}
-	if e.refuse {
+	if e.refuse || e.refuseWith != nil && e.refuseWith.in(args) >= 0 {
 		return argSpan{}, valueReply{}, &CommandError{Command: spec.fullName(), Reason: "works on the stored bytes, " +
 			"and compression is on: a compressed value would be corrupted or misread (use Client.Raw for values " +
 			"stored uncompressed)"}
@@ -151,6 +157,11 @@ func (c *Client) lookupValues(spec *commandSpec, args []arg) (argSpan, valueRepl
 		}
 	}
 	values := e.values
+	if e.valuesNumKeys && len(args) > 0 {
+		if n, err := strconv.Atoi(args[0].text()); err == nil && n > 0 {
+			values = span(2, 2, n)
+		}
+	}
 	if e.valuesAfter != nil {
 		if i := e.valuesAfter.in(args); i >= 0 {
 			values = every(i+3, 2)
@@ -218,22 +229,23 @@ func (vr valueReply) deep(v resp.Value) (resp.Value, error) {
 }
 
 // sortRefusal says why SORT cannot run with these arguments while values
-// are compressed, or "". SORT ... ALPHA compares stored bytes: the
-// external weights BY reads (string values, compressed whenever
-// compression is on), or, without BY, the elements themselves (list
-// elements, compressed with the Lists family). Numeric sorts are safe:
-// a number is never stored compressed. BY nosort does not sort.
+// are compressed, or "". SORT compares what it sorts by inside the server:
+// the external weights BY reads (string values, or hash fields with "->",
+// which compression may have stored compressed), or, without BY, the
+// elements themselves (list elements, compressed with the Lists family).
+// Compressed bytes compare as bytes with ALPHA, and numerically as 0
+// (strtod stops at their first byte, NUL, and the server takes the empty
+// prefix for a number): a sort the server would refuse for the plaintext
+// succeeds in a wrong order. A number is never stored compressed, but the
+// client cannot know that every weight is one. BY nosort does not sort.
 func sortRefusal(vc *valueCodec, args []arg) string {
-	if sortAlpha.in(args) < 0 {
-		return ""
-	}
 	by := sortBy.in(args)
 	switch {
 	case by >= 0 && by+1 < len(args) && !args[by+1].isWord("NOSORT"):
-		return "sorts ALPHA by stored values, and compression is on: it would compare compressed bytes " +
-			"(sort numerically, or use Client.Raw for values stored uncompressed)"
+		return "sorts by stored values, and compression is on: the server would compare compressed bytes " +
+			"(use Client.Raw for weights stored uncompressed)"
 	case by < 0 && vc.covers(familyLists):
-		return "sorts ALPHA by list elements, and the Lists family is compressed: it would compare compressed " +
+		return "sorts list elements, and the Lists family is compressed: the server would compare compressed " +
 			"bytes (use Client.Raw for lists stored uncompressed)"
 	}
 	return ""

@@ -1,0 +1,676 @@
+package zipline
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/ziplinekv/zipline/internal/resp"
+)
+
+// The stream commands. Each is defined once; go generate makes its Client
+// and Batch methods (commands_gen.go). A blocking read (XRead or
+// XReadGroup with Block) runs on a dedicated connection, as BLPOP does.
+
+// XMessage is one stream entry: its ID and its fields, in order. An entry
+// deleted while it was pending has no fields (XREADGROUP of history).
+type XMessage struct {
+	ID     string
+	Values []FieldValue
+}
+
+// Value returns the value of field, and whether the entry has it.
+func (m XMessage) Value(field string) ([]byte, bool) {
+	for _, fv := range m.Values {
+		if fv.Field == field {
+			return fv.Value, true
+		}
+	}
+	return nil, false
+}
+
+// XStream is the entries read from one stream.
+type XStream struct {
+	Stream   string
+	Messages []XMessage
+}
+
+// XAddArgs are XADD's stream, options and fields. The zero ID is "*": the
+// server makes one. MaxLen or MinID trim the stream as the entry is added
+// (Approx: "~", which trims whole nodes only, faster; Limit bounds the
+// entries an approximate trim evicts).
+type XAddArgs struct {
+	Stream     string
+	NoMkStream bool // do not create the stream: XAdd returns Nil if it is missing
+	MaxLen     int64
+	MinID      string
+	Approx     bool
+	Limit      int64
+	ID         string
+	Values     []FieldValue
+}
+
+func appendTrim(args []arg, maxLen int64, minID string, approx bool, limit int64) []arg {
+	switch {
+	case maxLen > 0:
+		args = append(args, str("MAXLEN"))
+	case minID != "":
+		args = append(args, str("MINID"))
+	default:
+		return args
+	}
+	if approx {
+		args = append(args, str("~"))
+	} else {
+		args = append(args, str("="))
+	}
+	if maxLen > 0 {
+		args = append(args, num(maxLen))
+	} else {
+		args = append(args, str(minID))
+	}
+	if limit > 0 {
+		args = append(args, str("LIMIT"), num(limit))
+	}
+	return args
+}
+
+// XAdd appends an entry to a stream and returns its ID.
+//
+//zipline:twins XAdd
+func xaddCmd(a XAddArgs) command[string] {
+	args := make([]arg, 0, 9+2*len(a.Values))
+	args = append(args, keyArg(a.Stream))
+	if a.NoMkStream {
+		args = append(args, str("NOMKSTREAM"))
+	}
+	args = appendTrim(args, a.MaxLen, a.MinID, a.Approx, a.Limit)
+	id := a.ID
+	if id == "" {
+		id = "*"
+	}
+	args = append(args, str(id))
+	for _, fv := range a.Values {
+		args = append(args, str(fv.Field), bin(fv.Value))
+	}
+	return cmd(decString, specXADD, args...)
+}
+
+// XLen returns the number of entries in the stream.
+//
+//zipline:twins XLen
+func xlenCmd(stream string) command[int64] { return cmd(decInt, specXLEN, keyArg(stream)) }
+
+// XRange returns the entries with IDs from start to stop inclusive ("-" and
+// "+" for the ends; "(" before an ID excludes it).
+//
+//zipline:twins XRange
+func xrangeCmd(stream, start, stop string) command[[]XMessage] {
+	return cmd(decXMessages, specXRANGE, keyArg(stream), str(start), str(stop))
+}
+
+// XRangeN is XRange returning at most count entries.
+//
+//zipline:twins XRangeN
+func xrangeNCmd(stream, start, stop string, count int64) command[[]XMessage] {
+	return cmd(decXMessages, specXRANGE, keyArg(stream), str(start), str(stop), str("COUNT"), num(count))
+}
+
+// XRevRange is XRange from stop down to start ("+" then "-").
+//
+//zipline:twins XRevRange
+func xrevRangeCmd(stream, stop, start string) command[[]XMessage] {
+	return cmd(decXMessages, specXREVRANGE, keyArg(stream), str(stop), str(start))
+}
+
+// XRevRangeN is XRevRange returning at most count entries.
+//
+//zipline:twins XRevRangeN
+func xrevRangeNCmd(stream, stop, start string, count int64) command[[]XMessage] {
+	return cmd(decXMessages, specXREVRANGE, keyArg(stream), str(stop), str(start), str("COUNT"), num(count))
+}
+
+// XDel deletes entries and returns how many existed.
+//
+//zipline:twins XDel
+func xdelCmd(stream string, ids ...string) command[int64] {
+	return cmd(decInt, specXDEL, keyAnd(stream, ids)...)
+}
+
+// XTrimArgs say how XTrim trims: to MaxLen entries, or the entries before
+// MinID. Approx and Limit are XAddArgs'.
+type XTrimArgs struct {
+	MaxLen int64
+	MinID  string
+	Approx bool
+	Limit  int64
+}
+
+// XTrim trims the stream and returns how many entries it removed. A
+// MaxLen of 0 with no MinID trims the stream to nothing.
+//
+//zipline:twins XTrim
+func xtrimCmd(stream string, a XTrimArgs) command[int64] {
+	args := appendTrim([]arg{keyArg(stream)}, a.MaxLen, a.MinID, a.Approx, a.Limit)
+	if len(args) == 1 {
+		args = append(args, str("MAXLEN"), num(0))
+	}
+	return cmd(decInt, specXTRIM, args...)
+}
+
+// BlockForever makes XRead and XReadGroup wait without limit (BLOCK 0),
+// bounded only by the caller's context.
+const BlockForever time.Duration = -1
+
+// XReadArgs are XREAD's streams, the ID after which each is read ("$": only
+// new entries; "0": from the start), and options. Block zero does not
+// block (unlike go-redis, where the zero Block waits forever); a positive
+// Block waits that long for an entry, BlockForever without limit.
+type XReadArgs struct {
+	Streams []string
+	IDs     []string // one per stream
+	Count   int64
+	Block   time.Duration
+}
+
+func (a *XReadArgs) args(prefix []arg) ([]arg, time.Duration, error) {
+	if len(a.IDs) != len(a.Streams) {
+		return nil, 0, &ArgumentError{Command: "XREAD", Reason: strconv.Itoa(len(a.Streams)) + " streams and " +
+			strconv.Itoa(len(a.IDs)) + " IDs: one ID per stream"}
+	}
+	return streamArgs(prefix, a.Count, a.Block, a.Streams, a.IDs)
+}
+
+// streamArgs appends COUNT, BLOCK, STREAMS, the streams and the IDs, and
+// returns how long the read may block (0: it does not).
+func streamArgs(args []arg, count int64, block time.Duration, streams, ids []string) ([]arg, time.Duration, error) {
+	if count > 0 {
+		args = append(args, str("COUNT"), num(count))
+	}
+	var wait time.Duration
+	switch {
+	case block > 0:
+		args = append(args, str("BLOCK"), num(max(millis(block), 1)))
+		wait = block
+	case block < 0:
+		args = append(args, str("BLOCK"), num(0))
+		wait = -1
+	}
+	args = append(args, str("STREAMS"))
+	args = append(args, keyArgs(streams)...)
+	for _, id := range ids {
+		args = append(args, str(id))
+	}
+	return args, wait, nil
+}
+
+// XRead reads entries from streams after the given IDs. With Block it
+// waits for one and returns Nil if none came in time.
+//
+//zipline:twins XRead
+func xreadCmd(a XReadArgs) (command[[]XStream], error) {
+	args, wait, err := a.args(make([]arg, 0, 5+2*len(a.Streams)))
+	if wait != 0 {
+		return blockingCmd(decXStreams, wait, specXREAD, args...), err
+	}
+	return cmd(decXStreams, specXREAD, args...), err
+}
+
+// XReadGroupArgs are XReadArgs for a consumer of a group (">" as an ID:
+// entries never delivered to the group; an ID: this consumer's pending
+// entries after it). NoAck does not add what is read to the pending list.
+type XReadGroupArgs struct {
+	Group, Consumer string
+	Streams         []string
+	IDs             []string
+	Count           int64
+	Block           time.Duration
+	NoAck           bool
+}
+
+// XReadGroup reads entries as a consumer of a group. With Block it waits
+// for one and returns Nil if none came in time.
+//
+//zipline:twins XReadGroup
+func xreadGroupCmd(a XReadGroupArgs) (command[[]XStream], error) {
+	if len(a.IDs) != len(a.Streams) {
+		return cmd(decXStreams, specXREADGROUP), &ArgumentError{Command: "XREADGROUP", Reason: strconv.Itoa(len(a.Streams)) +
+			" streams and " + strconv.Itoa(len(a.IDs)) + " IDs: one ID per stream"}
+	}
+	args := make([]arg, 0, 9+2*len(a.Streams))
+	args = append(args, str("GROUP"), str(a.Group), str(a.Consumer))
+	if a.NoAck {
+		args = append(args, str("NOACK"))
+	}
+	args, wait, err := streamArgs(args, a.Count, a.Block, a.Streams, a.IDs)
+	if wait != 0 {
+		return blockingCmd(decXStreams, wait, specXREADGROUP, args...), err
+	}
+	return cmd(decXStreams, specXREADGROUP, args...), err
+}
+
+// XAck acknowledges entries of a group, and returns how many were pending.
+//
+//zipline:twins XAck
+func xackCmd(stream, group string, ids ...string) command[int64] {
+	args := make([]arg, 0, 2+len(ids))
+	args = append(args, keyArg(stream), str(group))
+	for _, id := range ids {
+		args = append(args, str(id))
+	}
+	return cmd(decInt, specXACK, args...)
+}
+
+// XGroupCreate creates a consumer group that reads the stream from start
+// ("$": new entries only; "0": all).
+//
+//zipline:twins XGroupCreate client=error
+func xgroupCreateCmd(stream, group, start string) command[bool] {
+	return cmd(decOK, specXGROUP_CREATE, keyArg(stream), str(group), str(start))
+}
+
+// XGroupCreateMkStream is XGroupCreate that creates the stream if missing.
+//
+//zipline:twins XGroupCreateMkStream client=error
+func xgroupCreateMkStreamCmd(stream, group, start string) command[bool] {
+	return cmd(decOK, specXGROUP_CREATE, keyArg(stream), str(group), str(start), str("MKSTREAM"))
+}
+
+// XGroupSetID sets the last ID a group has read.
+//
+//zipline:twins XGroupSetID client=error
+func xgroupSetIDCmd(stream, group, start string) command[bool] {
+	return cmd(decOK, specXGROUP_SETID, keyArg(stream), str(group), str(start))
+}
+
+// XGroupDestroy deletes a consumer group, and returns 1 if it existed.
+//
+//zipline:twins XGroupDestroy
+func xgroupDestroyCmd(stream, group string) command[int64] {
+	return cmd(decInt, specXGROUP_DESTROY, keyArg(stream), str(group))
+}
+
+// XGroupCreateConsumer creates a consumer in a group, and returns 1 if it
+// is new.
+//
+//zipline:twins XGroupCreateConsumer
+func xgroupCreateConsumerCmd(stream, group, consumer string) command[int64] {
+	return cmd(decInt, specXGROUP_CREATECONSUMER, keyArg(stream), str(group), str(consumer))
+}
+
+// XGroupDelConsumer deletes a consumer from a group, and returns how many
+// entries it had pending.
+//
+//zipline:twins XGroupDelConsumer
+func xgroupDelConsumerCmd(stream, group, consumer string) command[int64] {
+	return cmd(decInt, specXGROUP_DELCONSUMER, keyArg(stream), str(group), str(consumer))
+}
+
+// XPending is a group's pending entries in summary: how many, the lowest
+// and highest IDs, and how many each consumer has.
+type XPending struct {
+	Count          int64
+	Lower, Higher  string
+	Consumers      map[string]int64
+}
+
+// XPending summarizes a group's pending entries.
+//
+//zipline:twins XPending
+func xpendingCmd(stream, group string) command[XPending] {
+	return cmd(decXPending, specXPENDING, keyArg(stream), str(group))
+}
+
+// XPendingExtArgs select pending entries: those idle at least Idle, with
+// IDs from Start to End ("-" to "+"), at most Count, of Consumer if set.
+type XPendingExtArgs struct {
+	Stream, Group string
+	Idle          time.Duration
+	Start, End    string
+	Count         int64
+	Consumer      string
+}
+
+// XPendingExt is one pending entry: who has it, for how long, how many
+// times it was delivered.
+type XPendingExt struct {
+	ID         string
+	Consumer   string
+	Idle       time.Duration
+	RetryCount int64
+}
+
+// XPendingExt lists pending entries.
+//
+//zipline:twins XPendingExt
+func xpendingExtCmd(a XPendingExtArgs) command[[]XPendingExt] {
+	args := make([]arg, 0, 8)
+	args = append(args, keyArg(a.Stream), str(a.Group))
+	if a.Idle > 0 {
+		args = append(args, str("IDLE"), num(millis(a.Idle)))
+	}
+	args = append(args, str(a.Start), str(a.End), num(a.Count))
+	if a.Consumer != "" {
+		args = append(args, str(a.Consumer))
+	}
+	return cmd(decXPendingExt, specXPENDING, args...)
+}
+
+// XClaimArgs claim entries for Consumer that have been idle at least
+// MinIdle.
+type XClaimArgs struct {
+	Stream, Group, Consumer string
+	MinIdle                 time.Duration
+	Messages                []string // IDs
+}
+
+func (a *XClaimArgs) args() []arg {
+	args := make([]arg, 0, 5+len(a.Messages))
+	args = append(args, keyArg(a.Stream), str(a.Group), str(a.Consumer), num(millis(a.MinIdle)))
+	for _, id := range a.Messages {
+		args = append(args, str(id))
+	}
+	return args
+}
+
+// XClaim takes over pending entries, and returns those it claimed.
+//
+//zipline:twins XClaim
+func xclaimCmd(a XClaimArgs) command[[]XMessage] {
+	return cmd(decXMessages, specXCLAIM, a.args()...)
+}
+
+// XClaimJustID is XClaim returning IDs only (JUSTID).
+//
+//zipline:twins XClaimJustID
+func xclaimJustIDCmd(a XClaimArgs) command[[]string] {
+	return cmd(decStrings, specXCLAIM, append(a.args(), str("JUSTID"))...)
+}
+
+// XAutoClaimArgs claim for Consumer up to Count entries idle at least
+// MinIdle, scanning from Start ("0-0" first, then each result's Next).
+type XAutoClaimArgs struct {
+	Stream, Group, Consumer string
+	MinIdle                 time.Duration
+	Start                   string
+	Count                   int64
+}
+
+func (a *XAutoClaimArgs) args() []arg {
+	args := make([]arg, 0, 8)
+	args = append(args, keyArg(a.Stream), str(a.Group), str(a.Consumer), num(millis(a.MinIdle)), str(a.Start))
+	if a.Count > 0 {
+		args = append(args, str("COUNT"), num(a.Count))
+	}
+	return args
+}
+
+// XAutoClaimed is what XAUTOCLAIM returns: where to scan next ("0-0": done),
+// the entries claimed, and the IDs of entries no longer in the stream,
+// removed from the pending list (Redis and Valkey 7).
+type XAutoClaimed struct {
+	Next     string
+	Messages []XMessage
+	IDs      []string // with XAutoClaimJustID, instead of Messages
+	Deleted  []string
+}
+
+// XAutoClaim claims idle pending entries, scanning the pending list.
+//
+//zipline:twins XAutoClaim
+func xautoClaimCmd(a XAutoClaimArgs) command[XAutoClaimed] {
+	return cmd(decXAutoClaimed, specXAUTOCLAIM, a.args()...)
+}
+
+// XAutoClaimJustID is XAutoClaim returning IDs only (JUSTID).
+//
+//zipline:twins XAutoClaimJustID
+func xautoClaimJustIDCmd(a XAutoClaimArgs) command[XAutoClaimed] {
+	return cmd(decXAutoClaimed, specXAUTOCLAIM, append(a.args(), str("JUSTID"))...)
+}
+
+// XInfoStream describes a stream (XINFO STREAM).
+type XInfoStream struct {
+	Length          int64
+	RadixTreeKeys   int64
+	RadixTreeNodes  int64
+	Groups          int64
+	LastGeneratedID string
+	MaxDeletedID    string
+	EntriesAdded    int64
+	FirstEntry      XMessage
+	LastEntry       XMessage
+}
+
+// XInfoStream describes a stream.
+//
+//zipline:twins XInfoStream
+func xinfoStreamCmd(stream string) command[XInfoStream] {
+	return cmd(decXInfoStream, specXINFO_STREAM, keyArg(stream))
+}
+
+// XInfoGroup describes a consumer group (XINFO GROUPS).
+type XInfoGroup struct {
+	Name            string
+	Consumers       int64
+	Pending         int64
+	LastDeliveredID string
+	EntriesRead     int64
+	Lag             int64 // -1 when the server cannot tell
+}
+
+// XInfoGroups describes a stream's consumer groups.
+//
+//zipline:twins XInfoGroups
+func xinfoGroupsCmd(stream string) command[[]XInfoGroup] {
+	return cmd(decXInfoGroups, specXINFO_GROUPS, keyArg(stream))
+}
+
+// XInfoConsumer describes a consumer of a group (XINFO CONSUMERS).
+type XInfoConsumer struct {
+	Name     string
+	Pending  int64
+	Idle     time.Duration // since its last attempted interaction
+	Inactive time.Duration // since its last successful one; -1 if never
+}
+
+// XInfoConsumers describes a group's consumers.
+//
+//zipline:twins XInfoConsumers
+func xinfoConsumersCmd(stream, group string) command[[]XInfoConsumer] {
+	return cmd(decXInfoConsumers, specXINFO_CONSUMERS, keyArg(stream), str(group))
+}
+
+// Stream replies, read alike from RESP2 and RESP3 (where XREAD's is a map).
+var (
+	decXMessages      = newDecoder(tsListOrNull, xmessages)
+	decXStreams       = newDecoder(resp.Types(resp.Array, resp.Map, resp.Null), xstreams)
+	decXPending       = newDecoder(tsList, xpending)
+	decXPendingExt    = newDecoder(tsList, xpendingExt)
+	decXAutoClaimed   = newDecoder(tsList, xautoClaimed)
+	decXInfoStream    = newDecoder(tsMap, xinfoStream)
+	decXInfoGroups    = newDecoder(tsList, func(v resp.Value) ([]XInfoGroup, error) { return each(v, xinfoGroup) })
+	decXInfoConsumers = newDecoder(tsList, func(v resp.Value) ([]XInfoConsumer, error) { return each(v, xinfoConsumer) })
+)
+
+// each decodes every element of an array with f.
+func each[T any](v resp.Value, f func(resp.Value) (T, error)) ([]T, error) {
+	elems := v.Elems()
+	out := make([]T, len(elems))
+	for i, e := range elems {
+		var err error
+		if out[i], err = f(e); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func xmessage(v resp.Value) (XMessage, error) {
+	e := v.Elems()
+	if len(e) != 2 {
+		return XMessage{}, &TypeError{Want: "XMessage", Got: v.Type().String()}
+	}
+	m := XMessage{ID: string(e[0].Bytes())}
+	if e[1].IsNull() {
+		return m, nil
+	}
+	f := e[1].Elems()
+	if len(f)%2 != 0 {
+		return XMessage{}, &TypeError{Want: "XMessage", Got: "fields of odd length"}
+	}
+	m.Values = make([]FieldValue, len(f)/2)
+	for i := range m.Values {
+		b, err := Value{f[2*i+1]}.AsBytes()
+		if err != nil {
+			return XMessage{}, err
+		}
+		m.Values[i] = FieldValue{Field: string(f[2*i].Bytes()), Value: b}
+	}
+	return m, nil
+}
+
+func xmessages(v resp.Value) ([]XMessage, error) { return each(v, xmessage) }
+
+// xstreams reads XREAD's reply: [[stream, [entries]]...] in RESP2, a map
+// of stream to entries in RESP3, null when nothing came in time.
+func xstreams(v resp.Value) ([]XStream, error) {
+	if v.IsNull() {
+		return nil, Nil
+	}
+	e := v.Elems()
+	if v.Type() == resp.Map {
+		out := make([]XStream, len(e)/2)
+		for i := range out {
+			msgs, err := xmessages(e[2*i+1])
+			if err != nil {
+				return nil, err
+			}
+			out[i] = XStream{Stream: string(e[2*i].Bytes()), Messages: msgs}
+		}
+		return out, nil
+	}
+	return each(v, func(s resp.Value) (XStream, error) {
+		p := s.Elems()
+		if len(p) != 2 {
+			return XStream{}, &TypeError{Want: "XStream", Got: s.Type().String()}
+		}
+		msgs, err := xmessages(p[1])
+		return XStream{Stream: string(p[0].Bytes()), Messages: msgs}, err
+	})
+}
+
+func xpending(v resp.Value) (XPending, error) {
+	e := v.Elems()
+	if len(e) != 4 {
+		return XPending{}, &TypeError{Want: "XPending", Got: v.Type().String()}
+	}
+	p := XPending{Count: e[0].Int(), Lower: string(e[1].Bytes()), Higher: string(e[2].Bytes())}
+	if cs := e[3].Elems(); len(cs) > 0 {
+		p.Consumers = make(map[string]int64, len(cs))
+		for _, c := range cs {
+			if pc := c.Elems(); len(pc) == 2 {
+				n, _ := Value{pc[1]}.AsInt64()
+				p.Consumers[string(pc[0].Bytes())] = n
+			}
+		}
+	}
+	return p, nil
+}
+
+func xpendingExt(v resp.Value) ([]XPendingExt, error) {
+	return each(v, func(x resp.Value) (XPendingExt, error) {
+		e := x.Elems()
+		if len(e) != 4 {
+			return XPendingExt{}, &TypeError{Want: "XPendingExt", Got: x.Type().String()}
+		}
+		return XPendingExt{ID: string(e[0].Bytes()), Consumer: string(e[1].Bytes()),
+			Idle: time.Duration(e[2].Int()) * time.Millisecond, RetryCount: e[3].Int()}, nil
+	})
+}
+
+func xautoClaimed(v resp.Value) (XAutoClaimed, error) {
+	e := v.Elems()
+	if len(e) < 2 {
+		return XAutoClaimed{}, &TypeError{Want: "XAutoClaimed", Got: v.Type().String()}
+	}
+	r := XAutoClaimed{Next: string(e[0].Bytes())}
+	items := e[1].Elems()
+	if len(items) > 0 && items[0].Type() != resp.Array && !items[0].IsNull() {
+		r.IDs, _ = Value{e[1]}.AsStrings() // JUSTID
+	} else {
+		var err error
+		if r.Messages, err = eachNonNull(e[1], xmessage); err != nil {
+			return XAutoClaimed{}, err
+		}
+	}
+	if len(e) > 2 {
+		r.Deleted, _ = Value{e[2]}.AsStrings()
+	}
+	return r, nil
+}
+
+// eachNonNull is each, skipping null elements (XAUTOCLAIM before 7.0
+// answered deleted entries with nulls).
+func eachNonNull[T any](v resp.Value, f func(resp.Value) (T, error)) ([]T, error) {
+	var out []T
+	for _, e := range v.Elems() {
+		if e.IsNull() {
+			continue
+		}
+		x, err := f(e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+// fieldMap reads a map (RESP3) or flat array of pairs (RESP2) by name.
+func fieldMap(v resp.Value) map[string]resp.Value {
+	e := v.Elems()
+	m := make(map[string]resp.Value, len(e)/2)
+	for i := 0; i+1 < len(e); i += 2 {
+		m[string(e[i].Bytes())] = e[i+1]
+	}
+	return m
+}
+
+func xinfoStream(v resp.Value) (XInfoStream, error) {
+	m := fieldMap(v)
+	s := XInfoStream{
+		Length: m["length"].Int(), RadixTreeKeys: m["radix-tree-keys"].Int(), RadixTreeNodes: m["radix-tree-nodes"].Int(),
+		Groups: m["groups"].Int(), LastGeneratedID: string(m["last-generated-id"].Bytes()),
+		MaxDeletedID: string(m["max-deleted-entry-id"].Bytes()), EntriesAdded: m["entries-added"].Int(),
+	}
+	var err error
+	if f := m["first-entry"]; !f.IsNull() && f.Type() != 0 {
+		if s.FirstEntry, err = xmessage(f); err != nil {
+			return s, err
+		}
+	}
+	if l := m["last-entry"]; !l.IsNull() && l.Type() != 0 {
+		s.LastEntry, err = xmessage(l)
+	}
+	return s, err
+}
+
+func xinfoGroup(v resp.Value) (XInfoGroup, error) {
+	m := fieldMap(v)
+	g := XInfoGroup{Name: string(m["name"].Bytes()), Consumers: m["consumers"].Int(), Pending: m["pending"].Int(),
+		LastDeliveredID: string(m["last-delivered-id"].Bytes()), EntriesRead: m["entries-read"].Int(), Lag: -1}
+	if lag, ok := m["lag"]; ok && !lag.IsNull() {
+		g.Lag = lag.Int()
+	}
+	return g, nil
+}
+
+func xinfoConsumer(v resp.Value) (XInfoConsumer, error) {
+	m := fieldMap(v)
+	c := XInfoConsumer{Name: string(m["name"].Bytes()), Pending: m["pending"].Int(),
+		Idle: time.Duration(m["idle"].Int()) * time.Millisecond, Inactive: -1}
+	if in, ok := m["inactive"]; ok && in.Int() >= 0 {
+		c.Inactive = time.Duration(in.Int()) * time.Millisecond
+	}
+	return c, nil
+}
