@@ -54,3 +54,13 @@ bench-ab:
 	@test -n "$(BASE)" || { echo 'usage: make bench-ab BASE=<rev> [NEW=<rev>] [ABFLAGS=...]'; exit 2; }
 	scripts/setup.sh redis
 	cd bench && go run ./cmd/abbench -a '$(NEW)' -b '$(BASE)' $(ABFLAGS)
+
+# The differential test against go-redis, long (not part of CI): every mode,
+# DIFFTEST_N commands each, on a fresh seed unless DIFFTEST_SEED is given
+# (bench/difftest/doc.go): make difftest [DIFFTEST_N=100000] [DIFFTEST_SEED=7]
+.PHONY: difftest
+DIFFTEST_N ?= 100000
+DIFFTEST_SEED ?= random
+difftest:
+	scripts/setup.sh redis valkey
+	cd bench && go test -count=1 -timeout 0 -run '^TestDifferential$$' ./difftest/ -difftest.n=$(DIFFTEST_N) -difftest.seed=$(DIFFTEST_SEED)
