@@ -128,7 +128,7 @@ func (s *commandSpec) missingOn(v serverVersion) string {
 	since := s.servers[v.kind]
 	if since == "" {
 		since = s.since[v.kind]
-		if since == "" && !versionBelow(v.version, specServers[v.kind].version) {
+		if since == "" && versionBelow(specServers[v.kind].version, v.version) {
 			return "" // newer than the spec's server: it may have it
 		}
 	}

@@ -175,3 +175,30 @@ func sample(t reflect.Type, seed int) reflect.Value {
 	}
 	return v
 }
+
+// A server is refused only the commands it is known to lack: its kind's
+// spec server lacks them and it is no newer, or the overlay says which
+// version added them and it is older.
+func TestMissingOn(t *testing.T) {
+	redis := func(v string) serverVersion { return serverVersion{kind: serverRedis, version: v} }
+	spec := specServers[serverRedis].version
+	for _, tc := range []struct {
+		spec    *commandSpec
+		server  serverVersion
+		missing bool
+	}{
+		{specGET, redis(spec), false},
+		{specDELIFEQ, redis(spec), true},      // Valkey only, no Redis version known
+		{specDELIFEQ, redis("99.0.0"), false}, // a newer Redis may have it
+		{specHEXPIRE, redis(spec), true},      // Redis 7.4
+		{specHEXPIRE, redis("7.4.0"), false},  // the overlay's version
+		{specHEXPIRE, redis("7.2.4"), true},   //
+		{specDELIFEQ, serverVersion{}, false}, // a server that did not say
+		{specDELIFEQ, serverVersion{kind: serverValkey, version: "8.0.0"}, true},
+		{specDELIFEQ, serverVersion{kind: serverValkey, version: "9.0.0"}, false},
+	} {
+		if got := tc.spec.missingOn(tc.server) != ""; got != tc.missing {
+			t.Errorf("%s on %s %s: missing %v, want %v", tc.spec.fullName(), tc.server.kind, tc.server.version, got, tc.missing)
+		}
+	}
+}
