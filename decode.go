@@ -84,8 +84,8 @@ var (
 	decKeyZ       = newDecoder(tsListOrNull, keyZ)
 	decScan       = newDecoder(resp.Types(resp.Array), scan)
 
-	decInts        = newDecoder(tsListOrNull, ints)
-	decIntsOrZero  = newDecoder(tsList, func(v resp.Value) ([]int64, error) {
+	decInts       = newDecoder(tsListOrNull, ints)
+	decIntsOrZero = newDecoder(tsList, func(v resp.Value) ([]int64, error) {
 		elems := v.Elems()
 		out := make([]int64, len(elems))
 		for i, e := range elems {

@@ -67,14 +67,14 @@ func geoHashCmd(key string, members ...string) command[[]string] {
 // Count is set, or "DESC"), at most Count (Any: the first Count found, not
 // the nearest).
 type GeoSearchQuery struct {
-	Member                string // from this member, or:
-	Longitude, Latitude   float64
-	Radius                float64 // by radius, or:
-	BoxWidth, BoxHeight   float64
-	Unit                  string
-	Sort                  string
-	Count                 int64
-	Any                   bool
+	Member              string // from this member, or:
+	Longitude, Latitude float64
+	Radius              float64 // by radius, or:
+	BoxWidth, BoxHeight float64
+	Unit                string
+	Sort                string
+	Count               int64
+	Any                 bool
 }
 
 func (q *GeoSearchQuery) appendTo(args []arg) []arg {

@@ -38,5 +38,3 @@ func notOnServer(t *testing.T, what string, err error) {
 		t.Errorf("%s: %v, want a client-side refusal naming the servers that have it", what, err)
 	}
 }
-
-

@@ -308,9 +308,9 @@ func xgroupDelConsumerCmd(stream, group, consumer string) command[int64] {
 // XPending is a group's pending entries in summary: how many, the lowest
 // and highest IDs, and how many each consumer has.
 type XPending struct {
-	Count          int64
-	Lower, Higher  string
-	Consumers      map[string]int64
+	Count         int64
+	Lower, Higher string
+	Consumers     map[string]int64
 }
 
 // XPending summarizes a group's pending entries.
