@@ -163,8 +163,12 @@ func enqueue[T any](b *Batch, cm command[T]) *Future[T] {
 		b.refuse(f, nil)
 		return f
 	}
-	if cm.spec.partial {
-		if err := b.c.s.notOnServer(cm.spec); err != nil {
+	if cm.spec.partial || cm.spec.class >= classConnState {
+		err := b.c.admit(cm.spec)
+		if err == nil && b.tx && cm.spec.class == classConnState {
+			err = &CommandError{Command: cm.spec.fullName(), Reason: connStateReason}
+		}
+		if err != nil {
 			b.refuse(f, err)
 			return f
 		}
@@ -212,9 +216,6 @@ func (b *Batch) refuse(f settler, err error) {
 // Do queues any command, as Client.Do sends one.
 func (b *Batch) Do(args ...any) *Future[Value] {
 	cm, err := b.c.doCommand(nil, args)
-	if err == nil && b.tx && cm.spec.classFor(cm.args) == classConnState {
-		err = &CommandError{Command: cm.spec.fullName(), Reason: connStateReason}
-	}
 	cm.dec = decValue
 	return enqueueChecked(b, cm, err)
 }
@@ -384,4 +385,25 @@ func (b *Batch) deliver(q queued, rep reply) error {
 	}
 	q.f.settle(v, nil)
 	return nil
+}
+
+// Pipelined queues commands in a new Batch with fn and runs them in one
+// round trip, as go-redis's Pipelined does: it returns fn's error (then
+// nothing is sent), or Exec's. The futures fn kept hold the results.
+func (c *Client) Pipelined(ctx context.Context, fn func(b *Batch) error) error {
+	b := c.Batch()
+	if err := fn(b); err != nil {
+		return err
+	}
+	return b.Exec(ctx)
+}
+
+// TxPipelined is Pipelined in a transaction (MULTI/EXEC), as go-redis's
+// TxPipelined.
+func (c *Client) TxPipelined(ctx context.Context, fn func(tx *Batch) error) error {
+	tx := c.Tx()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Exec(ctx)
 }

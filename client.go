@@ -413,8 +413,8 @@ func runCommand[T any](ctx context.Context, c *Client, cm *command[T]) (T, error
 	var v resp.Value
 	var vr valueReply
 	var err error
-	if cm.spec.partial {
-		if err := c.s.notOnServer(cm.spec); err != nil {
+	if cm.spec.partial || cm.spec.class >= classConnState {
+		if err := c.admit(cm.spec); err != nil {
 			var zero T
 			return zero, err
 		}
@@ -556,22 +556,32 @@ func (c *Client) doCommand(buf []arg, args []any) (command[Value], error) {
 	var nameBuf [32]byte
 	spec, cargs := lookupSpec(string(upper(nameBuf[:0], nameArg)), cargs)
 	cm := command[Value]{spec: spec, args: cargs, dec: decValue}
-	switch spec.classFor(cargs) {
-	case classForbidden:
-		return cm, &CommandError{Command: spec.fullName(), Reason: forbiddenReason}
-	case classConnState:
-		l, ok := c.carrier.(leased)
-		if !ok {
-			return cm, &CommandError{Command: spec.fullName(), Reason: connStateReason}
-		}
-		l.taint()
-	case classBlocking:
+	if spec.classFor(cargs) == classBlocking {
 		cm.block = spec.block.timeout(cargs)
 		if cm.block == 0 {
 			cm.block = -1
 		}
 	}
 	return cm, nil
+}
+
+// admit checks, for a command whose row asks for it (partial, or of a
+// connection-state or forbidden class), that the Client may send it: the
+// server has it, and the connection may carry it. A connection-state
+// command is allowed only on a lent connection (Dedicated, Watch), which
+// it taints: closed, not lent again. Forbidden commands never go.
+func (c *Client) admit(spec *commandSpec) error {
+	switch spec.class {
+	case classForbidden:
+		return &CommandError{Command: spec.fullName(), Reason: forbiddenReason}
+	case classConnState:
+		l, ok := c.carrier.(leased)
+		if !ok {
+			return &CommandError{Command: spec.fullName(), Reason: connStateReason}
+		}
+		l.taint()
+	}
+	return c.s.notOnServer(spec)
 }
 
 // notOnServer refuses a command the server does not have, saying which

@@ -249,3 +249,9 @@ func hostPort(host string, port int64) string {
 	}
 	return host + ":" + strconv.FormatInt(port, 10)
 }
+
+// ClusterLinks describes the node's links to its peers on the cluster bus,
+// each as its fields ("dir", "node", "create-time", ...).
+//
+//zipline:twins ClusterLinks
+func clusterLinksCmd() command[[]map[string]string] { return cmd(decFieldMaps, specCLUSTER_LINKS) }

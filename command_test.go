@@ -13,15 +13,18 @@ import (
 // exceptions are not single commands.
 func TestEveryClientCommandHasABatchTwin(t *testing.T) {
 	notCommands := map[string]string{
-		"Watch":      "runs a callback on a dedicated connection",
-		"Dedicated":  "lends a connection",
-		"Scan":       "iterates over many commands",
-		"SScan":      "iterates over many commands",
-		"HScan":      "iterates over many commands",
-		"ZScan":      "iterates over many commands",
-		"Subscribe":  "opens a subscription",
-		"PSubscribe": "opens a subscription",
-		"SSubscribe": "opens a subscription",
+		"Watch":       "runs a callback on a dedicated connection",
+		"Dedicated":   "lends a connection",
+		"Scan":        "iterates over many commands",
+		"SScan":       "iterates over many commands",
+		"HScan":       "iterates over many commands",
+		"ZScan":       "iterates over many commands",
+		"Subscribe":   "opens a subscription",
+		"PSubscribe":  "opens a subscription",
+		"SSubscribe":  "opens a subscription",
+		"HScanFields": "iterates over many commands",
+		"Pipelined":   "runs a batch",
+		"TxPipelined": "runs a transaction",
 	}
 	ctxType := reflect.TypeFor[context.Context]()
 	errType := reflect.TypeFor[error]()

@@ -370,6 +370,20 @@ func (b *Batch) ClientPause(d time.Duration) *Future[bool] {
 	return enqueue(b, clientPauseCmd(d))
 }
 
+// ClientTracking turns server-assisted client-side caching on or off on
+// this connection: a connection-state command, for a Client from
+// Dedicated. zipline's own cache (Options.ClientCache, Client.Cached) does
+// this for you.
+func (c *Client) ClientTracking(ctx context.Context, on bool, a ClientTrackingArgs) error {
+	_, err := run(ctx, c, clientTrackingCmd(on, a))
+	return err
+}
+
+// ClientTracking queues CLIENT TRACKING; see Client.ClientTracking.
+func (b *Batch) ClientTracking(on bool, a ClientTrackingArgs) *Future[bool] {
+	return enqueue(b, clientTrackingCmd(on, a))
+}
+
 // ClientUnblock unblocks the connection with that ID, blocked in a
 // blocking command, and reports whether it was.
 func (c *Client) ClientUnblock(ctx context.Context, id int64) (bool, error) {
@@ -523,6 +537,17 @@ func (b *Batch) ClusterKeySlot(key string) *Future[int64] {
 	return enqueue(b, clusterKeySlotCmd(key))
 }
 
+// ClusterLinks describes the node's links to its peers on the cluster bus,
+// each as its fields ("dir", "node", "create-time", ...).
+func (c *Client) ClusterLinks(ctx context.Context) ([]map[string]string, error) {
+	return run(ctx, c, clusterLinksCmd())
+}
+
+// ClusterLinks queues CLUSTER LINKS; see Client.ClusterLinks.
+func (b *Batch) ClusterLinks() *Future[[]map[string]string] {
+	return enqueue(b, clusterLinksCmd())
+}
+
 // ClusterMeet joins the node at host:port to the cluster of the node the
 // command reaches.
 func (c *Client) ClusterMeet(ctx context.Context, host string, port string) error {
@@ -629,6 +654,18 @@ func (b *Batch) ClusterSlots() *Future[[]ClusterSlot] {
 	return enqueue(b, clusterSlotsCmd())
 }
 
+// Command describes the server's commands (COMMAND), by name. zipline
+// routes by its own copy of what Redis 7.0 and Valkey 9.1 say
+// (internal/cmdspec), not by this.
+func (c *Client) Command(ctx context.Context) (map[string]CommandInfo, error) {
+	return run(ctx, c, commandCmd())
+}
+
+// Command queues COMMAND; see Client.Command.
+func (b *Batch) Command() *Future[map[string]CommandInfo] {
+	return enqueue(b, commandCmd())
+}
+
 // CommandCount returns how many commands the server has.
 func (c *Client) CommandCount(ctx context.Context) (int64, error) {
 	return run(ctx, c, commandCountCmd())
@@ -648,6 +685,17 @@ func (c *Client) CommandGetKeys(ctx context.Context, args ...string) ([]string, 
 // CommandGetKeys queues COMMAND GETKEYS; see Client.CommandGetKeys.
 func (b *Batch) CommandGetKeys(args ...string) *Future[[]string] {
 	return enqueue(b, commandGetKeysCmd(args...))
+}
+
+// CommandGetKeysAndFlags returns which arguments of a command line are
+// keys, with their flags, as the server finds them.
+func (c *Client) CommandGetKeysAndFlags(ctx context.Context, args ...string) ([]KeyFlags, error) {
+	return run(ctx, c, commandGetKeysAndFlagsCmd(args...))
+}
+
+// CommandGetKeysAndFlags queues COMMAND GETKEYSANDFLAGS; see Client.CommandGetKeysAndFlags.
+func (b *Batch) CommandGetKeysAndFlags(args ...string) *Future[[]KeyFlags] {
+	return enqueue(b, commandGetKeysAndFlagsCmd(args...))
 }
 
 // CommandList returns the names of the server's commands.
@@ -728,6 +776,17 @@ func (b *Batch) CopyToDB(src string, dst string, db int, replace bool) *Future[b
 // DBSize queues DBSIZE; see Client.DBSize.
 func (b *Batch) DBSize() *Future[int64] {
 	return enqueue(b, dbSizeCmd())
+}
+
+// DebugObject returns DEBUG OBJECT's description of key (servers refuse
+// DEBUG unless enable-debug-command allows it).
+func (c *Client) DebugObject(ctx context.Context, key string) (string, error) {
+	return run(ctx, c, debugObjectCmd(key))
+}
+
+// DebugObject queues DEBUG; see Client.DebugObject.
+func (b *Batch) DebugObject(key string) *Future[string] {
+	return enqueue(b, debugObjectCmd(key))
 }
 
 // Decr subtracts 1 from the integer at key and returns the result.
@@ -979,6 +1038,11 @@ func (b *Batch) FunctionFlush() *Future[bool] {
 	return enqueue(b, functionFlushCmd())
 }
 
+// FunctionFlushAsync queues FUNCTION FLUSH; see Client.FunctionFlushAsync.
+func (b *Batch) FunctionFlushAsync() *Future[bool] {
+	return enqueue(b, functionFlushAsyncCmd())
+}
+
 // FunctionKill stops the function running now, if it has not written.
 func (c *Client) FunctionKill(ctx context.Context) error {
 	_, err := run(ctx, c, functionKillCmd())
@@ -1014,6 +1078,17 @@ func (b *Batch) FunctionLoadReplace(code string) *Future[string] {
 // FunctionRestore queues FUNCTION RESTORE; see Client.FunctionRestore.
 func (b *Batch) FunctionRestore(data []byte) *Future[bool] {
 	return enqueue(b, functionRestoreCmd(data))
+}
+
+// FunctionStats describes the running function and the loaded libraries,
+// on the node the command reaches.
+func (c *Client) FunctionStats(ctx context.Context) (FunctionStats, error) {
+	return run(ctx, c, functionStatsCmd())
+}
+
+// FunctionStats queues FUNCTION STATS; see Client.FunctionStats.
+func (b *Batch) FunctionStats() *Future[FunctionStats] {
+	return enqueue(b, functionStatsCmd())
 }
 
 // GeoAdd adds members at their positions (Name, Longitude, Latitude of
@@ -1768,6 +1843,17 @@ func (b *Batch) MemoryUsage(key string, samples int64) *Future[int64] {
 	return enqueue(b, memoryUsageCmd(key, samples))
 }
 
+// Migrate moves key to the server at host:port, database db, waiting up to
+// timeout; it returns "OK", or "NOKEY" if key does not exist.
+func (c *Client) Migrate(ctx context.Context, host string, port string, key string, db int, timeout time.Duration) (string, error) {
+	return run(ctx, c, migrateCmd(host, port, key, db, timeout))
+}
+
+// Migrate queues MIGRATE; see Client.Migrate.
+func (b *Batch) Migrate(host string, port string, key string, db int, timeout time.Duration) *Future[string] {
+	return enqueue(b, migrateCmd(host, port, key, db, timeout))
+}
+
 // Move moves key to database db, and reports whether it moved (not on a
 // cluster).
 func (c *Client) Move(ctx context.Context, key string, db int) (bool, error) {
@@ -2029,6 +2115,30 @@ func (c *Client) RandomKey(ctx context.Context) (string, error) {
 // RandomKey queues RANDOMKEY; see Client.RandomKey.
 func (b *Batch) RandomKey() *Future[string] {
 	return enqueue(b, randomKeyCmd())
+}
+
+// ReadOnly lets a cluster replica serve reads on this connection: a
+// connection-state command, for a Client from Dedicated (zipline's cluster
+// client sends it itself when Options.ReadFrom reads from replicas).
+func (c *Client) ReadOnly(ctx context.Context) error {
+	_, err := run(ctx, c, readOnlyCmd())
+	return err
+}
+
+// ReadOnly queues READONLY; see Client.ReadOnly.
+func (b *Batch) ReadOnly() *Future[bool] {
+	return enqueue(b, readOnlyCmd())
+}
+
+// ReadWrite ends ReadOnly on this connection (a Client from Dedicated).
+func (c *Client) ReadWrite(ctx context.Context) error {
+	_, err := run(ctx, c, readWriteCmd())
+	return err
+}
+
+// ReadWrite queues READWRITE; see Client.ReadWrite.
+func (b *Batch) ReadWrite() *Future[bool] {
+	return enqueue(b, readWriteCmd())
 }
 
 // Rename renames key to newKey, replacing newKey if it exists.
@@ -2384,6 +2494,22 @@ func (c *Client) SetIfEq(ctx context.Context, key string, val []byte, equal []by
 func (b *Batch) SetIfEq(key string, val []byte, equal []byte, exp ...Expiry) *Future[bool] {
 	var buf [8]arg
 	cm, err := setIfEqCmd(buf[:0], key, val, equal, exp...)
+	return enqueueChecked(b, cm, err)
+}
+
+// SetIfEqGet is SetIfEq returning the value the key held (SET ... IFEQ
+// ... GET), or Nil if it held none: it stored value only if that equals
+// equal.
+func (c *Client) SetIfEqGet(ctx context.Context, key string, val []byte, equal []byte, exp ...Expiry) ([]byte, error) {
+	var buf [8]arg
+	cm, err := setIfEqGetCmd(buf[:0], key, val, equal, exp...)
+	return runChecked(ctx, c, cm, err)
+}
+
+// SetIfEqGet queues SET; see Client.SetIfEqGet.
+func (b *Batch) SetIfEqGet(key string, val []byte, equal []byte, exp ...Expiry) *Future[[]byte] {
+	var buf [8]arg
+	cm, err := setIfEqGetCmd(buf[:0], key, val, equal, exp...)
 	return enqueueChecked(b, cm, err)
 }
 
@@ -2746,6 +2872,18 @@ func (c *Client) XInfoStream(ctx context.Context, stream string) (XInfoStream, e
 // XInfoStream queues XINFO STREAM; see Client.XInfoStream.
 func (b *Batch) XInfoStream(stream string) *Future[XInfoStream] {
 	return enqueue(b, xinfoStreamCmd(stream))
+}
+
+// XInfoStreamFull describes a stream with its entries, groups, consumers
+// and pending lists (XINFO STREAM FULL, up to count entries and pending
+// entries of each; 0: all), as the server's reply.
+func (c *Client) XInfoStreamFull(ctx context.Context, stream string, count int64) (Value, error) {
+	return run(ctx, c, xinfoStreamFullCmd(stream, count))
+}
+
+// XInfoStreamFull queues XINFO STREAM; see Client.XInfoStreamFull.
+func (b *Batch) XInfoStreamFull(stream string, count int64) *Future[Value] {
+	return enqueue(b, xinfoStreamFullCmd(stream, count))
 }
 
 // XLen returns the number of entries in the stream.
@@ -3340,6 +3478,7 @@ type Commands interface {
 	ClientKillByFilter(ctx context.Context, filters ...string) (int64, error)
 	ClientList(ctx context.Context) ([]map[string]string, error)
 	ClientPause(ctx context.Context, d time.Duration) error
+	ClientTracking(ctx context.Context, on bool, a ClientTrackingArgs) error
 	ClientUnblock(ctx context.Context, id int64) (bool, error)
 	ClientUnblockWithError(ctx context.Context, id int64) (bool, error)
 	ClientUnpause(ctx context.Context) error
@@ -3354,6 +3493,7 @@ type Commands interface {
 	ClusterGetKeysInSlot(ctx context.Context, slot int64, count int64) ([]string, error)
 	ClusterInfo(ctx context.Context) (map[string]string, error)
 	ClusterKeySlot(ctx context.Context, key string) (int64, error)
+	ClusterLinks(ctx context.Context) ([]map[string]string, error)
 	ClusterMeet(ctx context.Context, host string, port string) error
 	ClusterMyID(ctx context.Context) (string, error)
 	ClusterMyShardID(ctx context.Context) (string, error)
@@ -3364,8 +3504,10 @@ type Commands interface {
 	ClusterSaveConfig(ctx context.Context) error
 	ClusterShards(ctx context.Context) ([]ClusterShard, error)
 	ClusterSlots(ctx context.Context) ([]ClusterSlot, error)
+	Command(ctx context.Context) (map[string]CommandInfo, error)
 	CommandCount(ctx context.Context) (int64, error)
 	CommandGetKeys(ctx context.Context, args ...string) ([]string, error)
+	CommandGetKeysAndFlags(ctx context.Context, args ...string) ([]KeyFlags, error)
 	CommandList(ctx context.Context) ([]string, error)
 	ConfigGet(ctx context.Context, pattern string) (map[string]string, error)
 	ConfigResetStat(ctx context.Context) error
@@ -3374,6 +3516,7 @@ type Commands interface {
 	Copy(ctx context.Context, src string, dst string, replace bool) (bool, error)
 	CopyToDB(ctx context.Context, src string, dst string, db int, replace bool) (bool, error)
 	DBSize(ctx context.Context) (int64, error)
+	DebugObject(ctx context.Context, key string) (string, error)
 	Decr(ctx context.Context, key string) (int64, error)
 	DecrBy(ctx context.Context, key string, n int64) (int64, error)
 	Del(ctx context.Context, keys ...string) (int64, error)
@@ -3400,11 +3543,13 @@ type Commands interface {
 	FunctionDelete(ctx context.Context, library string) error
 	FunctionDump(ctx context.Context) ([]byte, error)
 	FunctionFlush(ctx context.Context) error
+	FunctionFlushAsync(ctx context.Context) error
 	FunctionKill(ctx context.Context) error
 	FunctionList(ctx context.Context, pattern string, withCode bool) ([]Library, error)
 	FunctionLoad(ctx context.Context, code string) (string, error)
 	FunctionLoadReplace(ctx context.Context, code string) (string, error)
 	FunctionRestore(ctx context.Context, data []byte) error
+	FunctionStats(ctx context.Context) (FunctionStats, error)
 	GeoAdd(ctx context.Context, key string, locations ...GeoLocation) (int64, error)
 	GeoDist(ctx context.Context, key string, member1 string, member2 string, unit string) (float64, error)
 	GeoHash(ctx context.Context, key string, members ...string) ([]string, error)
@@ -3438,6 +3583,7 @@ type Commands interface {
 	HRandField(ctx context.Context, key string, count int64) ([]string, error)
 	HRandFieldWithValues(ctx context.Context, key string, count int64) ([]FieldValue, error)
 	HScan(ctx context.Context, key string, opts ScanOptions) iter.Seq2[FieldValue, error]
+	HScanFields(ctx context.Context, key string, opts ScanOptions) iter.Seq2[string, error]
 	HSet(ctx context.Context, key string, fields ...FieldValue) (int64, error)
 	HSetEx(ctx context.Context, key string, exp Expiry, fields ...FieldValue) (bool, error)
 	HSetNX(ctx context.Context, key string, field string, val []byte) (bool, error)
@@ -3474,6 +3620,7 @@ type Commands interface {
 	MSetEx(ctx context.Context, exp Expiry, pairs ...KeyValue) (bool, error)
 	MSetNX(ctx context.Context, pairs ...KeyValue) (bool, error)
 	MemoryUsage(ctx context.Context, key string, samples int64) (int64, error)
+	Migrate(ctx context.Context, host string, port string, key string, db int, timeout time.Duration) (string, error)
 	Move(ctx context.Context, key string, db int) (bool, error)
 	ObjectEncoding(ctx context.Context, key string) (string, error)
 	ObjectFreq(ctx context.Context, key string) (int64, error)
@@ -3487,6 +3634,7 @@ type Commands interface {
 	PTTL(ctx context.Context, key string) (time.Duration, error)
 	Persist(ctx context.Context, key string) (bool, error)
 	Ping(ctx context.Context) error
+	Pipelined(ctx context.Context, fn func(b *Batch) error) error
 	PubSubChannels(ctx context.Context, pattern string) ([]string, error)
 	PubSubNumPat(ctx context.Context) (int64, error)
 	PubSubNumSub(ctx context.Context, channels ...string) (map[string]int64, error)
@@ -3499,6 +3647,8 @@ type Commands interface {
 	RPush(ctx context.Context, key string, vals ...[]byte) (int64, error)
 	RPushX(ctx context.Context, key string, vals ...[]byte) (int64, error)
 	RandomKey(ctx context.Context) (string, error)
+	ReadOnly(ctx context.Context) error
+	ReadWrite(ctx context.Context) error
 	Rename(ctx context.Context, key string, newKey string) error
 	RenameNX(ctx context.Context, key string, newKey string) (bool, error)
 	ReplicaOf(ctx context.Context, host string, port string) error
@@ -3534,6 +3684,7 @@ type Commands interface {
 	SetBit(ctx context.Context, key string, offset int64, value int) (int64, error)
 	SetGet(ctx context.Context, key string, val []byte, exp ...Expiry) ([]byte, error)
 	SetIfEq(ctx context.Context, key string, val []byte, equal []byte, exp ...Expiry) (bool, error)
+	SetIfEqGet(ctx context.Context, key string, val []byte, equal []byte, exp ...Expiry) ([]byte, error)
 	SetNX(ctx context.Context, key string, val []byte, exp ...Expiry) (bool, error)
 	SetRange(ctx context.Context, key string, offset int64, val []byte) (int64, error)
 	SetXX(ctx context.Context, key string, val []byte, exp ...Expiry) (bool, error)
@@ -3547,6 +3698,7 @@ type Commands interface {
 	TTL(ctx context.Context, key string) (time.Duration, error)
 	Time(ctx context.Context) (time.Time, error)
 	Touch(ctx context.Context, keys ...string) (int64, error)
+	TxPipelined(ctx context.Context, fn func(tx *Batch) error) error
 	Type(ctx context.Context, key string) (string, error)
 	Unlink(ctx context.Context, keys ...string) (int64, error)
 	Wait(ctx context.Context, replicas int64, timeout time.Duration) (int64, error)
@@ -3567,6 +3719,7 @@ type Commands interface {
 	XInfoConsumers(ctx context.Context, stream string, group string) ([]XInfoConsumer, error)
 	XInfoGroups(ctx context.Context, stream string) ([]XInfoGroup, error)
 	XInfoStream(ctx context.Context, stream string) (XInfoStream, error)
+	XInfoStreamFull(ctx context.Context, stream string, count int64) (Value, error)
 	XLen(ctx context.Context, stream string) (int64, error)
 	XPending(ctx context.Context, stream string, group string) (XPending, error)
 	XPendingExt(ctx context.Context, a XPendingExtArgs) ([]XPendingExt, error)

@@ -15,6 +15,8 @@ type ScanOptions struct {
 	Count int64
 	// Type limits SCAN to keys of one type ("string", "hash", ...).
 	Type string
+
+	noValues bool // HSCAN ... NOVALUES (HScanFields)
 }
 
 func (o ScanOptions) appendTo(args []arg, withType bool) []arg {
@@ -26,6 +28,9 @@ func (o ScanOptions) appendTo(args []arg, withType bool) []arg {
 	}
 	if withType && o.Type != "" {
 		args = append(args, str("TYPE"), str(o.Type))
+	}
+	if o.noValues {
+		args = append(args, str("NOVALUES"))
 	}
 	return args
 }
@@ -148,4 +153,11 @@ func (c *Client) ZScan(ctx context.Context, key string, opts ScanOptions) iter.S
 			yield(Z{}, err)
 		}
 	}
+}
+
+// HScanFields iterates over the field names of a hash, without their
+// values (HSCAN ... NOVALUES: Redis 7.4, Valkey 8.0).
+func (c *Client) HScanFields(ctx context.Context, key string, opts ScanOptions) iter.Seq2[string, error] {
+	opts.noValues = true
+	return c.scanStrings(ctx, specHSCAN, key, opts)
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"time"
 
 	"github.com/ziplinekv/zipline/internal/resp"
 )
@@ -306,4 +307,58 @@ var decLibraries = newDecoder(tsList, func(v resp.Value) ([]Library, error) {
 		lib.Functions = fns
 		return lib, err
 	})
+})
+
+// FunctionFlushAsync is FunctionFlush, the memory reclaimed in the
+// background.
+func (c *Client) FunctionFlushAsync(ctx context.Context) error {
+	return c.onEveryShard(ctx, functionFlushAsyncCmd())
+}
+
+// FunctionFlushAsync queues FUNCTION FLUSH ASYNC.
+//
+//zipline:twins FunctionFlushAsync client=manual
+func functionFlushAsyncCmd() command[bool] { return cmd(decOK, specFUNCTION_FLUSH, str("ASYNC")) }
+
+// FunctionStats is what FUNCTION STATS says: the function running now, if
+// any, and per engine how many libraries and functions are loaded.
+type FunctionStats struct {
+	Running *RunningScript
+	Engines map[string]EngineStats
+}
+
+// RunningScript is a function or script running now.
+type RunningScript struct {
+	Name     string
+	Command  []string
+	Duration time.Duration
+}
+
+// EngineStats counts an engine's libraries and functions.
+type EngineStats struct {
+	Libraries, Functions int64
+}
+
+// FunctionStats describes the running function and the loaded libraries,
+// on the node the command reaches.
+//
+//zipline:twins FunctionStats
+func functionStatsCmd() command[FunctionStats] { return cmd(decFunctionStats, specFUNCTION_STATS) }
+
+var decFunctionStats = newDecoder(tsMap, func(v resp.Value) (FunctionStats, error) {
+	m := fieldMap(v)
+	st := FunctionStats{Engines: map[string]EngineStats{}}
+	if r := m["running_script"]; !r.IsNull() && len(r.Elems()) > 0 {
+		rm := fieldMap(r)
+		cmd, _ := Value{rm["command"]}.AsStrings()
+		st.Running = &RunningScript{Name: string(rm["name"].Bytes()), Command: cmd,
+			Duration: time.Duration(rm["duration_ms"].Int()) * time.Millisecond}
+	}
+	e := m["engines"].Elems()
+	for i := 0; i+1 < len(e); i += 2 {
+		em := fieldMap(e[i+1])
+		st.Engines[string(e[i].Bytes())] = EngineStats{Libraries: em["libraries_count"].Int(),
+			Functions: em["functions_count"].Int()}
+	}
+	return st, nil
 })

@@ -474,3 +474,134 @@ func clientFields(line string) map[string]string {
 	}
 	return m
 }
+
+// CommandInfo describes a command as COMMAND INFO does: what the server
+// says of its arity, flags and where its keys are (the legacy first key,
+// last key and step), and its ACL categories.
+type CommandInfo struct {
+	Name          string
+	Arity         int64
+	Flags         []string
+	FirstKey      int64
+	LastKey       int64
+	StepCount     int64
+	ACLCategories []string
+}
+
+// Command describes the server's commands (COMMAND), by name. zipline
+// routes by its own copy of what Redis 7.0 and Valkey 9.1 say
+// (internal/cmdspec), not by this.
+//
+//zipline:twins Command
+func commandCmd() command[map[string]CommandInfo] { return cmd(decCommandInfos, specCOMMAND) }
+
+// KeyFlags is a key of a command line with the key spec flags that apply
+// to it ("RW", "access", "update"...).
+type KeyFlags struct {
+	Key   string
+	Flags []string
+}
+
+// CommandGetKeysAndFlags returns which arguments of a command line are
+// keys, with their flags, as the server finds them.
+//
+//zipline:twins CommandGetKeysAndFlags
+func commandGetKeysAndFlagsCmd(args ...string) command[[]KeyFlags] {
+	return cmd(decKeyFlags, specCOMMAND_GETKEYSANDFLAGS, strArgs(args)...)
+}
+
+// DebugObject returns DEBUG OBJECT's description of key (servers refuse
+// DEBUG unless enable-debug-command allows it).
+//
+//zipline:twins DebugObject
+func debugObjectCmd(key string) command[string] {
+	return cmd(decString, specDEBUG, str("OBJECT"), keyArg(key))
+}
+
+// ReadOnly lets a cluster replica serve reads on this connection: a
+// connection-state command, for a Client from Dedicated (zipline's cluster
+// client sends it itself when Options.ReadFrom reads from replicas).
+//
+//zipline:twins ReadOnly client=error
+func readOnlyCmd() command[bool] { return cmd(decOK, specREADONLY) }
+
+// ReadWrite ends ReadOnly on this connection (a Client from Dedicated).
+//
+//zipline:twins ReadWrite client=error
+func readWriteCmd() command[bool] { return cmd(decOK, specREADWRITE) }
+
+// ClientTrackingArgs are CLIENT TRACKING's options.
+type ClientTrackingArgs struct {
+	Redirect int64 // the connection ID to send invalidations to; 0: this one
+	Prefixes []string
+	BCast    bool
+	OptIn    bool
+	OptOut   bool
+	NoLoop   bool
+}
+
+// ClientTracking turns server-assisted client-side caching on or off on
+// this connection: a connection-state command, for a Client from
+// Dedicated. zipline's own cache (Options.ClientCache, Client.Cached) does
+// this for you.
+//
+//zipline:twins ClientTracking client=error
+func clientTrackingCmd(on bool, a ClientTrackingArgs) command[bool] {
+	args := []arg{str("OFF")}
+	if on {
+		args[0] = str("ON")
+	}
+	if a.Redirect != 0 {
+		args = append(args, str("REDIRECT"), num(a.Redirect))
+	}
+	for _, p := range a.Prefixes {
+		args = append(args, str("PREFIX"), str(p))
+	}
+	for _, f := range []struct {
+		on   bool
+		word string
+	}{{a.BCast, "BCAST"}, {a.OptIn, "OPTIN"}, {a.OptOut, "OPTOUT"}, {a.NoLoop, "NOLOOP"}} {
+		if f.on {
+			args = append(args, str(f.word))
+		}
+	}
+	return cmd(decOK, specCLIENT_TRACKING, args...)
+}
+
+// Migrate moves key to the server at host:port, database db, waiting up to
+// timeout; it returns "OK", or "NOKEY" if key does not exist.
+//
+//zipline:twins Migrate
+func migrateCmd(host, port, key string, db int, timeout time.Duration) command[string] {
+	return cmd(decStatus, specMIGRATE, str(host), str(port), keyArg(key), num(int64(db)), num(millis(timeout)))
+}
+
+var (
+	decCommandInfos = newDecoder(tsList, func(v resp.Value) (map[string]CommandInfo, error) {
+		m := make(map[string]CommandInfo)
+		for _, e := range v.Elems() {
+			f := e.Elems()
+			if len(f) < 6 {
+				continue
+			}
+			ci := CommandInfo{Name: string(f[0].Bytes()), Arity: f[1].Int(), FirstKey: f[3].Int(), LastKey: f[4].Int(),
+				StepCount: f[5].Int()}
+			ci.Flags, _ = Value{f[2]}.AsStrings()
+			if len(f) > 6 {
+				ci.ACLCategories, _ = Value{f[6]}.AsStrings()
+			}
+			m[ci.Name] = ci
+		}
+		return m, nil
+	})
+	decKeyFlags = newDecoder(tsList, func(v resp.Value) ([]KeyFlags, error) {
+		return each(v, func(e resp.Value) (KeyFlags, error) {
+			f := e.Elems()
+			if len(f) != 2 {
+				return KeyFlags{}, &TypeError{Want: "KeyFlags", Got: e.Type().String()}
+			}
+			flags, err := Value{f[1]}.AsStrings()
+			return KeyFlags{Key: string(f[0].Bytes()), Flags: flags}, err
+		})
+	})
+)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,3 +120,89 @@ func TestServerCommandsFromTheSpec(t *testing.T) {
 }
 
 func isNil(err error) bool { return errors.Is(err, Nil) }
+
+func TestMoreCommandsFromTheSpec(t *testing.T) {
+	onEveryServer(t, func(t *testing.T, c *Client, kind testkit.Kind) {
+		ctx := context.Background()
+		var get, set *Future[bool]
+		err := c.Pipelined(ctx, func(b *Batch) error {
+			set = b.Set("p", []byte("1"))
+			b.Incr("p")
+			return nil
+		})
+		if err != nil || !set.Val() {
+			t.Errorf("Pipelined: %v %v", err, set.Err())
+		}
+		err = c.TxPipelined(ctx, func(tx *Batch) error {
+			get = tx.SetNX("p", []byte("x"))
+			return nil
+		})
+		if err != nil || get.Val() {
+			t.Errorf("TxPipelined: %v %v %v", err, get.Val(), get.Err())
+		}
+		if err := c.Pipelined(ctx, func(*Batch) error { return errors.New("no") }); err == nil || err.Error() != "no" {
+			t.Errorf("Pipelined with fn failing: %v", err)
+		}
+		infos := must(c.Command(ctx))(t)
+		if g := infos["get"]; g.Arity != 2 || g.FirstKey != 1 || !slices.Contains(g.Flags, "readonly") {
+			t.Errorf("Command[get] = %+v", g)
+		}
+		kf := must(c.CommandGetKeysAndFlags(ctx, "SET", "a", "b"))(t)
+		if len(kf) != 1 || kf[0].Key != "a" || len(kf[0].Flags) == 0 {
+			t.Errorf("CommandGetKeysAndFlags = %+v", kf)
+		}
+		st := must(c.FunctionStats(ctx))(t)
+		if st.Running != nil || st.Engines["LUA"] != (EngineStats{}) {
+			t.Errorf("FunctionStats = %+v", st)
+		}
+		mustOK(t, c.FunctionFlushAsync(ctx))
+		if err := c.ReadOnly(ctx); !errors.Is(err, ErrNotAllowed) {
+			t.Errorf("ReadOnly on the shared connection: %v, want a refusal", err)
+		}
+		d, err := c.Dedicated(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustOK(t, d.ClientTracking(ctx, true, ClientTrackingArgs{BCast: true, Prefixes: []string{"x"}}))
+		if info := must(d.ClientInfo(ctx))(t); !strings.Contains(info["flags"], "t") {
+			t.Errorf("ClientTracking ON: flags %q", info["flags"])
+		}
+		mustOK(t, d.ClientTracking(ctx, false, ClientTrackingArgs{}))
+		d.Close()
+		if _, err := c.DebugObject(ctx, "p"); err == nil {
+			t.Log("DEBUG is enabled on this server")
+		}
+		must(c.XAdd(ctx, XAddArgs{Stream: "xs", ID: "1-1", Values: fv("a", "1")}))(t)
+		if full := must(c.XInfoStreamFull(ctx, "xs", 10))(t); !strings.Contains(full.String(), "1-1") {
+			t.Errorf("XInfoStreamFull = %v", full)
+		}
+		must(c.HSet(ctx, "h", FieldValue{"f1", []byte("v")}, FieldValue{"f2", []byte("v")}))(t)
+		var fields []string
+		for f, err := range c.HScanFields(ctx, "h", ScanOptions{}) {
+			if err != nil {
+				if kind == testkit.Redis { // NOVALUES: Redis 7.4
+					break
+				}
+				t.Fatal(err)
+			}
+			fields = append(fields, f)
+		}
+		if slices.Sort(fields); kind == testkit.Valkey && !slices.Equal(fields, []string{"f1", "f2"}) {
+			t.Errorf("HScanFields = %q", fields)
+		}
+		if kind == testkit.Valkey {
+			mustOK(t, c.Set(ctx, "e", []byte("v")))
+			old := must(c.SetIfEqGet(ctx, "e", []byte("w"), []byte("v")))(t)
+			eq(t, "SetIfEqGet", string(old)+string(must(c.Get(ctx, "e"))(t)), "vw")
+			old = must(c.SetIfEqGet(ctx, "e", []byte("x"), []byte("nope")))(t)
+			eq(t, "SetIfEqGet mismatch", string(old)+string(must(c.Get(ctx, "e"))(t)), "ww")
+		}
+		other := testkit.NewServer(t, testkit.Config{Kind: kind})
+		host, port, _ := strings.Cut(other.Addr, ":")
+		eq(t, "Migrate", must(c.Migrate(ctx, host, port, "p", 0, time.Second))(t), "OK")
+		eq(t, "Migrate of nothing", must(c.Migrate(ctx, host, port, "p", 0, time.Second))(t), "NOKEY")
+		if v, err := other.Do(ctx, "GET", "p"); err != nil || string(v.Bytes()) != "2" {
+			t.Errorf("migrated value: %v %v", v, err)
+		}
+	})
+}

@@ -674,3 +674,12 @@ func xinfoConsumer(v resp.Value) (XInfoConsumer, error) {
 	}
 	return c, nil
 }
+
+// XInfoStreamFull describes a stream with its entries, groups, consumers
+// and pending lists (XINFO STREAM FULL, up to count entries and pending
+// entries of each; 0: all), as the server's reply.
+//
+//zipline:twins XInfoStreamFull
+func xinfoStreamFullCmd(stream string, count int64) command[Value] {
+	return cmd(decValue, specXINFO_STREAM, keyArg(stream), str("FULL"), str("COUNT"), num(count))
+}

@@ -318,3 +318,13 @@ func msetExCmd(buf []arg, exp Expiry, pairs ...KeyValue) (command[bool], error) 
 	args, err := appendExpiry(args, []Expiry{exp}, "SET")
 	return cmd(decBool, specMSETEX, args...), err
 }
+
+// SetIfEqGet is SetIfEq returning the value the key held (SET ... IFEQ
+// ... GET), or Nil if it held none: it stored value only if that equals
+// equal.
+//
+//zipline:twins SetIfEqGet buf=8
+func setIfEqGetCmd(buf []arg, key string, val, equal []byte, exp ...Expiry) (command[[]byte], error) {
+	args, err := appendExpiry(append(buf, keyArg(key), bin(val), str("IFEQ"), bin(equal), str("GET")), exp, "SET")
+	return cmd(decBytes, specSET, args...), err
+}
