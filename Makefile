@@ -2,7 +2,7 @@
 #   make demo   run the main job: the demo against a local redis-server
 #   make test   run vet, the race-enabled tests and the fuzz seed corpora, then
 #               the allocation tests without the race detector
-.PHONY: demo test fuzz bench soak bench-compression bench-ab
+.PHONY: demo test fuzz bench soak bench-compression bench-ab spec
 
 demo:
 	scripts/setup.sh redis
@@ -11,6 +11,7 @@ demo:
 test:
 	scripts/setup.sh
 	go vet ./...
+	go run ./internal/cmdspec/gen -check # the generated code is current
 	scripts/check-layers.sh
 	cd bench && go vet ./... && go test -count=1 ./...
 	cd otel && go vet ./... && go test -race -count=1 ./...
@@ -64,3 +65,11 @@ DIFFTEST_SEED ?= random
 difftest:
 	scripts/setup.sh redis valkey
 	cd bench && go test -count=1 -timeout 0 -run '^TestDifferential$$' ./difftest/ -difftest.n=$(DIFFTEST_N) -difftest.seed=$(DIFFTEST_SEED)
+
+# The command spec: what Redis 7.0 and Valkey 9.1 say of their commands
+# (COMMAND DOCS and INFO), kept in internal/cmdspec/servers.json, then the
+# code generated from it (go generate).
+spec:
+	scripts/setup.sh redis valkey
+	go run ./internal/cmdspec/fetch -out internal/cmdspec/servers.json
+	go generate .
