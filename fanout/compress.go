@@ -67,9 +67,8 @@ type message struct {
 
 	plain []byte // the uncompressed frame
 
-	stateless           []byte // compressed without history, or plain if that did not shrink it
-	statelessCompressed bool
-	statelessDone       bool
+	deflated []byte // compressed without history, built once, smaller or not
+	shrinks  bool   // deflated is smaller than plain
 
 	shared []byte  // the channel stream's frame, if the channel has a stream
 	stream *stream // nil if none
@@ -109,12 +108,10 @@ func (m *message) plainFrame() []byte {
 	return m.plain
 }
 
-// statelessFrame returns the message compressed with no history, or the
-// plain frame if compressing does not make it smaller; compressed says
-// which.
-func (m *message) statelessFrame() (f []byte, compressed bool) {
-	if !m.statelessDone {
-		m.statelessDone = true
+// deflatedFrame returns the message compressed with no history, whether
+// or not that made it smaller.
+func (m *message) deflatedFrame() []byte {
+	if m.deflated == nil {
 		d, _ := m.h.deflaters.Get().(*deflater)
 		if d == nil {
 			d = newDeflater(m.h.opts.CompressionLevel)
@@ -122,14 +119,20 @@ func (m *message) statelessFrame() (f []byte, compressed bool) {
 		d.w.Reset(&d.buf)
 		body := d.compress(m.payload)
 		m.compressions++
-		if len(body) < len(m.payload) {
-			m.stateless, m.statelessCompressed = frame(m.op, true, body), true
-		} else {
-			m.stateless = m.plainFrame()
-		}
+		m.deflated, m.shrinks = frame(m.op, true, body), len(body) < len(m.payload)
 		m.h.deflaters.Put(d)
 	}
-	return m.stateless, m.statelessCompressed
+	return m.deflated
+}
+
+// statelessFrame returns the message compressed with no history, or the
+// plain frame if compressing does not make it smaller; compressed says
+// which. It is for connections whose window does not follow a stream.
+func (m *message) statelessFrame() (f []byte, compressed bool) {
+	if f := m.deflatedFrame(); m.shrinks {
+		return f, true
+	}
+	return m.plainFrame(), false
 }
 
 // frameFor picks the frame for connection c, given its negotiated
@@ -160,14 +163,18 @@ func (m *message) frameFor(c *conn) []byte {
 		m.sharedSends++
 		return m.shared
 	}
-	f, compressed := m.statelessFrame()
-	switch {
-	case !compressed:
-		*s = syncState{} // the stream has this message, the window does not
-	case inStep:
+	// Until c's window holds the stream's, it gets the frame without
+	// history, compressed even if that does not make the message smaller:
+	// the stream took the message into its window, so c's window must take
+	// it too, and only a compressed message enters an inflater's window.
+	// Sent uncompressed, the message would leave c's window behind the
+	// stream's, and c's catch-up would have to start again after it (with
+	// one message in seven incompressible, no connection ever caught up).
+	// The price is a stored block's few bytes over the plain frame.
+	if inStep {
 		s.seq, s.acc = m.seq, s.acc+len(m.payload)
-	default:
+	} else {
 		*s = syncState{stream: m.stream, seq: m.seq, acc: len(m.payload)}
 	}
-	return f
+	return m.deflatedFrame()
 }

@@ -60,10 +60,17 @@ type conn struct {
 	deflate deflateMode
 	subs    []subscription // touched by the reader goroutine only
 
+	// The queue holds data frames, at most QueueSize of them (twice that
+	// for a moment after a short write puts frames back), and control
+	// frames, bounded too: one close frame at most (closing), and at most
+	// one pong that no writer has taken (pong), plus one that a short
+	// write put back.
 	mu       sync.Mutex
 	queue    [][]byte // frames to write; queue[0] may be partly written
 	off      int      // bytes of queue[0] already written
 	data     int      // data frames in queue, for QueueSize
+	pong     int      // 1 + the index in queue of the pong no writer has taken yet; 0: none
+	spare    []byte   // a written pong's buffer, for the next one
 	busy     bool     // a worker or drain has the connection
 	draining bool     // the writer is drain, not a worker
 	closing  bool     // a close frame is queued; no more data
@@ -138,18 +145,80 @@ func (c *conn) closeWith(code uint16, reason string) {
 	c.hand(res)
 }
 
-// queueControl queues a pong (or another control frame) unless closing.
-func (c *conn) queueControl(op wsproto.Opcode, payload []byte) {
+// queuePong answers a ping, unless c is closing. An idle connection with a
+// TryWriter gets its pong at once, written by the caller (the reader)
+// without blocking, so a client that reads gets a pong for every ping.
+// Otherwise the pong waits in the queue, and a newer ping replaces its
+// payload instead of queueing another pong: RFC 6455 section 5.5.3 lets a
+// pong answer only the most recent ping, and a client that pings without
+// reading then holds one pong in the hub, not one per ping.
+func (c *conn) queuePong(payload []byte) {
 	c.mu.Lock()
 	if c.closing || c.dead {
 		c.mu.Unlock()
 		return
 	}
-	f := wsproto.AppendHeader(nil, true, false, op, len(payload), nil)
-	c.queue = append(c.queue, append(f, payload...))
+	if c.pong > 0 {
+		// No writer has taken it: the frame is c's alone, rewritten in
+		// place (its capacity holds any control payload).
+		i := c.pong - 1
+		c.queue[i] = appendPong(c.queue[i][:0], payload)
+		c.mu.Unlock()
+		return
+	}
+	f := c.spare
+	c.spare = nil
+	if f == nil {
+		f = make([]byte, 0, 2+wsproto.MaxControlPayload)
+	}
+	f = appendPong(f, payload)
+	if !c.busy && c.tw != nil {
+		// Idle: nothing is queued and no writer has c, so the caller
+		// becomes its writer for this frame.
+		c.busy = true
+		c.mu.Unlock()
+		c.writePong(f)
+		return
+	}
+	c.queue = append(c.queue, f)
+	c.pong = len(c.queue)
 	res := c.scheduleLocked()
 	c.mu.Unlock()
 	c.hand(res)
+}
+
+// appendPong appends a pong frame carrying payload (at most 125 bytes).
+func appendPong(dst, payload []byte) []byte {
+	dst = wsproto.AppendHeader(dst, true, false, wsproto.OpPong, len(payload), nil)
+	return append(dst, payload...)
+}
+
+// writePong writes the pong frame f to c, which the caller made busy with
+// nothing queued, without blocking: what the socket does not take goes to
+// drain, and frames queued meanwhile go to c's worker.
+func (c *conn) writePong(f []byte) {
+	n, err := c.tw.TryWrite(f)
+	c.h.stats.wireBytes.Add(uint64(n))
+	c.h.stats.writes.Add(1)
+	if err != nil {
+		c.fail(err)
+		return
+	}
+	c.mu.Lock()
+	if n < len(f) {
+		c.putBackLocked([][]byte{f}, n)
+		c.draining = true
+		c.mu.Unlock()
+		c.startDrain()
+		return
+	}
+	c.spare = f[:0]
+	if c.settleLocked() {
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+	c.h.workers[c.worker].add([]*conn{c})
 }
 
 // hand gives c to its writer if scheduleLocked said so.
@@ -171,7 +240,7 @@ func (c *conn) take(dst [][]byte) ([][]byte, int) {
 	off := c.off
 	clear(c.queue)
 	c.queue, c.off = c.queue[:0], 0
-	c.data = 0
+	c.data, c.pong = 0, 0
 	return dst, off
 }
 
@@ -201,6 +270,9 @@ func (c *conn) putBackLocked(frames [][]byte, off int) {
 	c.queue = append(frames, c.queue...)
 	c.off = off
 	c.data += data
+	if c.pong > 0 {
+		c.pong += len(frames)
+	}
 }
 
 // fail marks c dead after a write error and closes the socket; the reader
@@ -209,7 +281,7 @@ func (c *conn) fail(err error) {
 	c.mu.Lock()
 	c.dead = true
 	clear(c.queue)
-	c.queue, c.data, c.off = nil, 0, 0
+	c.queue, c.data, c.off, c.pong = nil, 0, 0, 0
 	c.busy, c.draining = false, false
 	if c.flushed != nil {
 		close(c.flushed)

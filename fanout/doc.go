@@ -4,11 +4,21 @@
 // than once per connection.
 //
 //	h := fanout.New(fanout.Options{})
-//	http.Handle("/ws", h)             // clients connect to /ws?channel=news&channel=prices
+//	mux := http.NewServeMux()
+//	mux.Handle("/ws", h)              // clients connect to /ws?channel=news&channel=prices
+//	srv := &http.Server{Addr: ":8080", Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+//	go srv.ListenAndServe()
 //	go h.Relay(ctx, sub)              // Redis pub/sub (a Source), subscribed on demand
 //	h.Broadcast("news", payload)      // or publish from the application
 //	...
 //	h.Shutdown(ctx)                   // close frames, then nothing left running
+//	srv.Shutdown(ctx)
+//
+// Serve the hub with an http.Server whose ReadHeaderTimeout is set, not
+// with http.ListenAndServe: without it, a client that sends its request
+// headers a byte at a time (slowloris) holds a connection and a goroutine
+// for as long as it likes. An upgraded connection is the hub's and has no
+// such deadline: it ends when the client or the hub closes it.
 //
 // # Compression
 //
@@ -26,7 +36,12 @@
 // message, or also follows another channel (whose messages then sit in its
 // window) gets the no-history frame until it has again received 32 KiB of
 // the channel in order. Messages under CompressionThreshold go out
-// uncompressed and leave windows as they were.
+// uncompressed and leave windows as they were. A message at or over it
+// that deflate cannot shrink (random or already compressed data) still
+// goes through the channel's stream, and to every connection with context
+// takeover compressed (as stored blocks, a few bytes over its size), so
+// that each window keeps the stream's history: such messages do not
+// restart a connection's catch-up.
 //
 // The hub always asks clients for client_no_context_takeover, so it
 // inflates their (rare) messages alone, from a pool.

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+
+	"github.com/ziplinekv/zipline/fanout/internal/wsproto"
 )
 
 // ErrClosed is returned by Hub methods called after Shutdown.
@@ -46,6 +48,10 @@ type Hub struct {
 
 	stats      counters
 	relayStats relayCounters
+
+	// onMessage, if set, gets each data message a client sends, on its
+	// reader's goroutine. Only tests set it (the Autobahn echo server).
+	onMessage func(c *conn, op wsproto.Opcode, payload []byte)
 }
 
 // channel is one channel with at least one subscriber.

@@ -68,6 +68,8 @@ type Options struct {
 
 	// QueueSize is the most messages waiting to be written to one
 	// connection; default 256. What happens beyond it is SlowConsumer.
+	// Control frames are bounded apart: a connection holds at most one
+	// unsent pong (a newer ping replaces its payload) and one close frame.
 	QueueSize int
 	// SlowConsumer is the policy for a connection whose queue is full;
 	// default DropMessages.

@@ -15,9 +15,10 @@ import (
 )
 
 // ServeHTTP upgrades a WebSocket request and returns; the connection is
-// served on a goroutine of the hub's until it closes. The channels are the request's "channel" query parameters. A
-// request that is not a valid WebSocket upgrade gets 400 (426 for another
-// protocol version), one from a refused origin or that Authorize refuses
+// served on a goroutine of the hub's until it closes. The channels are the
+// request's "channel" query parameters. A request that is not a valid
+// WebSocket upgrade gets 400 (an HTTP/1.0 request too; 426 for another
+// WebSocket version), one from a refused origin or that Authorize refuses
 // gets 403, and any request once the hub is shut down gets 503; none of
 // them gets a WebSocket.
 func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -114,6 +115,15 @@ func (h *Hub) checkUpgrade(r *http.Request) ([]string, negotiation, int, error) 
 	}
 	if r.Method != http.MethodGet {
 		return bad("method %s, want GET", r.Method)
+	}
+	if !r.ProtoAtLeast(1, 1) {
+		// 400, not 426: Upgrade is an HTTP/1.1 mechanism, and a server
+		// must ignore an Upgrade header in an HTTP/1.0 request (RFC 9110
+		// section 7.8), so this request, as the server must read it, is
+		// not a WebSocket handshake at all (RFC 6455 section 4.1 asks for
+		// HTTP/1.1 or later). 426 would name a protocol to upgrade to
+		// through the very header this client cannot use.
+		return bad("%s request, want HTTP/1.1 or later", r.Proto)
 	}
 	if !wsproto.HeaderHasToken(r.Header.Values("Connection"), "upgrade") {
 		return bad("no \"Connection: Upgrade\" header")
@@ -240,16 +250,20 @@ func (c *conn) serve(rd io.Reader, deflate bool) {
 	r := &wsproto.Reader{R: rd, Masked: true, MaxMessage: h.opts.MaxMessageSize, Deflate: deflate,
 		Control: func(op wsproto.Opcode, p []byte) error {
 			if op == wsproto.OpPing {
-				c.queueControl(wsproto.OpPong, p)
+				c.queuePong(p)
 			}
 			return nil
 		}}
 	var err error
 	for {
-		if _, _, err = r.ReadMessage(); err != nil {
+		op, p, rerr := r.ReadMessage()
+		if err = rerr; err != nil {
 			break
 		}
 		h.stats.inbound.Add(1)
+		if h.onMessage != nil {
+			h.onMessage(c, op, p)
+		}
 	}
 	var (
 		closeErr *wsproto.CloseError

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +28,8 @@ func runFanout(ctx context.Context, args []string) error {
 	rawURL := fs.String("url", "", "Redis URL, redis[s]://[user:password@]host:port[/db] (instead of -addr)")
 	listen := fs.String("listen", "127.0.0.1:8080", "HTTP address of the demo page (/) and the hub (/ws)")
 	channel := fs.String("channel", "demo", "the channel the page follows")
+	allow := fs.String("allow", "", "comma-separated `patterns` of the channels a page may ask for, Redis-style globs\n"+
+		"(* any run, ? one byte, [a-z] [^0-9] classes, \\ quotes), e.g. 'news.*,chat.*' (default: only -channel)")
 	sample := fs.Duration("sample", time.Second, "publish a sample JSON message on -channel this often (0: off)")
 	mode := fs.String("compression", "shared", "permessage-deflate mode: shared, stateless or off")
 	if err := fs.Parse(args); err != nil {
@@ -40,6 +43,10 @@ func runFanout(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	allowed, err := allowList(*allow, *channel)
+	if err != nil {
+		return err
+	}
 	if target.Addr == "" && len(target.Addrs) == 0 {
 		a, _, stop, err := localServer("")
 		if err != nil {
@@ -48,13 +55,14 @@ func runFanout(ctx context.Context, args []string) error {
 		defer stop()
 		target.Addr = a
 	}
-	srv, err := startFanout(ctx, fanoutConfig{redis: target, listen: *listen, channel: *channel, sample: *sample,
-		hub: fanout.Options{Compression: comp}})
+	srv, err := startFanout(ctx, fanoutConfig{redis: target, listen: *listen, channel: *channel, allow: allowed,
+		sample: *sample, hub: fanout.Options{Compression: comp}})
 	if err != nil {
 		return err
 	}
-	fmt.Printf("fanout: relaying %s pub/sub; open %s/ (WebSocket at %s/ws?channel=...), Ctrl-C to stop\n",
-		strings.Join(append([]string{target.Addr}, target.Addrs...), " "), srv.URL(), "ws"+strings.TrimPrefix(srv.URL(), "http"))
+	fmt.Printf("fanout: relaying %s pub/sub; open %s/ (WebSocket at %s/ws?channel=..., channels %s), Ctrl-C to stop\n",
+		strings.Join(append([]string{target.Addr}, target.Addrs...), " "), srv.URL(), "ws"+strings.TrimPrefix(srv.URL(), "http"),
+		strings.Join(allowed, ","))
 	<-ctx.Done()
 	st := srv.hub.Stats()
 	fmt.Printf("\nfanout: %d broadcasts, %d deliveries, %s of payload sent as %s\n", st.Broadcasts, st.Deliveries,
@@ -90,8 +98,13 @@ type fanoutConfig struct {
 	redis   zipline.Options
 	listen  string
 	channel string
-	sample  time.Duration
-	hub     fanout.Options
+	// allow lists the glob patterns (Redis-style) of the channels a
+	// client may ask for; empty allows cfg.channel alone. A hub reachable
+	// from a browser relays whatever channel a page names, so without this
+	// any page could read every channel of the Redis server.
+	allow  []string
+	sample time.Duration
+	hub    fanout.Options
 }
 
 // fanoutServer is a running hub with its Redis relay, HTTP server and
@@ -126,6 +139,11 @@ func startFanout(ctx context.Context, cfg fanoutConfig) (*fanoutServer, error) {
 		client.Close()
 		return nil, err
 	}
+	allowed := cfg.allow
+	if len(allowed) == 0 {
+		allowed = []string{globQuote(cfg.channel)}
+	}
+	cfg.hub.Authorize = authorizeChannels(allowed, cfg.hub.Authorize)
 	ctx, cancel := context.WithCancel(ctx)
 	s := &fanoutServer{hub: fanout.New(cfg.hub), ln: ln, client: client, src: src, cancel: cancel, done: make(chan struct{})}
 	page := template.Must(template.New("page").Parse(demoPage))
@@ -177,6 +195,158 @@ func (s *fanoutServer) Close() error {
 	s.src.Close()
 	s.client.Close()
 	return err
+}
+
+// allowList turns -allow into glob patterns, checking each; an empty list
+// allows channel alone.
+func allowList(list, channel string) ([]string, error) {
+	var out []string
+	for p := range strings.SplitSeq(list, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if err := checkGlob(p); err != nil {
+			return nil, fmt.Errorf("fanout: -allow %q: %w", p, err)
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		out = []string{globQuote(channel)}
+	}
+	return out, nil
+}
+
+// authorizeChannels is a hub's Authorize: every channel a request asks for
+// must match one of patterns, and then next, if set, must agree.
+func authorizeChannels(patterns []string, next func(*http.Request, []string) error) func(*http.Request, []string) error {
+	return func(r *http.Request, channels []string) error {
+		for _, ch := range channels {
+			if !slices.ContainsFunc(patterns, func(p string) bool { return globMatch(p, ch) }) {
+				return fmt.Errorf("channel %q is not allowed (-allow)", ch)
+			}
+		}
+		if next != nil {
+			return next(r, channels)
+		}
+		return nil
+	}
+}
+
+// globMatch reports whether s matches pattern, a glob as Redis reads one
+// (PSUBSCRIBE, KEYS): * matches any run of bytes, / included; ? any one
+// byte; [abc], [a-z] and [^abc] one byte in or out of a class; \ quotes
+// the byte after it. pattern has passed checkGlob.
+func globMatch(pattern, s string) bool {
+	p, i := 0, 0
+	star, starAt := -1, 0 // the last * seen, and where in s its run ends now
+	for i < len(s) {
+		if p < len(pattern) {
+			switch pattern[p] {
+			case '*':
+				star, starAt = p, i
+				p++
+				continue
+			case '?':
+				p, i = p+1, i+1
+				continue
+			case '[':
+				if in, n := globClass(pattern[p:], s[i]); in {
+					p, i = p+n, i+1
+					continue
+				}
+			case '\\':
+				if pattern[p+1] == s[i] {
+					p, i = p+2, i+1
+					continue
+				}
+			default:
+				if pattern[p] == s[i] {
+					p, i = p+1, i+1
+					continue
+				}
+			}
+		}
+		if star < 0 {
+			return false
+		}
+		// Let the last * take one more byte and try again from there.
+		starAt++
+		p, i = star+1, starAt
+	}
+	for p < len(pattern) && pattern[p] == '*' {
+		p++
+	}
+	return p == len(pattern)
+}
+
+// globClass matches c against the class that class starts with ("[...]"),
+// and returns whether c is in it and the class's length in the pattern.
+func globClass(class string, c byte) (in bool, n int) {
+	i := 1
+	negate := i < len(class) && class[i] == '^'
+	if negate {
+		i++
+	}
+	for i < len(class) && class[i] != ']' {
+		lo := class[i]
+		if lo == '\\' {
+			i++
+			lo = class[i]
+		}
+		hi := lo
+		if i+2 < len(class) && class[i+1] == '-' && class[i+2] != ']' {
+			hi = class[i+2]
+			if hi == '\\' {
+				i++
+				hi = class[i+2]
+			}
+			i += 2
+			if lo > hi {
+				lo, hi = hi, lo
+			}
+		}
+		if lo <= c && c <= hi {
+			in = true
+		}
+		i++
+	}
+	return in != negate, i + 1
+}
+
+// checkGlob refuses a pattern globMatch cannot read: an unterminated
+// class, or a \ with nothing after it.
+func checkGlob(p string) error {
+	for i := 0; i < len(p); i++ {
+		switch p[i] {
+		case '\\':
+			if i++; i == len(p) {
+				return errors.New("\\ at the end quotes nothing")
+			}
+		case '[':
+			for i++; i < len(p) && p[i] != ']'; i++ {
+				if p[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(p) {
+				return errors.New("[ without its ]")
+			}
+		}
+	}
+	return nil
+}
+
+// globQuote returns a pattern that matches s alone.
+func globQuote(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(`*?[]\`, s[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // sampleMessages are ~1 KiB real JSON updates, or generated ones where the

@@ -275,9 +275,15 @@ func ParseClose(p []byte) (code uint16, reason string, err error) {
 	return code, string(p[2:]), nil
 }
 
+// validCloseCode reports whether a peer may send close code c: one of
+// IANA's WebSocket Close Code Number Registry under RFC 6455 (1000-1003,
+// and 1007-1014: 1012 service restart, 1013 try again later, 1014 bad
+// gateway), or one of the ranges for libraries and applications
+// (3000-4999). 1004 is reserved, 1005, 1006 and 1015 must never be sent,
+// and the rest of 1000-2999 is unassigned.
 func validCloseCode(c uint16) bool {
 	switch {
-	case c >= 1000 && c <= 1003, c >= 1007 && c <= 1011, c >= 3000 && c <= 4999:
+	case c >= 1000 && c <= 1003, c >= 1007 && c <= 1014, c >= 3000 && c <= 4999:
 		return true
 	}
 	return false

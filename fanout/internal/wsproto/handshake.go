@@ -177,8 +177,9 @@ type Deflate struct {
 }
 
 // ParseDeflate reads the parameters of a permessage-deflate element. A
-// repeated or unknown parameter, or a window size outside 8..15, makes the
-// element invalid (RFC 7692 section 7.1), and a server must decline it.
+// repeated or unknown parameter, or a window size that is not 8..15 in
+// plain decimal ("+15" and "015" are not), makes the element invalid (RFC
+// 7692 section 7.1), and a server must decline it.
 func ParseDeflate(e Extension) (Deflate, error) {
 	var d Deflate
 	seen := map[string]bool{}
@@ -200,8 +201,8 @@ func ParseDeflate(e Extension) (Deflate, error) {
 		case "server_max_window_bits", "client_max_window_bits":
 			bits := -1
 			if p.HasValue {
-				n, err := strconv.Atoi(p.Value)
-				if err != nil || n < 8 || n > 15 || strings.HasPrefix(p.Value, "0") {
+				n, ok := windowBits(p.Value)
+				if !ok {
 					return d, fmt.Errorf("websocket: permessage-deflate: %s=%q is not 8..15", p.Name, p.Value)
 				}
 				bits = n
@@ -218,6 +219,19 @@ func ParseDeflate(e Extension) (Deflate, error) {
 		}
 	}
 	return d, nil
+}
+
+// windowBits reads a window-bits value as RFC 7692 section 7.1 writes it:
+// the decimal digits of a number from 8 to 15, with no sign and no leading
+// zero (strconv.Atoi would also take "+15" or "015").
+func windowBits(s string) (int, bool) {
+	switch {
+	case len(s) == 1 && s[0] >= '8' && s[0] <= '9':
+		return int(s[0] - '0'), true
+	case len(s) == 2 && s[0] == '1' && s[1] >= '0' && s[1] <= '5':
+		return 10 + int(s[1]-'0'), true
+	}
+	return 0, false
 }
 
 // String formats d as a Sec-WebSocket-Extensions element.

@@ -198,3 +198,73 @@ func FuzzParseExtensions(f *testing.F) {
 		}
 	})
 }
+
+// Window bits are the canonical decimal digits of 8 to 15 and nothing
+// else (RFC 7692 section 7.1), quoted or not.
+func TestWindowBitsCanonical(t *testing.T) {
+	for _, v := range []string{"8", "9", "10", "15", `"12"`} {
+		exts, err := ParseExtensions([]string{"permessage-deflate; server_max_window_bits=" + v + "; client_max_window_bits=" + v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := ParseDeflate(exts[0])
+		if err != nil || d.ServerMaxWindowBits < 8 || d.ServerMaxWindowBits != d.ClientMaxWindowBits {
+			t.Errorf("%s: %+v %v", v, d, err)
+		}
+	}
+	for _, v := range []string{"+15", `"+15"`, "-8", "015", "08", "7", "16", "150", "1_5", "15.0", "0xf", `""`, `" 15"`} {
+		for _, name := range []string{"server_max_window_bits", "client_max_window_bits"} {
+			exts, err := ParseExtensions([]string{"permessage-deflate; " + name + "=" + v})
+			if err != nil {
+				continue // not even a header
+			}
+			if d, err := ParseDeflate(exts[0]); err == nil {
+				t.Errorf("%s=%s accepted as %+v", name, v, d)
+			}
+		}
+	}
+}
+
+// Close codes a peer may send: RFC 6455's registry, 1012-1014 included,
+// and the 3000-4999 ranges; never 1004-1006, 1015 or unassigned ones.
+func TestParseCloseCodes(t *testing.T) {
+	for code := range uint16(5100) {
+		want := code >= 1000 && code <= 1003 || code >= 1007 && code <= 1014 || code >= 3000 && code <= 4999
+		got, _, err := ParseClose([]byte{byte(code >> 8), byte(code)})
+		if (err == nil) != want || (want && got != code) {
+			t.Errorf("code %d: %d %v, valid should be %v", code, got, err, want)
+		}
+	}
+}
+
+// A message in many small fragments costs a few allocations, not one copy
+// of everything so far per fragment: 64 KiB in 1-byte fragments.
+func TestFragmentsAssembleInLinearTime(t *testing.T) {
+	const size = 64 << 10
+	var wire bytes.Buffer
+	for i := range size {
+		op := OpContinuation
+		if i == 0 {
+			op = OpBinary
+		}
+		wire.Write(clientFrame(i == size-1, false, op, []byte{byte(i)}))
+	}
+	input := wire.Bytes()
+	var got []byte
+	allocs := testing.AllocsPerRun(1, func() {
+		r := Reader{R: bytes.NewReader(input), Masked: true, MaxMessage: size}
+		var err error
+		if _, got, err = r.ReadMessage(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if len(got) != size || got[size-1] != byte((size-1)%256) {
+		t.Fatalf("assembled %d bytes", len(got))
+	}
+	if cap(got) > size {
+		t.Errorf("capacity %d past MaxMessage %d", cap(got), size)
+	}
+	if allocs > 100 {
+		t.Errorf("%.0f allocations to assemble %d fragments, want a few dozen at most", allocs, size)
+	}
+}
