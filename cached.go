@@ -218,14 +218,4 @@ func (v Cached) fetch(ctx context.Context, keys []string) ([][]byte, error) {
 
 // expectedVia is the server connection a read of slot goes to now: the one
 // server's, or on a cluster the slot primary's.
-func (c *Client) expectedVia(slot int32) *direct {
-	switch k := c.s.top.(type) {
-	case *direct:
-		return k
-	case *cluster:
-		if n := k.target(cmdInfo{slot: slot}); n != nil {
-			return n.direct
-		}
-	}
-	return nil
-}
+func (c *Client) expectedVia(slot int32) *direct { return c.s.top.serving(slot) }

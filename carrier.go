@@ -1,46 +1,85 @@
 package zipline
 
+// This file is the seam between the command layer and the connections:
+// client.go encodes commands and decodes replies, and reaches the servers
+// only through a carrier, as net/http's Client reaches the network only
+// through a RoundTripper (transport.go).
+
 import (
 	"context"
 
 	"github.com/ziplinekv/zipline/internal/pipe"
 )
 
-// A carrier takes requests to a server and brings back their replies. It
-// is to the command layer what http.RoundTripper is to http.Client: the
-// command layer encodes and decodes, the carrier only moves requests, and
-// it is the one seam between the two. Implementations:
+// A carrier takes requests to the servers and brings back their replies.
+// It is to the command layer what http.RoundTripper is to http.Client: the
+// Client encodes commands, expands stored values, runs hooks and decodes
+// replies; a carrier moves requests, and nothing else reaches a server.
+// Callers never ask which kind they hold.
 //
-//   - direct: one server, through the shared pipelined connection, with
-//     blocking commands on connections borrowed from a pool;
-//   - lease: one dedicated connection lent to a single caller (Dedicated,
-//     Watch).
+// send writes r's commands and waits for their replies, which it leaves in
+// r.replies (and in r.errs when some commands failed and others did not, as
+// a cluster's nodes fail one by one). An error means the request failed as
+// a whole; an error reply is a reply, not an error. Every error matches
+// ErrNotSent when nothing of the request was written (sending it again is
+// safe), or ErrConnLost when it was written and the outcome is unknown,
+// unless ctx ended after the write (then only ctx.Err()). A carrier that
+// routes (the cluster) follows MOVED and ASK and retries what provably did
+// not run, within ctx; nothing else retries.
+//
+// The other methods give callers what they would otherwise get by asking
+// which carrier they hold:
+//
+//   - lease lends one connection for one caller's exclusive use (Dedicated);
+//     watch runs run on a connection lent for keys' slot, retrying run on
+//     the slot's new owner when it moves under it (Watch).
+//   - eachShard calls fn with a carrier pinned to each shard (one server:
+//     itself), as redispipe's EachShard: FLUSHALL, SCAN, SCRIPT LOAD.
+//   - serving returns the connection that serves a slot now (any slot on
+//     one server), for pub/sub and the client-side cache, or nil.
+//   - changes returns a channel closed when the routes change (nil if they
+//     never do); refresh says a caller saw a sign that they may have.
+//   - taint marks a lent connection whose state a command changed, so it is
+//     closed rather than lent again (a no-op elsewhere).
+//
+// Implementations: direct (one server: the shared pipelined connection,
+// with a pool of dedicated connections for blocking commands); lease (one
+// dedicated connection lent to one Client); cluster (cluster.go, a Redis or
+// Valkey Cluster, by slot); watchLease and lazyLease (cluster_lease.go: a
+// lease on a cluster, for Watch and Dedicated).
+//
+// One path goes around the seam, measured: Client.sendDirect writes a
+// typed command straight into the shared connection of a direct carrier
+// (fastDirect), since nothing routes it there (see sendDirect).
 type carrier interface {
-	// send writes r's commands and waits for their replies, which it leaves
-	// in r.replies. An error means no replies: the request failed as a
-	// whole (error replies are replies, not errors).
 	send(ctx context.Context, r *request) error
-	// lease lends a connection for one caller's exclusive use: the carrier
-	// of a Client from Dedicated or Watch.
 	lease(ctx context.Context) (carrier, error)
+	watch(ctx context.Context, keys []string, run func(k carrier) error) error
+	eachShard(fn func(k carrier) error) error
+	serving(slot int32) *direct
+	changes() <-chan struct{}
+	refresh()
+	taint()
 	// protocol reports the RESP version negotiated: 2 or 3.
 	protocol() int
 	// stats adds the carrier's connection counters to st.
 	stats(st *Stats)
-	// close stops the carrier: see Client.Close.
+	// close stops the carrier: see Client.Close. On a lent connection it
+	// gives it back.
 	close() error
 }
 
-// A leased carrier is one connection lent to one Client. Commands that
-// change the connection's state taint it, so it is closed rather than
-// lent again.
-type leased interface {
-	carrier
-	taint()
+// fastDirect returns the shared connection a typed command may be written
+// to straight, past the seam (Client.sendDirect), or nil when the carrier
+// is not one server's: the one place that asks which carrier it holds.
+func fastDirect(k carrier) *direct {
+	d, _ := k.(*direct)
+	return d
 }
 
 // direct carries requests to one server.
 type direct struct {
+	addr      string
 	pipe      *pipe.Pipe
 	dedicated *dedicatedPool
 	// tracked is the shared connection's client-side caching state, nil
@@ -59,7 +98,21 @@ func (d *direct) send(ctx context.Context, r *request) error {
 
 func (d *direct) lease(ctx context.Context) (carrier, error) { return d.dedicated.lease(ctx) }
 
-func (d *direct) protocol() int { return d.pipe.Protocol() }
+func (d *direct) watch(ctx context.Context, _ []string, run func(carrier) error) error {
+	l, err := d.dedicated.lease(ctx)
+	if err != nil {
+		return err
+	}
+	defer l.close()
+	return run(l)
+}
+
+func (d *direct) eachShard(fn func(carrier) error) error { return fn(d) }
+func (d *direct) serving(int32) *direct                  { return d }
+func (d *direct) changes() <-chan struct{}               { return nil }
+func (d *direct) refresh()                               {}
+func (d *direct) taint()                                 {}
+func (d *direct) protocol() int                          { return d.pipe.Protocol() }
 
 func (d *direct) stats(st *Stats) {
 	st.addPipe(d.pipe)

@@ -191,7 +191,7 @@ func newDirect(s *shared, addr string, ctx context.Context) (*direct, error) {
 	if tc != nil {
 		tc.attach(p)
 	}
-	return &direct{pipe: p, dedicated: newDedicatedPool(s, dedicated, addr), tracked: tc}, nil
+	return &direct{addr: addr, pipe: p, dedicated: newDedicatedPool(s, dedicated, addr), tracked: tc}, nil
 }
 
 // pipeOptions are the settings of every connection to addr. On a cluster,
@@ -282,10 +282,16 @@ func (s *shared) dialer(addr string) func(ctx context.Context) (net.Conn, error)
 	return func(ctx context.Context) (net.Conn, error) { return hooked(ctx, o.Network, addr) }
 }
 
-// cluster returns the Client's cluster router, or nil on a single server.
-func (s *shared) cluster() *cluster {
-	c, _ := s.top.(*cluster)
-	return c
+// shards returns a Client pinned to each shard, for commands that concern
+// every shard (FLUSHALL, DBSIZE, SCAN, SCRIPT LOAD): on a single server,
+// c's view of it.
+func (c *Client) shards() []*Client {
+	var out []*Client
+	c.carrier.eachShard(func(k carrier) error {
+		out = append(out, c.with(k))
+		return nil
+	})
+	return out
 }
 
 // with returns a Client that shares c's settings and view but sends through
@@ -304,8 +310,8 @@ func (c *Client) with(k carrier) *Client {
 // On a Client from Dedicated, Close instead returns the connection to the
 // pool. Raw views share their Client's connection: closing one closes it.
 func (c *Client) Close() error {
-	if l, ok := c.carrier.(leased); ok {
-		return l.close()
+	if c.carrier != c.s.top { // a lent connection: give it back
+		return c.carrier.close()
 	}
 	c.s.closed.Do(func() {
 		c.s.subscriptions().close() // and none after this
@@ -422,7 +428,7 @@ func runCommand[T any](ctx context.Context, c *Client, cm *command[T]) (T, error
 	// The choice between the two paths stays here, not in a helper of its
 	// own: every frame between the method and the pipe is one more to come
 	// back through, cold, when the caller resumes with its reply.
-	if d, ok := c.carrier.(*direct); ok && cm.block == 0 && c.s.hooks.process == nil {
+	if d := fastDirect(c.carrier); d != nil && cm.block == 0 && c.s.hooks.process == nil {
 		vr, err = c.sendDirect(ctx, d, &v, cm.spec, cm.args, cm.dec.accepts)
 	} else {
 		v, vr, err = c.sendRequest(ctx, cm.spec, cm.args, cm.dec.accepts, cm.block)
@@ -575,11 +581,10 @@ func (c *Client) admit(spec *commandSpec) error {
 	case classForbidden:
 		return &CommandError{Command: spec.fullName(), Reason: forbiddenReason}
 	case classConnState:
-		l, ok := c.carrier.(leased)
-		if !ok {
+		if c.carrier == c.s.top { // the shared connection
 			return &CommandError{Command: spec.fullName(), Reason: connStateReason}
 		}
-		l.taint()
+		c.carrier.taint()
 	}
 	return c.s.notOnServer(spec)
 }

@@ -51,7 +51,7 @@ type cluster struct {
 	// over a shard from it.
 	current *view
 
-	refresh chan struct{} // capacity 1: a request for a refresh
+	refreshAsked chan struct{} // capacity 1: a request for a refresh
 	// suspect wakes the failover watch (see watchFailovers); capacity 1.
 	suspect chan struct{}
 	life    context.Context
@@ -106,7 +106,7 @@ const (
 // knows the other seeds for later.
 func newCluster(ctx context.Context, s *shared, addr string, seeds []string) (*cluster, error) {
 	c := &cluster{s: s, seeds: seeds, nodes: map[string]*node{}, dialing: map[string]*dial{},
-		changed: make(chan struct{}), refresh: make(chan struct{}, 1), suspect: make(chan struct{}, 1),
+		changed: make(chan struct{}), refreshAsked: make(chan struct{}, 1), suspect: make(chan struct{}, 1),
 		replicaPick: rand.Uint32()}
 	c.life, c.stop = context.WithCancel(context.Background())
 	seed, err := c.node(ctx, addr)
@@ -204,7 +204,7 @@ func (c *cluster) dialNode(ctx context.Context, addr string) (*node, error) {
 // failover watch looks too: what made the caller ask may be a lost primary.
 func (c *cluster) askRefresh() {
 	select {
-	case c.refresh <- struct{}{}:
+	case c.refreshAsked <- struct{}{}:
 	default:
 	}
 	select {
@@ -235,7 +235,7 @@ func (c *cluster) refresher() {
 		case <-probe:
 			c.probeLatency()
 			continue
-		case <-c.refresh:
+		case <-c.refreshAsked:
 		case <-t.C:
 		}
 		ctx, cancel := context.WithTimeout(c.life, c.s.opts.DialTimeout)
@@ -1127,21 +1127,20 @@ func (c *cluster) sendTx(ctx context.Context, r *request) error {
 // fn fails after a refusal, the map is patched and fn runs again on the new
 // owner, bounded by ctx and maxRedirects. As with ErrTxFailed, fn's reads
 // are repeated; its writes belong in the transaction.
-func (c *cluster) watch(ctx context.Context, cl *Client, fn func(*Client) error, keys []string) error {
+func (c *cluster) watch(ctx context.Context, keys []string, run func(carrier) error) error {
 	slot := argsSlot(keyArgs(keys))
 	if slot == crossSlot {
 		return &CrossSlotError{Command: "WATCH", Slots: keySlots(keyArgs(keys))}
 	}
 	backoff := retryBackoffMin
 	for round := 0; ; round++ {
-		l, err := c.leaseFor(ctx, slot)
+		l, _, err := c.leaseFor(ctx, slot)
 		if err != nil {
 			return err
 		}
-		w := &watchLease{leased: l, slot: slot}
-		wc := cl.with(w)
-		err = watchOn(ctx, wc, fn, keys)
-		wc.Close()
+		w := &watchLease{carrier: l, slot: slot}
+		err = run(w)
+		w.close()
 		if err == nil || !w.refused.IsError() || ctx.Err() != nil {
 			return err
 		}
@@ -1165,9 +1164,14 @@ func (c *cluster) watch(ctx context.Context, cl *Client, fn func(*Client) error,
 // the server refused a command because of where the watched slot is, or is
 // going (see cluster.watch).
 type watchLease struct {
-	leased
+	carrier // the lease
 	slot    int32
 	refused resp.Value
+}
+
+// watch runs on the lent connection itself: Watch inside Watch's callback.
+func (w *watchLease) watch(_ context.Context, _ []string, run func(carrier) error) error {
+	return run(w)
 }
 
 func (w *watchLease) send(ctx context.Context, r *request) error {
@@ -1184,7 +1188,7 @@ func (w *watchLease) send(ctx context.Context, r *request) error {
 			return &CrossSlotError{Command: name, Slots: slots}
 		}
 	}
-	err := w.leased.send(ctx, r)
+	err := w.carrier.send(ctx, r)
 	if err != nil || w.refused.IsError() {
 		return err
 	}
@@ -1216,19 +1220,28 @@ func (c *cluster) lease(ctx context.Context) (carrier, error) {
 
 // lazyLease is a Dedicated Client's carrier on a cluster: it borrows a
 // connection from the node that owns the slot of the first command with a
-// key, and keeps it. Later commands for other nodes' slots get the
-// server's MOVED error, which it does not follow: a dedicated connection
-// is one connection.
+// key, and keeps it: a dedicated connection is one connection. A later
+// command for a slot another node serves is refused with a
+// *NodeBoundError, rather than sent there to come back as MOVED.
 type lazyLease struct {
-	c  *cluster
-	mu sync.Mutex
-	l  *lease
+	c    *cluster
+	mu   sync.Mutex
+	l    *lease
+	node *node // the node of l
+	slot int32 // the slot that bound it
 }
 
 func (z *lazyLease) bound(ctx context.Context, r *request) (*lease, error) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
 	if z.l != nil {
+		for _, ci := range r.cmds {
+			if ci.slot >= 0 && ci.slot != z.slot {
+				if nd := z.c.target(cmdInfo{slot: ci.slot}); nd != z.node {
+					return nil, &NodeBoundError{Bound: z.slot, BoundAddr: z.node.addr, Slot: ci.slot}
+				}
+			}
+		}
 		return z.l, nil
 	}
 	slot := noSlot
@@ -1238,11 +1251,11 @@ func (z *lazyLease) bound(ctx context.Context, r *request) (*lease, error) {
 			break
 		}
 	}
-	l, err := z.c.leaseFor(ctx, slot)
+	l, nd, err := z.c.leaseFor(ctx, slot)
 	if err != nil {
 		return nil, err
 	}
-	z.l = l
+	z.l, z.node, z.slot = l, nd, slot
 	return l, nil
 }
 
@@ -1257,6 +1270,34 @@ func (z *lazyLease) send(ctx context.Context, r *request) error {
 func (z *lazyLease) lease(context.Context) (carrier, error) {
 	return nil, errors.New("zipline: Dedicated called on a dedicated Client")
 }
+
+// watch runs on the Dedicated Client's connection itself.
+func (z *lazyLease) watch(_ context.Context, _ []string, run func(carrier) error) error {
+	return run(z)
+}
+
+func (z *lazyLease) eachShard(fn func(carrier) error) error { return fn(z) }
+func (z *lazyLease) serving(int32) *direct                  { return nil }
+func (z *lazyLease) changes() <-chan struct{}               { return nil }
+func (z *lazyLease) refresh()                               {}
+
+// NodeBoundError is a command refused on a Client from Dedicated on a
+// cluster: that Client is one connection, to the node that served the slot
+// of its first command's keys, and this command's keys are on a slot
+// another node serves. Nothing was sent (it matches ErrNotSent).
+type NodeBoundError struct {
+	Bound     int32  // the slot that bound the connection
+	BoundAddr string // its node
+	Slot      int32  // the command's slot
+}
+
+func (e *NodeBoundError) Error() string {
+	return fmt.Sprintf("zipline: this Client from Dedicated is one connection, to %s (which served slot %d when it was "+
+		"bound); slot %d is served by another node: use the shared Client, or another Dedicated", e.BoundAddr, e.Bound, e.Slot)
+}
+
+// Is makes a NodeBoundError match ErrNotSent.
+func (e *NodeBoundError) Is(target error) bool { return target == ErrNotSent }
 
 func (z *lazyLease) protocol() int { return z.c.protocol() }
 
@@ -1285,22 +1326,46 @@ func (z *lazyLease) taint() {
 	}
 }
 
-func (c *cluster) leaseFor(ctx context.Context, slot int32) (*lease, error) {
+// leaseFor lends a dedicated connection to the node that serves slot,
+// waiting within ctx for one to.
+func (c *cluster) leaseFor(ctx context.Context, slot int32) (*lease, *node, error) {
 	backoff := retryBackoffMin
 	for {
 		if nd := c.target(cmdInfo{slot: slot}); nd != nil {
 			l, err := nd.dedicated.lease(ctx)
 			if err == nil || !errors.Is(err, ErrNotSent) || ctx.Err() != nil {
-				return l, err
+				return l, nd, err
 			}
 		}
 		c.askRefresh()
 		if err := c.wait(ctx, backoff, againOnView); err != nil {
-			return nil, notSentErr(err)
+			return nil, nil, notSentErr(err)
 		}
 		backoff = min(2*backoff, retryBackoffMax)
 	}
 }
+
+// eachShard calls fn with each primary's connection.
+func (c *cluster) eachShard(fn func(carrier) error) error {
+	for _, n := range c.primaries() {
+		if err := fn(n.direct); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// serving returns the connection of the node that serves slot now (any
+// node for noSlot), or nil.
+func (c *cluster) serving(slot int32) *direct {
+	if n := c.target(cmdInfo{slot: slot}); n != nil {
+		return n.direct
+	}
+	return nil
+}
+
+func (c *cluster) refresh() { c.askRefresh() }
+func (c *cluster) taint()   {}
 
 func (c *cluster) protocol() int {
 	for _, n := range c.primaries() {
@@ -1495,19 +1560,4 @@ func subArgs(sub string, args []arg) cmdspec.Args {
 		}
 		return args[i-1].text()
 	}}
-}
-
-// shards returns, on a cluster, a view of c pinned to each primary, for
-// commands that concern every shard (FLUSHALL, DBSIZE, SCAN, SCRIPT LOAD);
-// on a single server, c itself.
-func (c *Client) shards() []*Client {
-	cl, ok := c.carrier.(*cluster)
-	if !ok {
-		return []*Client{c}
-	}
-	var out []*Client
-	for _, n := range cl.primaries() {
-		out = append(out, c.with(n.direct))
-	}
-	return out
 }

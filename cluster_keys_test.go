@@ -199,3 +199,35 @@ func TestClusterShardedChannelFailoverIsOneGap(t *testing.T) {
 		t.Errorf("one failover gave %d gaps, want 1", n)
 	}
 }
+
+// A Client from Dedicated on a cluster is one connection, to the node of
+// its first command's slot: a key another node serves is refused with a
+// *NodeBoundError that says so, where the server's raw MOVED used to come
+// back.
+func TestClusterDedicatedIsBoundToOneNode(t *testing.T) {
+	c, cl := clusterClient(t, testkit.Redis, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	d, err := c.Dedicated(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	mustOK(t, d.Set(ctx, "{a}1", []byte("x")))
+	home, _ := cl.KeyOwner(ctx, "{a}1")
+	var other string
+	for i := 0; other == ""; i++ {
+		k := "k" + strings.Repeat("x", i)
+		if o, _ := cl.KeyOwner(ctx, k); o != home {
+			other = k
+		}
+	}
+	_, err = d.Get(ctx, other)
+	var nb *NodeBoundError
+	if !errors.As(err, &nb) || !errors.Is(err, ErrNotSent) || nb.Slot != keySlot(other) {
+		t.Fatalf("GET of a key on another node: %v, want a *NodeBoundError", err)
+	}
+	if v, err := d.Get(ctx, "{a}1"); err != nil || string(v) != "x" {
+		t.Fatalf("the bound node's key: %q %v", v, err)
+	}
+}

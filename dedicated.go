@@ -190,7 +190,15 @@ func (l *lease) lease(context.Context) (carrier, error) {
 	return nil, errors.New("zipline: Dedicated called on a dedicated Client")
 }
 
-func (l *lease) taint() { l.dirty.Store(true) }
+// watch runs on the lent connection itself: Watch on a Client from
+// Dedicated.
+func (l *lease) watch(_ context.Context, _ []string, run func(carrier) error) error { return run(l) }
+
+func (l *lease) eachShard(fn func(carrier) error) error { return fn(l) }
+func (l *lease) serving(int32) *direct                  { return nil }
+func (l *lease) changes() <-chan struct{}               { return nil }
+func (l *lease) refresh()                               {}
+func (l *lease) taint()                                 { l.dirty.Store(true) }
 
 func (l *lease) protocol() int { return l.p.Protocol() }
 
@@ -246,19 +254,9 @@ func (c *Client) Watch(ctx context.Context, fn func(cl *Client) error, keys ...s
 	if len(keys) == 0 {
 		return errors.New("zipline: Watch needs at least one key")
 	}
-	switch k := c.carrier.(type) {
-	case leased:
-		return watchOn(ctx, c, fn, keys)
-	case *cluster:
-		return k.watch(ctx, c, fn, keys)
-	}
-	k, err := c.carrier.lease(ctx)
-	if err != nil {
-		return err
-	}
-	cl := c.with(k)
-	defer cl.Close()
-	return watchOn(ctx, cl, fn, keys)
+	return c.carrier.watch(ctx, keys, func(k carrier) error {
+		return watchOn(ctx, c.with(k), fn, keys)
+	})
 }
 
 // watchOn is Watch on a Client already bound to one connection.
@@ -272,9 +270,7 @@ func watchOn(ctx context.Context, cl *Client, fn func(cl *Client) error, keys []
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
 	if _, uerr := run(uctx, cl, cmd(decOK, specUNWATCH)); uerr != nil {
-		if l, ok := cl.carrier.(leased); ok {
-			l.taint()
-		}
+		cl.carrier.taint()
 	}
 	return err
 }

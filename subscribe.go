@@ -426,8 +426,8 @@ func (m *subscriptions) add(ctx context.Context, s *Subscription, keys []subKey)
 	}
 	m.version.Add(1)
 	m.mu.Unlock()
-	if cl := m.s.cluster(); cl != nil {
-		m.watch.Do(func() { go m.follow(cl) })
+	if changes := m.s.top.changes(); changes != nil {
+		m.watch.Do(func() { go m.follow() })
 	}
 	return m.subscribe(ctx, fresh)
 }
@@ -501,23 +501,19 @@ func (m *subscriptions) subscribe(ctx context.Context, keys []subKey) error {
 	return nil
 }
 
-// target is the address that should carry k: the one server's, or on a
-// cluster, for a sharded channel its slot owner's, and for the others any
-// node's (the cluster bus carries their messages to every node): slot 0's.
+// target is the address that should carry k: whoever serves its slot. For
+// a sharded channel that is its slot's owner; the others can live on any
+// node (a cluster's bus carries their messages to every node): slot 0's.
 func (m *subscriptions) target(k subKey) (string, error) {
-	cl := m.s.cluster()
-	if cl == nil {
-		return m.s.opts.Addr, nil
-	}
 	slot := int32(0)
 	if k.kind == subShard {
 		slot = keySlot(k.name)
 	}
-	nd := cl.target(cmdInfo{slot: slot})
-	if nd == nil {
+	d := m.s.top.serving(slot)
+	if d == nil {
 		return "", fmt.Errorf("zipline: no node serves the slot of %s (%w)", k.name, ErrNotSent)
 	}
-	return nd.addr, nil
+	return d.addr, nil
 }
 
 // conn returns the subscriber connection that should carry k, dialling it
@@ -545,12 +541,12 @@ func (m *subscriptions) conn(ctx context.Context, k subKey) (*subscriber, error)
 
 // follow re-homes channels whenever the cluster's routes change, until the
 // subscriptions close.
-func (m *subscriptions) follow(cl *cluster) {
+func (m *subscriptions) follow() {
 	for {
 		select {
 		case <-m.done:
 			return
-		case <-cl.changes():
+		case <-m.s.top.changes():
 		}
 		m.rehome()
 	}
@@ -878,8 +874,6 @@ func (m *subscriptions) moved(from *subscriber, k subKey) {
 	if !wanted {
 		return // we unsubscribed it ourselves
 	}
-	if cl := m.s.cluster(); cl != nil {
-		cl.askRefresh()
-	}
+	m.s.top.refresh()
 	go m.rehome()
 }
