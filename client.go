@@ -232,16 +232,6 @@ func (s *shared) pipeOptions(addr string) pipe.Options {
 	}
 }
 
-func (o Options) validate() error {
-	if o.Protocol != 0 && o.Protocol != 2 && o.Protocol != 3 {
-		return fmt.Errorf("zipline: Options.Protocol must be 0, 2 or 3, not %d", o.Protocol)
-	}
-	if o.DB < 0 {
-		return fmt.Errorf("zipline: Options.DB must not be negative")
-	}
-	return nil
-}
-
 // connectError turns a failed set-up into an error that says where, and
 // exposes a refused HELLO/AUTH as a *ServerError.
 func connectError(addr string, err error) error {

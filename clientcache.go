@@ -11,42 +11,6 @@ import (
 	"github.com/ziplinekv/zipline/internal/resp"
 )
 
-// ClientCache configures the client-side cache: values read through
-// Client.Cached are kept in the process and served from there until the
-// server says they changed (CLIENT TRACKING, which needs RESP3) or they
-// expire. The zero value turns it off.
-type ClientCache struct {
-	// MaxBytes bounds the whole cache, every connection's entries
-	// together: past it, the least recently used entries go. Zero turns
-	// the cache off. The cache is split into 64 shards of MaxBytes/64
-	// each, so that hits on many cores do not share a lock; a value
-	// larger than a shard's share is read from the server every time.
-	MaxBytes int64
-	// MaxStaleness bounds how long an entry is served without proof that
-	// its tracking connection is alive (a reply read on it): past it, reads
-	// go to the server until the connection answers again. Connections
-	// that are lost drop their entries at once regardless. Default
-	// DefaultMaxStaleness.
-	MaxStaleness time.Duration
-	// Broadcast tracks in BCAST mode: the server invalidates every key
-	// under Prefixes that anyone changes, whether this client read it or
-	// not, instead of the keys this client read (OPTIN, the default).
-	Broadcast bool
-	// Prefixes limit broadcast tracking (and so what may be cached) to keys
-	// under them; empty means every key.
-	Prefixes []string
-	// StoreExpanded keeps values expanded when compression is on, trading
-	// memory for the time to expand a value on every hit. By default entries
-	// are kept as stored, compressed, so a MiB holds about twice as many
-	// JSON values.
-	StoreExpanded bool
-}
-
-// DefaultMaxStaleness is ClientCache.MaxStaleness's default: a connection's
-// health-check interval and then some, so an idle but healthy connection
-// keeps serving.
-const DefaultMaxStaleness = DefaultHealthCheckInterval + 10*time.Second
-
 // CacheStats count what the client-side cache did.
 type CacheStats struct {
 	Hits, Misses   uint64

@@ -950,7 +950,7 @@ func TestClusterRetryWait(t *testing.T) {
 			}
 		}
 	}
-	for _, when := range []again{againOnChange, againOnView} {
+	for _, when := range []again{againOnChange, againOnRoutes} {
 		if took := waitUnderChanges(20*time.Second, when); took > 2*time.Second {
 			t.Errorf("wait(20s, %d) returned after %v, with the routes changing every millisecond", when, took)
 		}

@@ -7,64 +7,6 @@ import (
 	"github.com/ziplinekv/zipline/codec"
 )
 
-// Compression configures transparent value compression, byte-compatible
-// with Valkey GLIDE's: a value written by one can be read by the other. The
-// zero value turns compression off.
-//
-// Values at least MinSize long are compressed when that makes them smaller
-// (header included), and stored with GLIDE's 5-byte header; reads expand
-// anything carrying a valid header, whichever backend wrote it, and return
-// everything else as stored, so data written before compression was turned
-// on, or by other clients, still reads.
-type Compression struct {
-	// Backend is codec.Zstd, codec.LZ4 or codec.ZstdDict; zero turns
-	// compression off. codec.ZstdDict (zstd with a trained dictionary, for
-	// values of a few hundred bytes) is a zipline extension: GLIDE clients
-	// read its values as the stored bytes, and it needs Dictionary.
-	Backend codec.Backend
-	// Level is the backend's level in GLIDE's numbering: zstd -131072..22,
-	// LZ4 -128..12 (above 0 is high compression, below 0 accelerated).
-	// Zero is the backend's default (zstd 3, LZ4 0). See codec.WithLevel.
-	Level int
-	// MinSize is the smallest value compressed. Default 64, at least 6.
-	MinSize int
-	// MaxDecompressedSize bounds a value read back: a larger one fails with
-	// codec.ErrTooLarge rather than exhaust memory. Default 512 MiB.
-	MaxDecompressedSize int64
-	// Dictionary is a zstd dictionary (from codec.TrainDictionary or
-	// "zstd --train"). It is required for codec.ZstdDict, and lets a Client
-	// of any backend read values written with it; values written with
-	// another dictionary, or read by a Client without one, read as the
-	// stored bytes. Values cannot be read back without it, so store it with
-	// the application's configuration. Empty means none. See
-	// codec.WithDictionary.
-	Dictionary []byte
-	// Families extends compression beyond GLIDE's string commands. The
-	// default, zero, is exactly GLIDE's set, so a fleet mixing zipline and
-	// GLIDE clients never meets a compressed hash field or list element that
-	// GLIDE would return still compressed.
-	Families Families
-}
-
-// Families are command families whose values are compressed in addition
-// to the string commands.
-type Families uint8
-
-const (
-	// Hashes: HSET, HSETNX, HMSET, HSETEX values; HGET, HMGET, HGETALL,
-	// HVALS, HGETDEL, HGETEX, HRANDFIELD ... WITHVALUES and HSCAN read.
-	Hashes Families = 1 << iota
-	// Lists: LPUSH, RPUSH, LPUSHX, RPUSHX, LSET, LINSERT, LREM elements;
-	// LRANGE, LINDEX, LPOP, RPOP, LMPOP, BLPOP, BRPOP, BLMPOP, LMOVE, BLMOVE,
-	// RPOPLPUSH, BRPOPLPUSH read.
-	Lists
-	// PubSub: PUBLISH and SPUBLISH messages. A Subscription (Subscribe,
-	// PSubscribe, SSubscribe) from a Client with this family on expands the
-	// messages it receives; a subscriber elsewhere expands them with
-	// Client.DecodeValue (or codec.Codec.Decode).
-	PubSub
-)
-
 // valueFamily is the command family a stored value belongs to, which
 // decides whether compression applies to it.
 type valueFamily uint8
@@ -92,27 +34,6 @@ func newValueCodec(cfg Compression) (*valueCodec, error) {
 		return nil, nil
 	}
 	return &valueCodec{c: c, families: cfg.Families}, nil
-}
-
-// Codec returns the codec these settings describe, or nil when compression
-// is off. Packages that encode values themselves (such as layout) use it so
-// that their settings mean exactly what they mean on a Client.
-func (cfg Compression) Codec() (*codec.Codec, error) {
-	if cfg.Backend == 0 {
-		return nil, nil
-	}
-	opts := []codec.Option{codec.WithLevel(cfg.Level)}
-	if cfg.MinSize != 0 {
-		opts = append(opts, codec.WithMinSize(cfg.MinSize))
-	}
-	if cfg.MaxDecompressedSize != 0 {
-		opts = append(opts, codec.WithMaxDecompressedSize(cfg.MaxDecompressedSize))
-	}
-	if len(cfg.Dictionary) != 0 {
-		opts = append(opts, codec.WithDictionary(cfg.Dictionary))
-	}
-	// The error is the codec's; callers say which settings it came from.
-	return codec.New(cfg.Backend, opts...)
 }
 
 func (vc *valueCodec) covers(f valueFamily) bool {

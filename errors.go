@@ -105,3 +105,21 @@ func isServerError(err error, prefix string) bool {
 // notSentErr marks err (a context's, say) as matching ErrNotSent too: the
 // request it ended never left the client.
 func notSentErr(err error) error { return fmt.Errorf("%w (%w)", err, ErrNotSent) }
+
+// CrossSlotError is a command (or transaction) whose keys hash to
+// different slots of a cluster, which the server would refuse. Commands
+// that can be split by slot (MGET, MSET, DEL, UNLINK, EXISTS, TOUCH) are
+// split instead; others need all their keys in one slot, for instance
+// with a hash tag: "{user:7}:name" and "{user:7}:email". It matches
+// ErrNotSent: nothing was sent.
+type CrossSlotError struct {
+	Command string
+	Slots   []int32
+}
+
+func (e *CrossSlotError) Error() string {
+	return fmt.Sprintf("zipline: %s: keys in different cluster slots %v: use a hash tag to put them in one", e.Command, e.Slots)
+}
+
+// Is makes a CrossSlotError match ErrNotSent.
+func (e *CrossSlotError) Is(target error) bool { return target == ErrNotSent }

@@ -64,16 +64,16 @@ func (c *cluster) watchFailovers() {
 	}
 }
 
-// headless returns the shards of the current view that have replicas but
+// headless returns the shards of the current shard map that have replicas but
 // no primary this client can reach: none named (the cluster marked it
 // failed), or its connection down.
-func (c *cluster) headless() []viewShard {
+func (c *cluster) headless() []mapShard {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.current == nil || c.life.Err() != nil {
 		return nil
 	}
-	var out []viewShard
+	var out []mapShard
 	for _, s := range c.current.shards {
 		if len(s.replicas) == 0 {
 			continue
@@ -88,7 +88,7 @@ func (c *cluster) headless() []viewShard {
 
 // probeShards asks each shard's replicas for their role, and hands the
 // shard to the first that answers as a primary.
-func (c *cluster) probeShards(shards []viewShard) {
+func (c *cluster) probeShards(shards []mapShard) {
 	ctx, cancel := context.WithTimeout(c.life, c.s.opts.DialTimeout)
 	defer cancel()
 	for _, s := range shards {
@@ -124,23 +124,23 @@ func answersAsPrimary(v resp.Value) bool {
 // "primary".
 func isPrimaryRole(role string) bool { return role == "master" || role == "primary" }
 
-// promote installs the current view with shard s served by its replica at
+// promote installs the current shard map with shard s served by its replica at
 // addr: what the nodes report once they have heard of the promotion, so
-// the next refresh finds the same view and changes nothing. Nothing is
-// done if the view no longer has s.
-func (c *cluster) promote(ctx context.Context, s viewShard, addr string) error {
+// the next refresh finds the same shard map and changes nothing. Nothing is
+// done if the shard map no longer has s.
+func (c *cluster) promote(ctx context.Context, s mapShard, addr string) error {
 	c.mu.Lock()
 	cur := c.current
 	c.mu.Unlock()
 	if cur == nil {
 		return nil
 	}
-	next := &view{shards: make([]viewShard, 0, len(cur.shards))}
+	next := &shardMap{shards: make([]mapShard, 0, len(cur.shards))}
 	found := false
 	for _, sh := range cur.shards {
-		// Installed views are never modified: the copy gets its own
+		// Installed shard maps are never modified: the copy gets its own
 		// slices, which normalise sorts.
-		sh = viewShard{ranges: slices.Clone(sh.ranges), primary: sh.primary, replicas: slices.Clone(sh.replicas)}
+		sh = mapShard{ranges: slices.Clone(sh.ranges), primary: sh.primary, replicas: slices.Clone(sh.replicas)}
 		if !found && sh.primary == s.primary && slices.Equal(sh.ranges, s.ranges) {
 			found = true
 			sh.primary = addr

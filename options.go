@@ -3,9 +3,12 @@ package zipline
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"log/slog"
 	"net"
 	"time"
+
+	"github.com/ziplinekv/zipline/codec"
 )
 
 // Defaults for Options. Each applies when its field is zero.
@@ -227,4 +230,221 @@ func (o Options) withDefaults() Options {
 		o.Subscriptions.PingInterval = 0
 	}
 	return o
+}
+
+// ReadFrom says where a cluster's read-only commands go.
+type ReadFrom uint8
+
+const (
+	// ReadPrimary sends every command to the slot's primary (the default):
+	// reads see every acknowledged write.
+	ReadPrimary ReadFrom = iota
+	// ReadPreferReplica sends a shard's reads to one of its replicas, the
+	// same one for as long as it is connected (each Client draws which at
+	// random, so an application's clients spread over the replicas), then
+	// to the next replica that is, and to the primary when none is.
+	// Replicas lag, so a read may miss a recent write; but one client's
+	// reads of a key never go back in time by moving to a replica further
+	// behind, except when its replica goes down.
+	ReadPreferReplica
+	// ReadReplicaRoundRobin spreads reads over every connected replica of
+	// the shard in turn, and sends them to the primary when none is
+	// connected. A client gets the read capacity of all the replicas, but
+	// two reads in a row may come from replicas at different points of the
+	// replication stream, so a value can appear and then vanish.
+	ReadReplicaRoundRobin
+	// ReadLowestLatency sends reads to whichever of the slot's nodes,
+	// primary included, answered health checks fastest.
+	ReadLowestLatency
+)
+
+// Subscriptions configure a Client's pub/sub subscriptions. The zero value
+// gives every default.
+type Subscriptions struct {
+	// Buffer is how many messages each subscription holds for a consumer
+	// that is behind. Default DefaultSubscriptionBuffer.
+	Buffer int
+	// Overflow says what a full buffer does with one more message. Default
+	// DropOldest.
+	Overflow Overflow
+	// PingInterval is the liveness probe of a subscriber connection: a PING
+	// after this much silence, which must be answered within the same time,
+	// so a dead connection is found within twice the interval and
+	// reconnected (a gap is reported). Default DefaultSubscriptionPing;
+	// negative turns it off.
+	PingInterval time.Duration
+}
+
+// Subscription defaults.
+const (
+	DefaultSubscriptionBuffer = 1024
+	DefaultSubscriptionPing   = 15 * time.Second
+)
+
+// Overflow is a subscription's policy for a message that finds its buffer
+// full. Every message it drops is counted (SubscriptionStats.Dropped) and
+// reported as a gap on Messages.
+type Overflow uint8
+
+const (
+	// DropOldest drops the oldest message held, keeping the newest.
+	DropOldest Overflow = iota
+	// DropNewest drops the message that arrived.
+	DropNewest
+	// CloseSubscription ends the subscription: Messages yields
+	// ErrSlowConsumer and stops.
+	CloseSubscription
+)
+
+// ClientCache configures the client-side cache: values read through
+// Client.Cached are kept in the process and served from there until the
+// server says they changed (CLIENT TRACKING, which needs RESP3) or they
+// expire. The zero value turns it off.
+type ClientCache struct {
+	// MaxBytes bounds the whole cache, every connection's entries
+	// together: past it, the least recently used entries go. Zero turns
+	// the cache off. The cache is split into 64 shards of MaxBytes/64
+	// each, so that hits on many cores do not share a lock; a value
+	// larger than a shard's share is read from the server every time.
+	MaxBytes int64
+	// MaxStaleness bounds how long an entry is served without proof that
+	// its tracking connection is alive (a reply read on it): past it, reads
+	// go to the server until the connection answers again. Connections
+	// that are lost drop their entries at once regardless. Default
+	// DefaultMaxStaleness.
+	MaxStaleness time.Duration
+	// Broadcast tracks in BCAST mode: the server invalidates every key
+	// under Prefixes that anyone changes, whether this client read it or
+	// not, instead of the keys this client read (OPTIN, the default).
+	Broadcast bool
+	// Prefixes limit broadcast tracking (and so what may be cached) to keys
+	// under them; empty means every key.
+	Prefixes []string
+	// StoreExpanded keeps values expanded when compression is on, trading
+	// memory for the time to expand a value on every hit. By default entries
+	// are kept as stored, compressed, so a MiB holds about twice as many
+	// JSON values.
+	StoreExpanded bool
+}
+
+// DefaultMaxStaleness is ClientCache.MaxStaleness's default: a connection's
+// health-check interval and then some, so an idle but healthy connection
+// keeps serving.
+const DefaultMaxStaleness = DefaultHealthCheckInterval + 10*time.Second
+
+// Compression configures transparent value compression, byte-compatible
+// with Valkey GLIDE's: a value written by one can be read by the other. The
+// zero value turns compression off.
+//
+// Values at least MinSize long are compressed when that makes them smaller
+// (header included), and stored with GLIDE's 5-byte header; reads expand
+// anything carrying a valid header, whichever backend wrote it, and return
+// everything else as stored, so data written before compression was turned
+// on, or by other clients, still reads.
+type Compression struct {
+	// Backend is codec.Zstd, codec.LZ4 or codec.ZstdDict; zero turns
+	// compression off. codec.ZstdDict (zstd with a trained dictionary, for
+	// values of a few hundred bytes) is a zipline extension: GLIDE clients
+	// read its values as the stored bytes, and it needs Dictionary.
+	Backend codec.Backend
+	// Level is the backend's level in GLIDE's numbering: zstd -131072..22,
+	// LZ4 -128..12 (above 0 is high compression, below 0 accelerated).
+	// Zero is the backend's default (zstd 3, LZ4 0). See codec.WithLevel.
+	Level int
+	// MinSize is the smallest value compressed. Default 64, at least 6.
+	MinSize int
+	// MaxDecompressedSize bounds a value read back: a larger one fails with
+	// codec.ErrTooLarge rather than exhaust memory. Default 512 MiB.
+	MaxDecompressedSize int64
+	// Dictionary is a zstd dictionary (from codec.TrainDictionary or
+	// "zstd --train"). It is required for codec.ZstdDict, and lets a Client
+	// of any backend read values written with it; values written with
+	// another dictionary, or read by a Client without one, read as the
+	// stored bytes. Values cannot be read back without it, so store it with
+	// the application's configuration. Empty means none. See
+	// codec.WithDictionary.
+	Dictionary []byte
+	// Families extends compression beyond GLIDE's string commands. The
+	// default, zero, is exactly GLIDE's set, so a fleet mixing zipline and
+	// GLIDE clients never meets a compressed hash field or list element that
+	// GLIDE would return still compressed.
+	Families Families
+}
+
+// Families are command families whose values are compressed in addition
+// to the string commands.
+type Families uint8
+
+const (
+	// Hashes: HSET, HSETNX, HMSET, HSETEX values; HGET, HMGET, HGETALL,
+	// HVALS, HGETDEL, HGETEX, HRANDFIELD ... WITHVALUES and HSCAN read.
+	Hashes Families = 1 << iota
+	// Lists: LPUSH, RPUSH, LPUSHX, RPUSHX, LSET, LINSERT, LREM elements;
+	// LRANGE, LINDEX, LPOP, RPOP, LMPOP, BLPOP, BRPOP, BLMPOP, LMOVE, BLMOVE,
+	// RPOPLPUSH, BRPOPLPUSH read.
+	Lists
+	// PubSub: PUBLISH and SPUBLISH messages. A Subscription (Subscribe,
+	// PSubscribe, SSubscribe) from a Client with this family on expands the
+	// messages it receives; a subscriber elsewhere expands them with
+	// Client.DecodeValue (or codec.Codec.Decode).
+	PubSub
+)
+
+// Codec returns the codec these settings describe, or nil when compression
+// is off. Packages that encode values themselves (such as layout) use it so
+// that their settings mean exactly what they mean on a Client.
+func (cfg Compression) Codec() (*codec.Codec, error) {
+	if cfg.Backend == 0 {
+		return nil, nil
+	}
+	opts := []codec.Option{codec.WithLevel(cfg.Level)}
+	if cfg.MinSize != 0 {
+		opts = append(opts, codec.WithMinSize(cfg.MinSize))
+	}
+	if cfg.MaxDecompressedSize != 0 {
+		opts = append(opts, codec.WithMaxDecompressedSize(cfg.MaxDecompressedSize))
+	}
+	if len(cfg.Dictionary) != 0 {
+		opts = append(opts, codec.WithDictionary(cfg.Dictionary))
+	}
+	// The error is the codec's; callers say which settings it came from.
+	return codec.New(cfg.Backend, opts...)
+}
+
+// A Hook wraps stages of a Client's work, as go-redis's hooks do. Each
+// method receives the next stage and returns the stage to run instead,
+// which can observe the call, change its context or its result, or
+// short-circuit it by returning without calling next. Hooks are given in
+// Options.Hooks and run in order: the first is outermost. A method may
+// return next unchanged to leave its stage alone.
+//
+// The stages are dialing a connection, processing one command, and
+// processing a batch or transaction (Batch.Exec). Hooks see commands as
+// they go on the wire: stored values already compressed, and replies
+// before they are expanded and decoded.
+type Hook interface {
+	DialHook(next DialFunc) DialFunc
+	ProcessHook(next ProcessFunc) ProcessFunc
+	ProcessBatchHook(next ProcessBatchFunc) ProcessBatchFunc
+}
+
+// DialFunc opens a network connection to a server.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// ProcessFunc runs one command and leaves its reply in cmd.
+type ProcessFunc func(ctx context.Context, cmd *Cmd) error
+
+// ProcessBatchFunc runs the commands of a Batch (or Tx) in one round trip
+// and leaves each reply in its Cmd. Its error is the batch's: a connection
+// failure, or ErrTxFailed.
+type ProcessBatchFunc func(ctx context.Context, cmds []*Cmd) error
+
+func (o Options) validate() error {
+	if o.Protocol != 0 && o.Protocol != 2 && o.Protocol != 3 {
+		return fmt.Errorf("zipline: Options.Protocol must be 0, 2 or 3, not %d", o.Protocol)
+	}
+	if o.DB < 0 {
+		return fmt.Errorf("zipline: Options.DB must not be negative")
+	}
+	return nil
 }

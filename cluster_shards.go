@@ -1,5 +1,9 @@
 package zipline
 
+// This file reads a node's account of a cluster (CLUSTER SHARDS, or
+// CLUSTER SLOTS on servers before 7) into a shardMap, and elects the one
+// most nodes agree on.
+
 import (
 	"cmp"
 	"errors"
@@ -13,16 +17,16 @@ import (
 	"github.com/ziplinekv/zipline/internal/resp"
 )
 
-// A view is one node's account of the cluster: which shard serves which
-// slots. The router installs a view only when several nodes agree on it.
-type view struct {
-	shards []viewShard
+// A shardMap is one node's account of the cluster: which shard serves which
+// slots. The router installs a shard map only when several nodes agree on it.
+type shardMap struct {
+	shards []mapShard
 	hash   uint64 // of the normalised view: equal views have equal hashes
 }
 
-// viewShard is one shard: its slot ranges, its primary and its healthy
+// mapShard is one shard: its slot ranges, its primary and its healthy
 // replicas.
-type viewShard struct {
+type mapShard struct {
 	ranges   [][2]int32
 	primary  string
 	replicas []string
@@ -34,18 +38,18 @@ type viewShard struct {
 // server says so of every replica whose replication offset it has not yet
 // heard, which on a cluster without writes is all of them; a replica that
 // really is loading answers LOADING, and the read goes to the primary.
-func parseShards(v resp.Value, seed string) (*view, error) {
+func parseShards(v resp.Value, seed string) (*shardMap, error) {
 	shards, err := Value{v}.AsSlice()
 	if err != nil {
 		return nil, err
 	}
-	out := &view{}
+	out := &shardMap{}
 	for _, sh := range shards {
 		fields, err := sh.AsMap()
 		if err != nil {
 			return nil, err
 		}
-		var s viewShard
+		var s mapShard
 		slots, _ := fields["slots"].AsSlice()
 		for i := 0; i+1 < len(slots); i += 2 {
 			lo, err1 := slots[i].AsInt64()
@@ -107,12 +111,12 @@ func nodeAddr(f map[string]Value, seed string) string {
 
 // parseSlots reads CLUSTER SLOTS, for servers older than 7: per range, the
 // primary then the replicas, each [ip, port, id...].
-func parseSlots(v resp.Value, seed string) (*view, error) {
+func parseSlots(v resp.Value, seed string) (*shardMap, error) {
 	ranges, err := Value{v}.AsSlice()
 	if err != nil {
 		return nil, err
 	}
-	byPrimary := map[string]*viewShard{}
+	byPrimary := map[string]*mapShard{}
 	var order []string
 	for _, r := range ranges {
 		e, _ := r.AsSlice()
@@ -142,13 +146,13 @@ func parseSlots(v resp.Value, seed string) (*view, error) {
 		}
 		s := byPrimary[addrs[0]]
 		if s == nil {
-			s = &viewShard{primary: addrs[0], replicas: addrs[1:]}
+			s = &mapShard{primary: addrs[0], replicas: addrs[1:]}
 			byPrimary[addrs[0]] = s
 			order = append(order, addrs[0])
 		}
 		s.ranges = append(s.ranges, [2]int32{int32(lo), int32(hi)})
 	}
-	out := &view{}
+	out := &shardMap{}
 	for _, p := range order {
 		out.shards = append(out.shards, *byPrimary[p])
 	}
@@ -156,15 +160,15 @@ func parseSlots(v resp.Value, seed string) (*view, error) {
 	return out, nil
 }
 
-// normalise sorts the view and hashes it, so that two nodes' accounts of
+// normalise sorts the shard map and hashes it, so that two nodes' accounts of
 // the same cluster compare equal.
-func (v *view) normalise() {
+func (v *shardMap) normalise() {
 	for i := range v.shards {
 		s := &v.shards[i]
 		slices.SortFunc(s.ranges, func(a, b [2]int32) int { return cmp.Compare(a[0], b[0]) })
 		slices.Sort(s.replicas)
 	}
-	slices.SortFunc(v.shards, func(a, b viewShard) int { return cmp.Compare(a.ranges[0][0], b.ranges[0][0]) })
+	slices.SortFunc(v.shards, func(a, b mapShard) int { return cmp.Compare(a.ranges[0][0], b.ranges[0][0]) })
 	h := fnv.New64a()
 	for _, s := range v.shards {
 		fmt.Fprintf(h, "%v %s %s;", s.ranges, s.primary, strings.Join(s.replicas, ","))
@@ -172,8 +176,8 @@ func (v *view) normalise() {
 	v.hash = h.Sum64()
 }
 
-// covered counts the slots the view assigns to a primary.
-func (v *view) covered() int {
+// covered counts the slots the shard map assigns to a primary.
+func (v *shardMap) covered() int {
 	n := 0
 	for _, s := range v.shards {
 		if s.primary == "" {
@@ -186,17 +190,17 @@ func (v *view) covered() int {
 	return n
 }
 
-// elect picks the view most nodes gave. On a tie it keeps the current one
-// if it is among the best, so that a view mid-change does not flap; then
+// elect picks the shard map most nodes gave. On a tie it keeps the current one
+// if it is among the best, so that a shard map mid-change does not flap; then
 // the one covering most slots.
-func elect(views []*view, current uint64) *view {
+func elect(views []*shardMap, current uint64) *shardMap {
 	votes := map[uint64]int{}
-	byHash := map[uint64]*view{}
+	byHash := map[uint64]*shardMap{}
 	for _, v := range views {
 		votes[v.hash]++
 		byHash[v.hash] = v
 	}
-	var best *view
+	var best *shardMap
 	for h, v := range byHash {
 		switch {
 		case best == nil, votes[h] > votes[best.hash]:
@@ -211,8 +215,8 @@ func elect(views []*view, current uint64) *view {
 	return best
 }
 
-// nodes lists every address in the view.
-func (v *view) nodes() []string {
+// nodes lists every address in the shard map.
+func (v *shardMap) nodes() []string {
 	var out []string
 	for _, s := range v.shards {
 		if s.primary != "" {

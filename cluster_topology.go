@@ -1,0 +1,417 @@
+package zipline
+
+// This file keeps a cluster's route table current: refreshed from the
+// nodes' accounts (cluster_shards.go) on demand and periodically, patched
+// by MOVED, with a node's connections made once and closed when it leaves.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/ziplinekv/zipline/internal/resp"
+)
+
+// askRefresh asks the refresher for a new shard map, without waiting. The
+// failover watch looks too: what made the caller ask may be a lost primary.
+func (c *cluster) askRefresh() {
+	select {
+	case c.refreshAsked <- struct{}{}:
+	default:
+	}
+	select {
+	case c.suspect <- struct{}{}:
+	default:
+	}
+}
+
+// refresher is the one goroutine that reads topology: on request, and
+// periodically. Between two queries of the same node it lets at least
+// minQueryInterval pass, so a storm of errors costs each node at most one
+// topology query per second.
+func (c *cluster) refresher() {
+	defer c.wg.Done()
+	t := time.NewTicker(DefaultClusterRefreshInterval)
+	defer t.Stop()
+	var probe <-chan time.Time
+	if c.s.opts.ReadFrom == ReadLowestLatency {
+		p := time.NewTicker(latencyProbeInterval)
+		defer p.Stop()
+		probe = p.C
+		c.probeLatency()
+	}
+	for {
+		select {
+		case <-c.life.Done():
+			return
+		case <-probe:
+			c.probeLatency()
+			continue
+		case <-c.refreshAsked:
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(c.life, c.s.opts.DialTimeout)
+		if err := c.refreshNow(ctx); err != nil && c.life.Err() == nil {
+			c.s.opts.Logger.Debug("zipline: cluster topology refresh failed", "err", err)
+		}
+		cancel()
+	}
+}
+
+// latencyProbeInterval is how often ReadLowestLatency measures nodes.
+const latencyProbeInterval = 2 * time.Second
+
+// probeLatency PINGs every node and keeps a moving average of its round
+// trip, which ReadLowestLatency reads.
+func (c *cluster) probeLatency() {
+	c.mu.Lock()
+	nodes := make([]*node, 0, len(c.nodes))
+	for _, n := range c.nodes {
+		nodes = append(nodes, n)
+	}
+	c.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, n := range nodes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(c.life, c.s.opts.DialTimeout)
+			defer cancel()
+			start := time.Now()
+			rtt := int64(time.Hour) // unreachable: last choice
+			if _, err := c.nodeDo(ctx, n, "PING"); err == nil {
+				rtt = int64(time.Since(start))
+			}
+			if old := n.rtt.Load(); old != 0 && rtt != int64(time.Hour) {
+				rtt = (3*old + rtt) / 4
+			}
+			n.rtt.Store(rtt)
+		}()
+	}
+	wg.Wait()
+}
+
+// refreshNow asks up to three nodes for their shard map of the cluster and
+// installs the one most of them give. Nodes asked less than
+// minQueryInterval ago are skipped (or waited for, when every node was).
+func (c *cluster) refreshNow(ctx context.Context) error {
+	asked := c.pickQueried(ctx, 3)
+	if len(asked) == 0 {
+		return errors.New("zipline: no cluster node to ask for the topology")
+	}
+	views := make([]*shardMap, len(asked))
+	errs := make([]error, len(asked))
+	var wg sync.WaitGroup
+	for i, n := range asked {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			views[i], errs[i] = c.queryShards(ctx, n)
+		}()
+	}
+	wg.Wait()
+	var got []*shardMap
+	for _, v := range views {
+		if v != nil {
+			got = append(got, v)
+		}
+	}
+	if len(got) == 0 {
+		return fmt.Errorf("zipline: cluster topology: %w", errors.Join(errs...))
+	}
+	best := elect(got, c.installed.Load())
+	if best.hash == c.installed.Load() {
+		return nil
+	}
+	return c.install(ctx, best)
+}
+
+// pickQueried chooses up to n nodes to ask for the topology: primaries
+// first, then replicas, then seeds, none asked within minQueryInterval.
+// When every candidate was, it waits (bounded by ctx) for the first to be
+// allowed again.
+func (c *cluster) pickQueried(ctx context.Context, n int) []*node {
+	for {
+		c.mu.Lock()
+		var cands []*node
+		seen := map[*node]bool{}
+		add := func(nd *node) {
+			if nd != nil && !seen[nd] {
+				seen[nd] = true
+				cands = append(cands, nd)
+			}
+		}
+		for _, r := range c.routeSet() {
+			add(r.primary)
+		}
+		for _, r := range c.routeSet() {
+			for _, rep := range r.replicas {
+				add(rep)
+			}
+		}
+		for _, s := range c.seeds {
+			add(c.nodes[s])
+		}
+		for _, nd := range c.nodes {
+			add(nd)
+		}
+		now := time.Now()
+		var out []*node
+		wait := time.Duration(-1)
+		for _, nd := range cands {
+			if since := now.Sub(nd.queried); nd.queried.IsZero() || since >= minQueryInterval {
+				nd.queried = now
+				out = append(out, nd)
+				if len(out) == n {
+					break
+				}
+			} else if w := minQueryInterval - since; wait < 0 || w < wait {
+				wait = w
+			}
+		}
+		c.mu.Unlock()
+		if len(out) > 0 || wait < 0 {
+			return out
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// routeSet returns the distinct routes installed. Callers hold c.mu.
+func (c *cluster) routeSet() []*route {
+	var out []*route
+	var last *route
+	for i := range c.routes {
+		if r := c.routes[i].Load(); r != nil && r != last {
+			out = append(out, r)
+			last = r
+		}
+	}
+	return out
+}
+
+// queryShards asks one node for its shard map: CLUSTER SHARDS, or CLUSTER SLOTS on
+// servers older than 7.
+func (c *cluster) queryShards(ctx context.Context, n *node) (*shardMap, error) {
+	v, err := c.nodeDo(ctx, n, "CLUSTER", "SHARDS")
+	if err == nil {
+		return parseShards(v, n.addr)
+	}
+	var se *ServerError
+	if !errors.As(err, &se) {
+		return nil, err
+	}
+	if v, err = c.nodeDo(ctx, n, "CLUSTER", "SLOTS"); err != nil {
+		return nil, err
+	}
+	return parseSlots(v, n.addr)
+}
+
+// nodeDo runs one command on one node's shared connection.
+func (c *cluster) nodeDo(ctx context.Context, n *node, args ...string) (resp.Value, error) {
+	r := c.s.newRequest()
+	r.call.Buf = appendCommandStrings(r.call.Buf, args...)
+	r.call.N = 1
+	defer r.release()
+	if err := r.sendOn(ctx, n.pipe); err != nil {
+		return resp.Value{}, err
+	}
+	v := r.replies[0]
+	return v, c.s.replyError(v)
+}
+
+// install makes v the route table: it connects to the nodes v names (a
+// primary that cannot be reached still gets its route: requests for it fail
+// as not sent and wait for the next shard map), then swaps the routes slot by
+// slot, and closes the connections of nodes that left.
+func (c *cluster) install(ctx context.Context, v *shardMap) error {
+	byAddr := map[string]*node{}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	addrs := v.nodes()
+	if c.s.opts.ReadFrom == ReadPrimary {
+		addrs = addrs[:0]
+		for _, s := range v.shards {
+			if s.primary != "" {
+				addrs = append(addrs, s.primary)
+			}
+		}
+	}
+	for _, a := range addrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if n, err := c.node(ctx, a); err == nil {
+				mu.Lock()
+				byAddr[a] = n
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if v.covered() > 0 && len(byAddr) == 0 {
+		return errors.New("zipline: no cluster node could be reached")
+	}
+	c.mu.Lock()
+	for _, s := range v.shards {
+		r := &route{primary: byAddr[s.primary], standby: s.replicas}
+		for _, a := range s.replicas {
+			if n := byAddr[a]; n != nil {
+				r.replicas = append(r.replicas, n)
+			}
+		}
+		if r.primary == nil && len(r.replicas) == 0 {
+			r = nil
+		}
+		for _, rg := range s.ranges {
+			for slot := rg[0]; slot <= rg[1]; slot++ {
+				if old := c.routes[slot].Load(); old != nil && r != nil && old.primary != r.primary && c.s.cache != nil {
+					c.s.cache.slotMoved(slot)
+				}
+				c.routes[slot].Store(r)
+			}
+		}
+	}
+	c.installed.Store(v.hash)
+	c.current = v
+	gone := c.unusedLocked()
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.mu.Unlock()
+	c.closeNodes(gone)
+	return nil
+}
+
+// unusedLocked removes from c.nodes the nodes no route uses, seeds apart,
+// and returns them for closeNodes. Callers hold c.mu.
+func (c *cluster) unusedLocked() []*node {
+	used := map[*node]bool{}
+	for _, r := range c.routeSet() {
+		used[r.primary] = true
+		for _, rep := range r.replicas {
+			used[rep] = true
+		}
+	}
+	var gone []*node
+	for a, n := range c.nodes {
+		if !used[n] && !c.isSeed(a) {
+			delete(c.nodes, a)
+			gone = append(gone, n)
+		}
+	}
+	return gone
+}
+
+// closeNodes closes nodes that left, in the background: their connections
+// close and their goroutines exit before close returns.
+func (c *cluster) closeNodes(gone []*node) {
+	for _, n := range gone {
+		c.retire(n)
+		c.wg.Add(1)
+		go func() { defer c.wg.Done(); n.close() }()
+	}
+}
+
+// retire keeps a leaving node's counters (see cluster.retired).
+func (c *cluster) retire(n *node) {
+	var st Stats
+	st.addPipe(n.pipe)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.retired.Writes += st.Writes
+	c.retired.Requests += st.Requests
+	c.retired.Reconnects += st.Reconnects
+	for i := range st.WriteSizes {
+		c.retired.WriteSizes[i] += st.WriteSizes[i]
+	}
+}
+
+func (c *cluster) isSeed(addr string) bool {
+	for _, s := range c.seeds {
+		if s == addr {
+			return true
+		}
+	}
+	return false
+}
+
+// moved patches the routes after a MOVED reply and asks for a full
+// refresh: the slot's new owner serves it from now on, even before the
+// refresh, and so does every other slot of its primary when the new owner
+// was that primary's replica (a failover).
+func (c *cluster) moved(ctx context.Context, slot int32, addr string) {
+	n, err := c.node(ctx, addr)
+	if err != nil {
+		c.askRefresh()
+		return
+	}
+	c.mu.Lock()
+	switch cur := c.routes[slot].Load(); {
+	case cur != nil && cur.primary != nil && cur.primary != n && slices.Contains(cur.standby, addr):
+		// The slot's own replica holds it now: a failover, which hands
+		// the replica every slot of its primary at once. Moving them all
+		// here spares a MOVED round trip per slot until the next shard map
+		// (each node is asked at most once a second).
+		c.failedOverLocked(cur.primary, n, addr)
+	case cur == nil || cur.primary != n:
+		if c.s.cache != nil {
+			c.s.cache.slotMoved(slot)
+		}
+		c.routes[slot].Store(&route{primary: n})
+	default:
+		c.mu.Unlock()
+		c.askRefresh()
+		return
+	}
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.mu.Unlock()
+	c.askRefresh()
+}
+
+// failedOverLocked gives every slot of primary old to its replica n (at
+// addr), which a MOVED showed has taken one of them over. c.mu is held.
+func (c *cluster) failedOverLocked(old, n *node, addr string) {
+	next := map[*route]*route{} // the slots of a shard share their route
+	for slot := range c.routes {
+		r := c.routes[slot].Load()
+		if r == nil || r.primary != old {
+			continue
+		}
+		nr := next[r]
+		if nr == nil {
+			nr = &route{primary: n}
+			for _, rep := range r.replicas {
+				if rep != n {
+					nr.replicas = append(nr.replicas, rep)
+				}
+			}
+			for _, a := range r.standby {
+				if a != addr {
+					nr.standby = append(nr.standby, a)
+				}
+			}
+			next[r] = nr
+		}
+		if c.s.cache != nil {
+			c.s.cache.slotMoved(int32(slot))
+		}
+		c.routes[slot].Store(nr)
+	}
+}
+
+// changes returns a channel closed at the next change of the routes.
+func (c *cluster) changes() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed
+}

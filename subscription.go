@@ -1,0 +1,338 @@
+package zipline
+
+// This file is pub/sub as applications see it: a Subscription, its
+// messages and gaps. subscriptions.go routes channels to connections;
+// subscriber.go is one subscriber connection.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// ErrGap is matched by the *GapError that Messages yields when messages may
+// have been lost: the subscriber connection was down (messages published
+// meanwhile are gone: Redis pub/sub keeps nothing), or the subscription's
+// buffer overflowed. Iteration goes on after it.
+var ErrGap = errors.New("zipline: pub/sub messages may have been lost")
+
+// GapError says why messages may have been lost.
+type GapError struct {
+	// Reason is "reconnected", "overflow" (the subscription's buffer) or
+	// "moved" (a sharded channel's slot moved to another node).
+	Reason string
+	// Dropped counts the messages known to be lost, when known.
+	Dropped int64
+}
+
+func (e *GapError) Error() string {
+	if e.Dropped > 0 {
+		return fmt.Sprintf("zipline: pub/sub gap (%s): %d messages lost", e.Reason, e.Dropped)
+	}
+	return "zipline: pub/sub gap (" + e.Reason + "): messages may have been lost"
+}
+
+// Is makes a GapError match ErrGap.
+func (e *GapError) Is(target error) bool { return target == ErrGap }
+
+// ErrSlowConsumer ends a subscription whose Overflow is CloseSubscription
+// when its buffer is full.
+var ErrSlowConsumer = errors.New("zipline: subscription closed: its consumer fell behind")
+
+// Message is one pub/sub message.
+type Message struct {
+	// Channel it was published to.
+	Channel string
+	// Pattern that matched it, for PSubscribe; empty otherwise.
+	Pattern string
+	// Payload, expanded when it was published compressed (the PubSub
+	// compression family).
+	Payload []byte
+}
+
+// subKind is what a subscription names: channels, patterns, or sharded
+// channels.
+type subKind uint8
+
+const (
+	subChannel subKind = iota
+	subPattern
+	subShard
+)
+
+// subscribe, unsubscribe and message kinds per subKind.
+var subCommands = [...]struct{ subscribe, unsubscribe, message string }{
+	subChannel: {"subscribe", "unsubscribe", "message"},
+	subPattern: {"psubscribe", "punsubscribe", "pmessage"},
+	subShard:   {"ssubscribe", "sunsubscribe", "smessage"},
+}
+
+type subKey struct {
+	kind subKind
+	name string
+}
+
+// Subscription is a set of channels (or patterns) whose messages reach
+// one consumer through Messages, in the order they were published. It is
+// safe for concurrent use; Messages is meant for one consumer.
+type Subscription struct {
+	m    *subscriptions
+	opts Subscriptions
+	vc   *valueCodec // expands PubSub-compressed payloads
+
+	mu      sync.Mutex
+	keys    map[subKey]bool
+	ring    []Message
+	head, n int
+	gap     *GapError // pending, yielded before the next message
+	err     error     // why it ended
+	done    bool
+	wake    chan struct{} // capacity 1
+
+	received, dropped, gaps atomic.Int64
+}
+
+// SubscriptionStats count what a subscription received and lost.
+type SubscriptionStats struct {
+	Received int64 // messages that arrived, those dropped included
+	Dropped  int64 // messages dropped by the overflow policy
+	Gaps     int64 // gaps reported
+}
+
+// Stats returns the subscription's counters.
+func (s *Subscription) Stats() SubscriptionStats {
+	return SubscriptionStats{Received: s.received.Load(), Dropped: s.dropped.Load(), Gaps: s.gaps.Load()}
+}
+
+// Subscribe subscribes to channels (SUBSCRIBE) and returns the
+// subscription once the server has confirmed them. Subscriptions share one
+// connection per server, apart from the Client's commands, and are made
+// again on every reconnect, with a gap reported (see ErrGap).
+func (c *Client) Subscribe(ctx context.Context, channels ...string) (*Subscription, error) {
+	return c.subscribe(ctx, subChannel, channels)
+}
+
+// PSubscribe subscribes to glob patterns of channels (PSUBSCRIBE).
+func (c *Client) PSubscribe(ctx context.Context, patterns ...string) (*Subscription, error) {
+	return c.subscribe(ctx, subPattern, patterns)
+}
+
+// SSubscribe subscribes to sharded channels (SSUBSCRIBE, Redis and Valkey
+// 7+). On a cluster each channel is subscribed on the node that owns its
+// slot, and follows the slot when it moves or fails over.
+func (c *Client) SSubscribe(ctx context.Context, channels ...string) (*Subscription, error) {
+	return c.subscribe(ctx, subShard, channels)
+}
+
+func (c *Client) subscribe(ctx context.Context, kind subKind, names []string) (*Subscription, error) {
+	m := c.s.subscriptions()
+	opts := c.s.opts.Subscriptions
+	s := &Subscription{m: m, opts: opts, keys: map[subKey]bool{}, ring: make([]Message, opts.Buffer),
+		wake: make(chan struct{}, 1)}
+	if c.codec != nil && c.codec.covers(familyPubSub) {
+		s.vc = c.codec
+	}
+	if err := s.add(ctx, kind, names); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Add subscribes to more channels, of the kind the subscription was made
+// with (channels, patterns or sharded channels).
+func (s *Subscription) Add(ctx context.Context, names ...string) error {
+	return s.add(ctx, s.kind(), names)
+}
+
+// Remove unsubscribes from channels (or patterns). Messages already held
+// for them are still delivered.
+func (s *Subscription) Remove(ctx context.Context, names ...string) error {
+	kind := s.kind()
+	s.mu.Lock()
+	var keys []subKey
+	for _, n := range names {
+		k := subKey{kind, n}
+		if s.keys[k] {
+			delete(s.keys, k)
+			keys = append(keys, k)
+		}
+	}
+	s.mu.Unlock()
+	return s.m.remove(ctx, s, keys)
+}
+
+func (s *Subscription) kind() subKind {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k := range s.keys {
+		return k.kind
+	}
+	return subChannel
+}
+
+func (s *Subscription) add(ctx context.Context, kind subKind, names []string) error {
+	var keys []subKey
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
+		return fmt.Errorf("zipline: subscription closed: %w (%w)", ErrClosed, ErrNotSent)
+	}
+	for _, n := range names {
+		k := subKey{kind, n}
+		if !s.keys[k] {
+			s.keys[k] = true
+			keys = append(keys, k)
+		}
+	}
+	s.mu.Unlock()
+	return s.m.add(ctx, s, keys)
+}
+
+// Close ends the subscription: it unsubscribes from what no other
+// subscription of the Client still wants, and Messages stops.
+func (s *Subscription) Close() error {
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
+		return nil
+	}
+	keys := make([]subKey, 0, len(s.keys))
+	for k := range s.keys {
+		keys = append(keys, k)
+	}
+	s.keys = map[subKey]bool{}
+	s.mu.Unlock()
+	s.end(nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return s.m.remove(ctx, s, keys)
+}
+
+// end stops the subscription with err (nil: closed by its owner).
+func (s *Subscription) end(err error) {
+	s.mu.Lock()
+	if !s.done {
+		s.done, s.err = true, err
+	}
+	s.mu.Unlock()
+	s.signal()
+}
+
+func (s *Subscription) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// deliver takes one message into the buffer, applying the overflow policy.
+// It never blocks: it runs on the connection's push handler.
+func (s *Subscription) deliver(m Message) {
+	s.mu.Lock()
+	if s.done {
+		s.mu.Unlock()
+		return
+	}
+	s.received.Add(1)
+	if s.n == len(s.ring) {
+		switch s.opts.Overflow {
+		case DropNewest:
+			s.dropLocked(1)
+			s.mu.Unlock()
+			s.signal()
+			return
+		case CloseSubscription:
+			s.dropLocked(1)
+			s.done, s.err = true, ErrSlowConsumer
+			s.mu.Unlock()
+			s.signal()
+			return
+		}
+		s.head = (s.head + 1) % len(s.ring) // DropOldest
+		s.n--
+		s.dropLocked(1)
+	}
+	s.ring[(s.head+s.n)%len(s.ring)] = m
+	s.n++
+	s.mu.Unlock()
+	s.signal()
+}
+
+func (s *Subscription) dropLocked(n int64) {
+	s.dropped.Add(n)
+	s.gapLocked("overflow", n)
+}
+
+// gapLocked records a gap to report before the next message; gaps that
+// follow one another merge.
+func (s *Subscription) gapLocked(reason string, dropped int64) {
+	if s.gap == nil {
+		s.gap = &GapError{Reason: reason}
+		s.gaps.Add(1)
+	}
+	s.gap.Dropped += dropped
+}
+
+func (s *Subscription) markGap(reason string) {
+	s.mu.Lock()
+	s.gapLocked(reason, 0)
+	s.mu.Unlock()
+	s.signal()
+}
+
+// Messages returns the subscription's messages, in order, as they arrive.
+// A gap (see ErrGap) is yielded as a *GapError and iteration goes on; it
+// ends when ctx ends (yielding ctx.Err()), when the subscription is
+// closed, or when the Client is (yielding ErrClosed), or with
+// ErrSlowConsumer. Payloads published compressed are expanded here, on the
+// consumer's goroutine.
+func (s *Subscription) Messages(ctx context.Context) iter.Seq2[Message, error] {
+	return func(yield func(Message, error) bool) {
+		for {
+			s.mu.Lock()
+			switch {
+			case s.gap != nil:
+				g := s.gap
+				s.gap = nil
+				s.mu.Unlock()
+				if !yield(Message{}, g) {
+					return
+				}
+				continue
+			case s.n > 0:
+				m := s.ring[s.head]
+				s.ring[s.head] = Message{}
+				s.head = (s.head + 1) % len(s.ring)
+				s.n--
+				s.mu.Unlock()
+				var err error
+				if s.vc != nil {
+					m.Payload, err = s.vc.decodeValue(m.Payload)
+				}
+				if !yield(m, err) {
+					return
+				}
+				continue
+			case s.done:
+				err := s.err
+				s.mu.Unlock()
+				if err != nil {
+					yield(Message{}, err)
+				}
+				return
+			}
+			s.mu.Unlock()
+			select {
+			case <-s.wake:
+			case <-ctx.Done():
+				yield(Message{}, ctx.Err())
+				return
+			}
+		}
+	}
+}
