@@ -10,14 +10,14 @@ package zipline
 //
 //zipline:twins SetBit
 func setBitCmd(key string, offset int64, value int) command[int64] {
-	return cmd(decInt, specSETBIT, keyArg(key), num(offset), num(int64(value)))
+	return define(decInt, specSETBIT, keyArg(key), num(offset), num(int64(value)))
 }
 
 // GetBit returns the bit at offset (0 past the end).
 //
 //zipline:twins GetBit
 func getBitCmd(key string, offset int64) command[int64] {
-	return cmd(decInt, specGETBIT, keyArg(key), num(offset))
+	return define(decInt, specGETBIT, keyArg(key), num(offset))
 }
 
 // BitRange is a range of a bitmap for BitCount and BitPos: bytes (or,
@@ -52,7 +52,7 @@ func Bits(start, end int64) BitRange  { return BitRange{Start: start, End: end, 
 //
 //zipline:twins BitCount buf=5
 func bitCountCmd(buf []arg, key string, r BitRange) command[int64] {
-	return cmd(decInt, specBITCOUNT, r.appendTo(append(buf, keyArg(key)), true)...)
+	return define(decInt, specBITCOUNT, r.appendTo(append(buf, keyArg(key)), true)...)
 }
 
 // BitPos returns the position of the first bit set to bit (0 or 1) in a
@@ -60,7 +60,7 @@ func bitCountCmd(buf []arg, key string, r BitRange) command[int64] {
 //
 //zipline:twins BitPos buf=6
 func bitPosCmd(buf []arg, key string, bit int, r BitRange) command[int64] {
-	return cmd(decInt, specBITPOS, r.appendTo(append(buf, keyArg(key), num(int64(bit))), true)...)
+	return define(decInt, specBITPOS, r.appendTo(append(buf, keyArg(key), num(int64(bit))), true)...)
 }
 
 // BitOp stores in dst the bitwise op ("AND", "OR", "XOR", "NOT") of the
@@ -70,7 +70,7 @@ func bitPosCmd(buf []arg, key string, bit int, r BitRange) command[int64] {
 func bitOpCmd(op, dst string, keys ...string) command[int64] {
 	args := make([]arg, 0, 2+len(keys))
 	args = append(args, str(op), keyArg(dst))
-	return cmd(decInt, specBITOP, append(args, keyArgs(keys)...)...)
+	return define(decInt, specBITOP, append(args, keyArgs(keys)...)...)
 }
 
 // BitField runs BITFIELD's operations, given in the server's syntax ("GET",
@@ -80,7 +80,7 @@ func bitOpCmd(op, dst string, keys ...string) command[int64] {
 //
 //zipline:twins BitField
 func bitFieldCmd(key string, ops ...string) command[[]int64] {
-	return cmd(decIntsOrZero, specBITFIELD, keyAnd(key, ops)...)
+	return define(decIntsOrZero, specBITFIELD, keyAnd(key, ops)...)
 }
 
 // BitFieldRO is BitField with GET operations only, for replicas
@@ -88,5 +88,5 @@ func bitFieldCmd(key string, ops ...string) command[[]int64] {
 //
 //zipline:twins BitFieldRO
 func bitFieldROCmd(key string, ops ...string) command[[]int64] {
-	return cmd(decIntsOrZero, specBITFIELD_RO, keyAnd(key, ops)...)
+	return define(decIntsOrZero, specBITFIELD_RO, keyAnd(key, ops)...)
 }

@@ -165,11 +165,11 @@ func (v Cached) fetch(ctx context.Context, keys []string) ([][]byte, error) {
 			f.token = cc.reserve(k)
 		}
 		if optin && f.cached {
-			c.encode(r, specCLIENT_CACHING, []arg{str("YES")}, tsStatus, argSpan{}, cmdInfo{slot: f.slot})
+			c.encode(r, specCLIENT_CACHING, []arg{str("YES")}, tsStatus, argSpan{}, wireCommand{slot: f.slot})
 		}
 		f.first = len(r.cmds)
-		c.encode(r, specGET, []arg{keyArg(k)}, tsBulk, argSpan{}, cmdInfo{slot: f.slot, readOnly: false})
-		c.encode(r, specPTTL, []arg{keyArg(k)}, tsInt, argSpan{}, cmdInfo{slot: f.slot})
+		c.encode(r, specGET, []arg{keyArg(k)}, tsBulk, argSpan{}, wireCommand{slot: f.slot, readOnly: false})
+		c.encode(r, specPTTL, []arg{keyArg(k)}, tsInt, argSpan{}, wireCommand{slot: f.slot})
 	}
 	if err := c.carrier.send(ctx, r); err != nil {
 		return nil, err

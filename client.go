@@ -43,7 +43,7 @@ type shared struct {
 	hooks    hooks
 	// routing is the server's command table on a cluster (where keys are,
 	// which commands read), nil on a single server.
-	routing commandTable
+	routing serverCommands
 	cache   *clientCache // nil when off
 	// top is the Client's own carrier (not a lease's).
 	top  carrier
@@ -126,7 +126,7 @@ func (s *shared) connect() (carrier, error) {
 		// A cluster's connections are set up differently (see
 		// pipeOptions): start again with those.
 		d.close()
-		s.routing = commandTable{}
+		s.routing = serverCommands{}
 		if s.cache != nil {
 			s.cache.slots = make([]atomic.Uint32, slotCount)
 		}

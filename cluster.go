@@ -115,7 +115,7 @@ func newCluster(ctx context.Context, s *shared, addr string, seeds []string) (*c
 		c.close()
 		return nil, err
 	}
-	s.routing = loadCommandTable(ctx, seed)
+	s.routing = loadServerCommands(ctx, seed)
 	if err := c.refreshNow(ctx); err != nil {
 		c.close()
 		return nil, err
@@ -214,7 +214,7 @@ func (c *cluster) eachShard(fn func(carrier) error) error {
 // serving returns the connection of the node that serves slot now (any
 // node for noSlot), or nil.
 func (c *cluster) serving(slot int32) *direct {
-	if n := c.target(cmdInfo{slot: slot}); n != nil {
+	if n := c.target(wireCommand{slot: slot}); n != nil {
 		return n.direct
 	}
 	return nil

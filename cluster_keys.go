@@ -10,35 +10,35 @@ import (
 	"github.com/ziplinekv/zipline/internal/cmdspec"
 )
 
-// commandTable is what the server says of its commands (COMMAND), for the
+// serverCommands is what the server says of its commands (COMMAND), for the
 // commands the spec does not have (a module's, a newer server's): where
 // their keys are, and whether they only read. With the spec it lets Do
 // route any command on a cluster, and send reads to replicas.
-type commandTable cmdspec.Table
+type serverCommands cmdspec.Table
 
-// loadCommandTable asks a node for COMMAND; if that fails the table is
+// loadServerCommands asks a node for COMMAND; if that fails the table is
 // empty, and Do routes what the spec does not know by its first argument.
-func loadCommandTable(ctx context.Context, n *node) commandTable {
+func loadServerCommands(ctx context.Context, n *node) serverCommands {
 	r := n.direct
 	req := r.pipe.NewCall()
 	req.Buf = appendCommandStrings(req.Buf, "COMMAND")
 	req.N = 1
 	if err := r.pipe.Do(ctx, req); err != nil {
-		return commandTable{}
+		return serverCommands{}
 	}
 	defer req.Release()
 	t, err := cmdspec.Parse(req.Reply(0))
 	if err != nil {
-		return commandTable{}
+		return serverCommands{}
 	}
-	return commandTable(t)
+	return serverCommands(t)
 }
 
 // info returns what is known of a command's keys and flags: its row's,
 // or, for a command the spec does not have, the server's table's (nil if
 // neither knows it). The arguments it reads its keys from follow the
 // subcommand's name (see specArgs).
-func (t commandTable) info(spec *commandSpec, args []arg) *cmdspec.Command {
+func (t serverCommands) info(spec *commandSpec, args []arg) *cmdspec.Command {
 	if spec.info.Name != "" {
 		return &spec.info
 	}
@@ -50,7 +50,7 @@ func (t commandTable) info(spec *commandSpec, args []arg) *cmdspec.Command {
 }
 
 // readOnly reports whether a replica may serve the command.
-func (t commandTable) readOnly(spec *commandSpec, args []arg) bool {
+func (t serverCommands) readOnly(spec *commandSpec, args []arg) bool {
 	if spec.info.Name != "" {
 		return spec.readOnly()
 	}
@@ -62,7 +62,7 @@ func (t commandTable) readOnly(spec *commandSpec, args []arg) bool {
 // keys, when the command came without key marks (Do): found from the
 // command's key specs, as the server finds them. A command neither the
 // spec nor the server's table knows is routed by its first argument.
-func (t commandTable) markKeys(spec *commandSpec, args []arg) {
+func (t serverCommands) markKeys(spec *commandSpec, args []arg) {
 	c := t.info(spec, args)
 	if c == nil {
 		if len(args) > 0 {

@@ -32,7 +32,7 @@ func (c *cluster) sendTx(ctx context.Context, r *request) error {
 	}
 	backoff := retryBackoffMin
 	for round := 0; ; round++ {
-		nd := c.target(cmdInfo{slot: slot})
+		nd := c.target(wireCommand{slot: slot})
 		when := againOnRoutes
 		if nd != nil {
 			when = notAgain
@@ -199,7 +199,7 @@ func (z *lazyLease) bound(ctx context.Context, r *request) (*lease, error) {
 	if z.l != nil {
 		for _, ci := range r.cmds {
 			if ci.slot >= 0 && ci.slot != z.slot {
-				if nd := z.c.target(cmdInfo{slot: ci.slot}); nd != z.node {
+				if nd := z.c.target(wireCommand{slot: ci.slot}); nd != z.node {
 					return nil, &NodeBoundError{Bound: z.slot, BoundAddr: z.node.addr, Slot: ci.slot}
 				}
 			}
@@ -296,7 +296,7 @@ func (z *lazyLease) taint() {
 func (c *cluster) leaseFor(ctx context.Context, slot int32) (*lease, *node, error) {
 	backoff := retryBackoffMin
 	for {
-		if nd := c.target(cmdInfo{slot: slot}); nd != nil {
+		if nd := c.target(wireCommand{slot: slot}); nd != nil {
 			l, err := nd.dedicated.lease(ctx)
 			if err == nil || !errors.Is(err, ErrNotSent) || ctx.Err() != nil {
 				return l, nd, err

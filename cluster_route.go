@@ -18,7 +18,7 @@ import (
 
 // isReplicaFor reports whether n was chosen as a replica for ci (a read
 // sent to a replica).
-func (n *node) isReplicaFor(c *cluster, ci cmdInfo) bool {
+func (n *node) isReplicaFor(c *cluster, ci wireCommand) bool {
 	if !ci.readOnly || ci.slot < 0 {
 		return false
 	}
@@ -29,7 +29,7 @@ func (n *node) isReplicaFor(c *cluster, ci cmdInfo) bool {
 // target picks the node for a command: the slot's primary, or, for a read
 // with Options.ReadFrom asking for it, a replica. Keyless commands go to
 // any primary. nil means nobody serves the slot now.
-func (c *cluster) target(ci cmdInfo) *node {
+func (c *cluster) target(ci wireCommand) *node {
 	slot := ci.slot
 	if slot < 0 {
 		slot = int32(c.rr.Add(1) % slotCount)

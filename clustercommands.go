@@ -18,29 +18,29 @@ import (
 // ClusterInfo returns CLUSTER INFO's fields ("cluster_state", ...).
 //
 //zipline:twins ClusterInfo
-func clusterInfoCmd() command[map[string]string] { return cmd(decInfo, specCLUSTER_INFO) }
+func clusterInfoCmd() command[map[string]string] { return define(decInfo, specCLUSTER_INFO) }
 
 // ClusterNodes returns CLUSTER NODES's text: one line per node.
 //
 //zipline:twins ClusterNodes
-func clusterNodesCmd() command[string] { return cmd(decString, specCLUSTER_NODES) }
+func clusterNodesCmd() command[string] { return define(decString, specCLUSTER_NODES) }
 
 // ClusterMyID returns the ID of the node the command reaches.
 //
 //zipline:twins ClusterMyID
-func clusterMyIDCmd() command[string] { return cmd(decString, specCLUSTER_MYID) }
+func clusterMyIDCmd() command[string] { return define(decString, specCLUSTER_MYID) }
 
 // ClusterMyShardID returns the shard ID of the node the command reaches
 // (Redis 7.2, Valkey 8.0).
 //
 //zipline:twins ClusterMyShardID
-func clusterMyShardIDCmd() command[string] { return cmd(decString, specCLUSTER_MYSHARDID) }
+func clusterMyShardIDCmd() command[string] { return define(decString, specCLUSTER_MYSHARDID) }
 
 // ClusterKeySlot returns the hash slot of key, as the server computes it.
 //
 //zipline:twins ClusterKeySlot
 func clusterKeySlotCmd(key string) command[int64] {
-	return cmd(decInt, specCLUSTER_KEYSLOT, str(key))
+	return define(decInt, specCLUSTER_KEYSLOT, str(key))
 }
 
 // ClusterCountKeysInSlot returns how many keys the slot holds, asking its
@@ -48,7 +48,7 @@ func clusterKeySlotCmd(key string) command[int64] {
 //
 //zipline:twins ClusterCountKeysInSlot
 func clusterCountKeysInSlotCmd(slot int64) command[int64] {
-	return cmd(decInt, specCLUSTER_COUNTKEYSINSLOT, slotArg(slot))
+	return define(decInt, specCLUSTER_COUNTKEYSINSLOT, slotArg(slot))
 }
 
 // ClusterGetKeysInSlot returns up to count keys of the slot, asking its
@@ -56,7 +56,7 @@ func clusterCountKeysInSlotCmd(slot int64) command[int64] {
 //
 //zipline:twins ClusterGetKeysInSlot
 func clusterGetKeysInSlotCmd(slot, count int64) command[[]string] {
-	return cmd(decStrings, specCLUSTER_GETKEYSINSLOT, slotArg(slot), num(count))
+	return define(decStrings, specCLUSTER_GETKEYSINSLOT, slotArg(slot), num(count))
 }
 
 // ClusterCountFailureReports returns how many nodes report nodeID as
@@ -64,14 +64,14 @@ func clusterGetKeysInSlotCmd(slot, count int64) command[[]string] {
 //
 //zipline:twins ClusterCountFailureReports
 func clusterCountFailureReportsCmd(nodeID string) command[int64] {
-	return cmd(decInt, specCLUSTER_COUNT_FAILURE_REPORTS, str(nodeID))
+	return define(decInt, specCLUSTER_COUNT_FAILURE_REPORTS, str(nodeID))
 }
 
 // ClusterReplicas returns the CLUSTER NODES lines of nodeID's replicas.
 //
 //zipline:twins ClusterReplicas
 func clusterReplicasCmd(nodeID string) command[[]string] {
-	return cmd(decStrings, specCLUSTER_REPLICAS, str(nodeID))
+	return define(decStrings, specCLUSTER_REPLICAS, str(nodeID))
 }
 
 // ClusterShard is one shard, as CLUSTER SHARDS describes it.
@@ -99,7 +99,7 @@ type ClusterNode struct {
 // ClusterShards describes the cluster's shards.
 //
 //zipline:twins ClusterShards
-func clusterShardsCmd() command[[]ClusterShard] { return cmd(decClusterShards, specCLUSTER_SHARDS) }
+func clusterShardsCmd() command[[]ClusterShard] { return define(decClusterShards, specCLUSTER_SHARDS) }
 
 // ClusterSlot is a range of slots and its nodes, primary first, as
 // CLUSTER SLOTS (deprecated for CLUSTER SHARDS) describes them.
@@ -117,28 +117,28 @@ type ClusterSlotNode struct {
 // ClusterSlots describes which nodes serve which slots.
 //
 //zipline:twins ClusterSlots
-func clusterSlotsCmd() command[[]ClusterSlot] { return cmd(decClusterSlots, specCLUSTER_SLOTS) }
+func clusterSlotsCmd() command[[]ClusterSlot] { return define(decClusterSlots, specCLUSTER_SLOTS) }
 
 // ClusterMeet joins the node at host:port to the cluster of the node the
 // command reaches.
 //
 //zipline:twins ClusterMeet client=error
 func clusterMeetCmd(host, port string) command[bool] {
-	return cmd(decOK, specCLUSTER_MEET, str(host), str(port))
+	return define(decOK, specCLUSTER_MEET, str(host), str(port))
 }
 
 // ClusterForget removes nodeID from the node's view of the cluster.
 //
 //zipline:twins ClusterForget client=error
 func clusterForgetCmd(nodeID string) command[bool] {
-	return cmd(decOK, specCLUSTER_FORGET, str(nodeID))
+	return define(decOK, specCLUSTER_FORGET, str(nodeID))
 }
 
 // ClusterReplicate makes the node a replica of nodeID.
 //
 //zipline:twins ClusterReplicate client=error
 func clusterReplicateCmd(nodeID string) command[bool] {
-	return cmd(decOK, specCLUSTER_REPLICATE, str(nodeID))
+	return define(decOK, specCLUSTER_REPLICATE, str(nodeID))
 }
 
 // ClusterFailover makes the replica the command reaches take over its
@@ -147,49 +147,49 @@ func clusterReplicateCmd(nodeID string) command[bool] {
 //zipline:twins ClusterFailover client=error
 func clusterFailoverCmd(option string) command[bool] {
 	if option == "" {
-		return cmd(decOK, specCLUSTER_FAILOVER)
+		return define(decOK, specCLUSTER_FAILOVER)
 	}
-	return cmd(decOK, specCLUSTER_FAILOVER, str(option))
+	return define(decOK, specCLUSTER_FAILOVER, str(option))
 }
 
 // ClusterReset resets the node's cluster state: "SOFT" or "HARD".
 //
 //zipline:twins ClusterReset client=error
 func clusterResetCmd(mode string) command[bool] {
-	return cmd(decOK, specCLUSTER_RESET, str(mode))
+	return define(decOK, specCLUSTER_RESET, str(mode))
 }
 
 // ClusterSaveConfig saves the node's cluster configuration to disk.
 //
 //zipline:twins ClusterSaveConfig client=error
-func clusterSaveConfigCmd() command[bool] { return cmd(decOK, specCLUSTER_SAVECONFIG) }
+func clusterSaveConfigCmd() command[bool] { return define(decOK, specCLUSTER_SAVECONFIG) }
 
 // ClusterAddSlots assigns slots to the node.
 //
 //zipline:twins ClusterAddSlots client=error
 func clusterAddSlotsCmd(slots ...int64) command[bool] {
-	return cmd(decOK, specCLUSTER_ADDSLOTS, intArgs(slots)...)
+	return define(decOK, specCLUSTER_ADDSLOTS, intArgs(slots)...)
 }
 
 // ClusterAddSlotsRange assigns the slots start to end to the node.
 //
 //zipline:twins ClusterAddSlotsRange client=error
 func clusterAddSlotsRangeCmd(start, end int64) command[bool] {
-	return cmd(decOK, specCLUSTER_ADDSLOTSRANGE, num(start), num(end))
+	return define(decOK, specCLUSTER_ADDSLOTSRANGE, num(start), num(end))
 }
 
 // ClusterDelSlots unassigns slots from the node.
 //
 //zipline:twins ClusterDelSlots client=error
 func clusterDelSlotsCmd(slots ...int64) command[bool] {
-	return cmd(decOK, specCLUSTER_DELSLOTS, intArgs(slots)...)
+	return define(decOK, specCLUSTER_DELSLOTS, intArgs(slots)...)
 }
 
 // ClusterDelSlotsRange unassigns the slots start to end from the node.
 //
 //zipline:twins ClusterDelSlotsRange client=error
 func clusterDelSlotsRangeCmd(start, end int64) command[bool] {
-	return cmd(decOK, specCLUSTER_DELSLOTSRANGE, num(start), num(end))
+	return define(decOK, specCLUSTER_DELSLOTSRANGE, num(start), num(end))
 }
 
 func intArgs(ns []int64) []arg {
@@ -254,4 +254,4 @@ func hostPort(host string, port int64) string {
 // each as its fields ("dir", "node", "create-time", ...).
 //
 //zipline:twins ClusterLinks
-func clusterLinksCmd() command[[]map[string]string] { return cmd(decFieldMaps, specCLUSTER_LINKS) }
+func clusterLinksCmd() command[[]map[string]string] { return define(decFieldMaps, specCLUSTER_LINKS) }

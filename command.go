@@ -27,15 +27,15 @@ type command[T any] struct {
 	block time.Duration
 }
 
-// cmd builds a command. Definitions call it with the arguments on the
+// define builds a command. Definitions call it with the arguments on the
 // stack: once inlined into a Client or Batch method, nothing escapes.
-func cmd[T any](dec *decoder[T], spec *commandSpec, args ...arg) command[T] {
+func define[T any](dec *decoder[T], spec *commandSpec, args ...arg) command[T] {
 	return command[T]{spec: spec, args: args, dec: dec}
 }
 
-// blockingCmd builds a command that may wait up to timeout server-side
+// defineBlocking builds a command that may wait up to timeout server-side
 // (0: without limit).
-func blockingCmd[T any](dec *decoder[T], timeout time.Duration, spec *commandSpec, args ...arg) command[T] {
+func defineBlocking[T any](dec *decoder[T], timeout time.Duration, spec *commandSpec, args ...arg) command[T] {
 	c := command[T]{spec: spec, args: args, dec: dec, block: timeout}
 	if timeout <= 0 {
 		c.block = -1
@@ -188,10 +188,10 @@ func uintArg(n uint64) arg {
 
 // Command classes, from a command's row: whether the shared connection
 // may carry it.
-type cmdClass uint8
+type connClass uint8
 
 const (
-	classPlain cmdClass = iota
+	classPlain connClass = iota
 	// classBlocking commands hold the connection until data arrives, which
 	// would stall every other caller of a shared connection: they run on a
 	// dedicated connection from the pool.

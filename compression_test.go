@@ -16,7 +16,9 @@ import (
 	"github.com/ziplinekv/zipline/internal/resp"
 )
 
-const vectorsDir = "../shared/vectors/glide"
+// vectorsDir holds the GLIDE vectors, kept in the repository (see
+// testdata/README.md).
+const vectorsDir = "testdata/glide"
 
 func compressed(t *testing.T, c *Client, key string) bool {
 	t.Helper()
@@ -83,7 +85,7 @@ func TestCompressionRoundTrip(t *testing.T) {
 func TestCompressionReadsGLIDEVectors(t *testing.T) {
 	bins, _ := filepath.Glob(filepath.Join(vectorsDir, "*.bin"))
 	if len(bins) == 0 {
-		t.Skipf("no GLIDE vectors in %s", vectorsDir)
+		t.Fatalf("no GLIDE vectors in %s (testdata/glide is part of the repository)", vectorsDir)
 	}
 	for _, backend := range []codec.Backend{codec.Zstd, codec.LZ4} {
 		c, _ := newTestClient(t, Options{Compression: Compression{Backend: backend}})

@@ -70,7 +70,7 @@ func (c *Client) addSplit(r *request, spec *commandSpec, args []arg, expect resp
 			// A part of one key goes as GET: its reply is the value itself,
 			// where MGET's would be an array of one (see mergeParts).
 			sp.order = append(sp.order, units[i].key)
-			c.encode(r, specGET, args[units[i].start:units[i].end], tsBulk, argSpan{}, cmdInfo{slot: slot})
+			c.encode(r, specGET, args[units[i].start:units[i].end], tsBulk, argSpan{}, wireCommand{slot: slot})
 			sp.n++
 			i++
 			continue
@@ -89,7 +89,7 @@ func (c *Client) addSplit(r *request, spec *commandSpec, args []arg, expect resp
 				part = append(part, args[j])
 			}
 		}
-		c.encode(r, spec, part, expect, partValues, cmdInfo{slot: slot})
+		c.encode(r, spec, part, expect, partValues, wireCommand{slot: slot})
 		sp.n++
 	}
 	r.splits = append(r.splits, sp)

@@ -13,7 +13,7 @@ import (
 // against it, so a stream that slipped out of step is caught (and the
 // connection dropped) instead of handing one caller another's value.
 // Error replies never reach decode, and stored values arrive already
-// expanded (see valueCommand).
+// expanded (see valueSpec).
 type decoder[T any] struct {
 	accepts resp.TypeSet
 	decode  func(v resp.Value) (T, error)

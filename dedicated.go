@@ -49,7 +49,7 @@ func (c *Client) Watch(ctx context.Context, fn func(cl *Client) error, keys ...s
 
 // watchOn is Watch on a Client already bound to one connection.
 func watchOn(ctx context.Context, cl *Client, fn func(cl *Client) error, keys []string) error {
-	if _, err := run(ctx, cl, cmd(decOK, specWATCH, keyArgs(keys)...)); err != nil {
+	if _, err := run(ctx, cl, define(decOK, specWATCH, keyArgs(keys)...)); err != nil {
 		return err
 	}
 	err := fn(cl)
@@ -57,7 +57,7 @@ func watchOn(ctx context.Context, cl *Client, fn func(cl *Client) error, keys []
 	// cannot be sent the lease is dirty and the connection is dropped.
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	if _, uerr := run(uctx, cl, cmd(decOK, specUNWATCH)); uerr != nil {
+	if _, uerr := run(uctx, cl, define(decOK, specUNWATCH)); uerr != nil {
 		cl.carrier.taint()
 	}
 	return err

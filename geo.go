@@ -34,14 +34,14 @@ func geoAddCmd(key string, locations ...GeoLocation) command[int64] {
 	for _, l := range locations {
 		args = append(args, flt(l.Longitude), flt(l.Latitude), str(l.Name))
 	}
-	return cmd(decInt, specGEOADD, args...)
+	return define(decInt, specGEOADD, args...)
 }
 
 // GeoPos returns the positions of members; a missing member's is nil.
 //
 //zipline:twins GeoPos
 func geoPosCmd(key string, members ...string) command[[]*GeoPos] {
-	return cmd(decGeoPos, specGEOPOS, keyAnd(key, members)...)
+	return define(decGeoPos, specGEOPOS, keyAnd(key, members)...)
 }
 
 // GeoDist returns the distance between two members in unit, or Nil if
@@ -52,14 +52,14 @@ func geoDistCmd(key, member1, member2, unit string) command[float64] {
 	if unit == "" {
 		unit = "m"
 	}
-	return cmd(decFloatOrNil, specGEODIST, keyArg(key), str(member1), str(member2), str(unit))
+	return define(decFloatOrNil, specGEODIST, keyArg(key), str(member1), str(member2), str(unit))
 }
 
 // GeoHash returns the geohash strings of members ("" for missing ones).
 //
 //zipline:twins GeoHash
 func geoHashCmd(key string, members ...string) command[[]string] {
-	return cmd(decStrings, specGEOHASH, keyAnd(key, members)...)
+	return define(decStrings, specGEOHASH, keyAnd(key, members)...)
 }
 
 // GeoSearchQuery is where GEOSEARCH looks: from a member or a position,
@@ -108,7 +108,7 @@ func (q *GeoSearchQuery) appendTo(args []arg) []arg {
 //
 //zipline:twins GeoSearch
 func geoSearchCmd(key string, q GeoSearchQuery) command[[]string] {
-	return cmd(decStrings, specGEOSEARCH, q.appendTo([]arg{keyArg(key)})...)
+	return define(decStrings, specGEOSEARCH, q.appendTo([]arg{keyArg(key)})...)
 }
 
 // GeoSearchLocationQuery is a GeoSearchQuery that also returns each
@@ -133,7 +133,7 @@ func geoSearchLocationCmd(key string, q GeoSearchLocationQuery) command[[]GeoLoc
 	if q.WithHash {
 		args = append(args, str("WITHHASH"))
 	}
-	return cmd(newGeoLocationDecoder(q.WithCoord, q.WithDist, q.WithHash), specGEOSEARCH, args...)
+	return define(newGeoLocationDecoder(q.WithCoord, q.WithDist, q.WithHash), specGEOSEARCH, args...)
 }
 
 // GeoSearchStore stores what a query finds in dst, as a geo set (or, with
@@ -145,7 +145,7 @@ func geoSearchStoreCmd(dst, src string, q GeoSearchQuery, storeDist bool) comman
 	if storeDist {
 		args = append(args, str("STOREDIST"))
 	}
-	return cmd(decInt, specGEOSEARCHSTORE, args...)
+	return define(decInt, specGEOSEARCHSTORE, args...)
 }
 
 var decGeoPos = newDecoder(tsList, func(v resp.Value) ([]*GeoPos, error) {

@@ -24,86 +24,86 @@ func hsetArgs(key string, fields []FieldValue) []arg {
 //
 //zipline:twins HSet
 func hsetCmd(key string, fields ...FieldValue) command[int64] {
-	return cmd(decInt, specHSET, hsetArgs(key, fields)...)
+	return define(decInt, specHSET, hsetArgs(key, fields)...)
 }
 
 // HSetNX sets field only if it does not exist, and reports whether it did.
 //
 //zipline:twins HSetNX
 func hsetNXCmd(key, field string, val []byte) command[bool] {
-	return cmd(decBool, specHSETNX, keyArg(key), str(field), bin(val))
+	return define(decBool, specHSETNX, keyArg(key), str(field), bin(val))
 }
 
 // HGet returns the value of field, or Nil if the field or hash is missing.
 //
 //zipline:twins HGet
 func hgetCmd(key, field string) command[[]byte] {
-	return cmd(decBytes, specHGET, keyArg(key), str(field))
+	return define(decBytes, specHGET, keyArg(key), str(field))
 }
 
 // HMGet returns the values of fields, with nil for missing ones.
 //
 //zipline:twins HMGet
 func hmgetCmd(key string, fields ...string) command[[][]byte] {
-	return cmd(decBytesSlice, specHMGET, keyAnd(key, fields)...)
+	return define(decBytesSlice, specHMGET, keyAnd(key, fields)...)
 }
 
 // HGetAll returns every field and value of the hash (empty if missing).
 //
 //zipline:twins HGetAll
 func hgetAllCmd(key string) command[map[string][]byte] {
-	return cmd(decBytesMap, specHGETALL, keyArg(key))
+	return define(decBytesMap, specHGETALL, keyArg(key))
 }
 
 // HDel deletes fields and returns how many existed.
 //
 //zipline:twins HDel
 func hdelCmd(key string, fields ...string) command[int64] {
-	return cmd(decInt, specHDEL, keyAnd(key, fields)...)
+	return define(decInt, specHDEL, keyAnd(key, fields)...)
 }
 
 // HExists reports whether field exists in the hash.
 //
 //zipline:twins HExists
 func hexistsCmd(key, field string) command[bool] {
-	return cmd(decBool, specHEXISTS, keyArg(key), str(field))
+	return define(decBool, specHEXISTS, keyArg(key), str(field))
 }
 
 // HIncrBy adds n to the integer in field and returns the result.
 //
 //zipline:twins HIncrBy
 func hincrByCmd(key, field string, n int64) command[int64] {
-	return cmd(decInt, specHINCRBY, keyArg(key), str(field), num(n))
+	return define(decInt, specHINCRBY, keyArg(key), str(field), num(n))
 }
 
 // HIncrByFloat adds f to the number in field and returns the result.
 //
 //zipline:twins HIncrByFloat
 func hincrByFloatCmd(key, field string, f float64) command[float64] {
-	return cmd(decFloat, specHINCRBYFLOAT, keyArg(key), str(field), flt(f))
+	return define(decFloat, specHINCRBYFLOAT, keyArg(key), str(field), flt(f))
 }
 
 // HKeys returns the hash's field names.
 //
 //zipline:twins HKeys
-func hkeysCmd(key string) command[[]string] { return cmd(decStrings, specHKEYS, keyArg(key)) }
+func hkeysCmd(key string) command[[]string] { return define(decStrings, specHKEYS, keyArg(key)) }
 
 // HVals returns the hash's values.
 //
 //zipline:twins HVals
-func hvalsCmd(key string) command[[][]byte] { return cmd(decBytesSlice, specHVALS, keyArg(key)) }
+func hvalsCmd(key string) command[[][]byte] { return define(decBytesSlice, specHVALS, keyArg(key)) }
 
 // HLen returns the number of fields in the hash.
 //
 //zipline:twins HLen
-func hlenCmd(key string) command[int64] { return cmd(decInt, specHLEN, keyArg(key)) }
+func hlenCmd(key string) command[int64] { return define(decInt, specHLEN, keyArg(key)) }
 
 // HStrLen returns the length of field's value (0 if missing). It is
 // refused while hashes are compressed: it would measure the stored bytes.
 //
 //zipline:twins HStrLen
 func hstrLenCmd(key, field string) command[int64] {
-	return cmd(decInt, specHSTRLEN, keyArg(key), str(field))
+	return define(decInt, specHSTRLEN, keyArg(key), str(field))
 }
 
 // HRandField returns up to count distinct random field names (HRANDFIELD
@@ -111,14 +111,14 @@ func hstrLenCmd(key, field string) command[int64] {
 //
 //zipline:twins HRandField
 func hrandFieldCmd(key string, count int64) command[[]string] {
-	return cmd(decStrings, specHRANDFIELD, keyArg(key), num(count))
+	return define(decStrings, specHRANDFIELD, keyArg(key), num(count))
 }
 
 // HRandFieldWithValues is HRandField with each field's value.
 //
 //zipline:twins HRandFieldWithValues
 func hrandFieldWithValuesCmd(key string, count int64) command[[]FieldValue] {
-	return cmd(decFieldValues, specHRANDFIELD, keyArg(key), num(count), str("WITHVALUES"))
+	return define(decFieldValues, specHRANDFIELD, keyArg(key), num(count), str("WITHVALUES"))
 }
 
 // Hash field expiration: Redis 7.4 and Valkey 9.0. On an older server the
@@ -134,14 +134,14 @@ func hexpireCmd(buf []arg, key string, d time.Duration, cond ExpireCond, fields 
 	if d%time.Second != 0 {
 		spec, n = specHPEXPIRE, millis(d)
 	}
-	return cmd(decInts, spec, fieldsArgs(append(buf, keyArg(key), num(n)), cond, fields)...)
+	return define(decInts, spec, fieldsArgs(append(buf, keyArg(key), num(n)), cond, fields)...)
 }
 
 // HPExpire is HExpire in milliseconds (HPEXPIRE), whatever d.
 //
 //zipline:twins HPExpire buf=8
 func hpexpireCmd(buf []arg, key string, d time.Duration, cond ExpireCond, fields ...string) command[[]int64] {
-	return cmd(decInts, specHPEXPIRE, fieldsArgs(append(buf, keyArg(key), num(millis(d))), cond, fields)...)
+	return define(decInts, specHPEXPIRE, fieldsArgs(append(buf, keyArg(key), num(millis(d))), cond, fields)...)
 }
 
 // HExpireAt expires fields at t (HPEXPIREAT), and returns per field what
@@ -149,7 +149,7 @@ func hpexpireCmd(buf []arg, key string, d time.Duration, cond ExpireCond, fields
 //
 //zipline:twins HExpireAt buf=8
 func hexpireAtCmd(buf []arg, key string, t time.Time, cond ExpireCond, fields ...string) command[[]int64] {
-	return cmd(decInts, specHPEXPIREAT, fieldsArgs(append(buf, keyArg(key), num(t.UnixMilli())), cond, fields)...)
+	return define(decInts, specHPEXPIREAT, fieldsArgs(append(buf, keyArg(key), num(t.UnixMilli())), cond, fields)...)
 }
 
 // HTTL returns the time to live of fields, in whole seconds: NoExpiry for
@@ -157,14 +157,14 @@ func hexpireAtCmd(buf []arg, key string, t time.Time, cond ExpireCond, fields ..
 //
 //zipline:twins HTTL buf=4
 func httlCmd(buf []arg, key string, fields ...string) command[[]time.Duration] {
-	return cmd(decTTLs, specHTTL, fieldsArgs(append(buf, keyArg(key)), "", fields)...)
+	return define(decTTLs, specHTTL, fieldsArgs(append(buf, keyArg(key)), "", fields)...)
 }
 
 // HPTTL is HTTL in milliseconds.
 //
 //zipline:twins HPTTL buf=4
 func hpttlCmd(buf []arg, key string, fields ...string) command[[]time.Duration] {
-	return cmd(decPTTLs, specHPTTL, fieldsArgs(append(buf, keyArg(key)), "", fields)...)
+	return define(decPTTLs, specHPTTL, fieldsArgs(append(buf, keyArg(key)), "", fields)...)
 }
 
 // HExpireTime returns when fields expire, in Unix milliseconds
@@ -172,7 +172,7 @@ func hpttlCmd(buf []arg, key string, fields ...string) command[[]time.Duration] 
 //
 //zipline:twins HExpireTime buf=4
 func hexpireTimeCmd(buf []arg, key string, fields ...string) command[[]int64] {
-	return cmd(decInts, specHPEXPIRETIME, fieldsArgs(append(buf, keyArg(key)), "", fields)...)
+	return define(decInts, specHPEXPIRETIME, fieldsArgs(append(buf, keyArg(key)), "", fields)...)
 }
 
 // HPersist removes the time to live of fields, and returns per field: 1
@@ -180,7 +180,7 @@ func hexpireTimeCmd(buf []arg, key string, fields ...string) command[[]int64] {
 //
 //zipline:twins HPersist buf=4
 func hpersistCmd(buf []arg, key string, fields ...string) command[[]int64] {
-	return cmd(decInts, specHPERSIST, fieldsArgs(append(buf, keyArg(key)), "", fields)...)
+	return define(decInts, specHPERSIST, fieldsArgs(append(buf, keyArg(key)), "", fields)...)
 }
 
 // HGetEx returns the values of fields (nil for missing ones) and sets
@@ -190,7 +190,7 @@ func hpersistCmd(buf []arg, key string, fields ...string) command[[]int64] {
 //zipline:twins HGetEx buf=6
 func hgetExCmd(buf []arg, key string, exp Expiry, fields ...string) (command[[][]byte], error) {
 	args, err := appendExpiry(append(buf, keyArg(key)), []Expiry{exp}, "HGETEX")
-	return cmd(decBytesSlice, specHGETEX, fieldsArgs(args, "", fields)...), err
+	return define(decBytesSlice, specHGETEX, fieldsArgs(args, "", fields)...), err
 }
 
 // HSetEx sets fields with a time to live (exp: EX, PX, ExpireAt or
@@ -203,7 +203,7 @@ func hsetExCmd(buf []arg, key string, exp Expiry, fields ...FieldValue) (command
 	for _, f := range fields {
 		args = append(args, str(f.Field), bin(f.Value))
 	}
-	return cmd(decBool, specHSETEX, args...), err
+	return define(decBool, specHSETEX, args...), err
 }
 
 // HGetDel returns the values of fields (nil for missing ones) and deletes
@@ -211,7 +211,7 @@ func hsetExCmd(buf []arg, key string, exp Expiry, fields ...FieldValue) (command
 //
 //zipline:twins HGetDel buf=4
 func hgetDelCmd(buf []arg, key string, fields ...string) command[[][]byte] {
-	return cmd(decBytesSlice, specHGETDEL, fieldsArgs(append(buf, keyArg(key)), "", fields)...)
+	return define(decBytesSlice, specHGETDEL, fieldsArgs(append(buf, keyArg(key)), "", fields)...)
 }
 
 // fieldsArgs appends an expiry condition, if any, then FIELDS, the number

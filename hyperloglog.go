@@ -8,18 +8,18 @@ package zipline
 //
 //zipline:twins PFAdd
 func pfaddCmd(key string, elements ...string) command[bool] {
-	return cmd(decBool, specPFADD, keyAnd(key, elements)...)
+	return define(decBool, specPFADD, keyAnd(key, elements)...)
 }
 
 // PFCount returns the estimated number of distinct elements added to the
 // HyperLogLogs at keys (their union).
 //
 //zipline:twins PFCount
-func pfcountCmd(keys ...string) command[int64] { return cmd(decInt, specPFCOUNT, keyArgs(keys)...) }
+func pfcountCmd(keys ...string) command[int64] { return define(decInt, specPFCOUNT, keyArgs(keys)...) }
 
 // PFMerge stores in dst the union of the HyperLogLogs at keys.
 //
 //zipline:twins PFMerge client=error
 func pfmergeCmd(dst string, keys ...string) command[bool] {
-	return cmd(decOK, specPFMERGE, keyAndKeys(dst, keys)...)
+	return define(decOK, specPFMERGE, keyAndKeys(dst, keys)...)
 }

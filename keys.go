@@ -13,22 +13,22 @@ import (
 // Del deletes keys and returns how many existed.
 //
 //zipline:twins Del
-func delCmd(keys ...string) command[int64] { return cmd(decInt, specDEL, keyArgs(keys)...) }
+func delCmd(keys ...string) command[int64] { return define(decInt, specDEL, keyArgs(keys)...) }
 
 // Unlink deletes keys like Del, reclaiming their memory in the background.
 //
 //zipline:twins Unlink
-func unlinkCmd(keys ...string) command[int64] { return cmd(decInt, specUNLINK, keyArgs(keys)...) }
+func unlinkCmd(keys ...string) command[int64] { return define(decInt, specUNLINK, keyArgs(keys)...) }
 
 // Exists returns how many of keys exist (a key named twice counts twice).
 //
 //zipline:twins Exists
-func existsCmd(keys ...string) command[int64] { return cmd(decInt, specEXISTS, keyArgs(keys)...) }
+func existsCmd(keys ...string) command[int64] { return define(decInt, specEXISTS, keyArgs(keys)...) }
 
 // Touch updates the last access time of keys and returns how many exist.
 //
 //zipline:twins Touch
-func touchCmd(keys ...string) command[int64] { return cmd(decInt, specTOUCH, keyArgs(keys)...) }
+func touchCmd(keys ...string) command[int64] { return define(decInt, specTOUCH, keyArgs(keys)...) }
 
 // ExpireCond makes setting an expiry conditional (EXPIRE, HEXPIRE ... NX,
 // XX, GT or LT). The zero ExpireCond sets it whatever the key has.
@@ -66,7 +66,7 @@ func expireArgs(buf []arg, key string, d time.Duration, cond ExpireCond, inSecon
 //zipline:twins Expire buf=3
 func expireCmd(buf []arg, key string, d time.Duration) command[bool] {
 	spec, args := expireArgs(buf, key, d, "", specEXPIRE, specPEXPIRE)
-	return cmd(decBool, spec, args...)
+	return define(decBool, spec, args...)
 }
 
 // ExpireIf is Expire under a condition (EXPIRE ... NX, XX, GT or LT), and
@@ -75,14 +75,14 @@ func expireCmd(buf []arg, key string, d time.Duration) command[bool] {
 //zipline:twins ExpireIf buf=3
 func expireIfCmd(buf []arg, key string, d time.Duration, cond ExpireCond) command[bool] {
 	spec, args := expireArgs(buf, key, d, cond, specEXPIRE, specPEXPIRE)
-	return cmd(decBool, spec, args...)
+	return define(decBool, spec, args...)
 }
 
 // PExpire is Expire in milliseconds (PEXPIRE), whatever d.
 //
 //zipline:twins PExpire
 func pexpireCmd(key string, d time.Duration) command[bool] {
-	return cmd(decBool, specPEXPIRE, keyArg(key), num(millis(d)))
+	return define(decBool, specPEXPIRE, keyArg(key), num(millis(d)))
 }
 
 // ExpireAt sets key to expire at t (PEXPIREAT), and reports whether the key
@@ -90,7 +90,7 @@ func pexpireCmd(key string, d time.Duration) command[bool] {
 //
 //zipline:twins ExpireAt
 func expireAtCmd(key string, t time.Time) command[bool] {
-	return cmd(decBool, specPEXPIREAT, keyArg(key), num(t.UnixMilli()))
+	return define(decBool, specPEXPIREAT, keyArg(key), num(t.UnixMilli()))
 }
 
 // ExpireAtIf is ExpireAt under a condition, and reports whether the
@@ -98,7 +98,7 @@ func expireAtCmd(key string, t time.Time) command[bool] {
 //
 //zipline:twins ExpireAtIf
 func expireAtIfCmd(key string, t time.Time, cond ExpireCond) command[bool] {
-	return cmd(decBool, specPEXPIREAT, keyArg(key), num(t.UnixMilli()), str(string(cond)))
+	return define(decBool, specPEXPIREAT, keyArg(key), num(t.UnixMilli()), str(string(cond)))
 }
 
 // ExpireTime returns when key expires, to the second (EXPIRETIME): the
@@ -106,43 +106,43 @@ func expireAtIfCmd(key string, t time.Time, cond ExpireCond) command[bool] {
 //
 //zipline:twins ExpireTime
 func expireTimeCmd(key string) command[time.Time] {
-	return cmd(decUnixSeconds, specEXPIRETIME, keyArg(key))
+	return define(decUnixSeconds, specEXPIRETIME, keyArg(key))
 }
 
 // PExpireTime is ExpireTime to the millisecond (PEXPIRETIME).
 //
 //zipline:twins PExpireTime
 func pexpireTimeCmd(key string) command[time.Time] {
-	return cmd(decUnixMillis, specPEXPIRETIME, keyArg(key))
+	return define(decUnixMillis, specPEXPIRETIME, keyArg(key))
 }
 
 // Persist removes key's expiry and reports whether it had one.
 //
 //zipline:twins Persist
-func persistCmd(key string) command[bool] { return cmd(decBool, specPERSIST, keyArg(key)) }
+func persistCmd(key string) command[bool] { return define(decBool, specPERSIST, keyArg(key)) }
 
 // TTL returns key's remaining time to live in whole seconds. As with
 // go-redis, a key with no expiry gives NoExpiry (-1) and a missing key
 // NoKey (-2), both with a nil error.
 //
 //zipline:twins TTL
-func ttlCmd(key string) command[time.Duration] { return cmd(decTTL, specTTL, keyArg(key)) }
+func ttlCmd(key string) command[time.Duration] { return define(decTTL, specTTL, keyArg(key)) }
 
 // PTTL is TTL with millisecond precision.
 //
 //zipline:twins PTTL
-func pttlCmd(key string) command[time.Duration] { return cmd(decPTTL, specPTTL, keyArg(key)) }
+func pttlCmd(key string) command[time.Duration] { return define(decPTTL, specPTTL, keyArg(key)) }
 
 // Type returns the type of key's value ("string", "hash", ...), or "none".
 //
 //zipline:twins Type
-func typeCmd(key string) command[string] { return cmd(decStatus, specTYPE, keyArg(key)) }
+func typeCmd(key string) command[string] { return define(decStatus, specTYPE, keyArg(key)) }
 
 // Rename renames key to newKey, replacing newKey if it exists.
 //
 //zipline:twins Rename client=error
 func renameCmd(key, newKey string) command[bool] {
-	return cmd(decOK, specRENAME, keyArg(key), keyArg(newKey))
+	return define(decOK, specRENAME, keyArg(key), keyArg(newKey))
 }
 
 // RenameNX renames key to newKey only if newKey does not exist, and
@@ -150,7 +150,7 @@ func renameCmd(key, newKey string) command[bool] {
 //
 //zipline:twins RenameNX
 func renameNXCmd(key, newKey string) command[bool] {
-	return cmd(decBool, specRENAMENX, keyArg(key), keyArg(newKey))
+	return define(decBool, specRENAMENX, keyArg(key), keyArg(newKey))
 }
 
 // Copy copies the value at src to dst, replacing dst's only with replace,
@@ -159,9 +159,9 @@ func renameNXCmd(key, newKey string) command[bool] {
 //zipline:twins Copy
 func copyCmd(src, dst string, replace bool) command[bool] {
 	if replace {
-		return cmd(decBool, specCOPY, keyArg(src), keyArg(dst), str("REPLACE"))
+		return define(decBool, specCOPY, keyArg(src), keyArg(dst), str("REPLACE"))
 	}
-	return cmd(decBool, specCOPY, keyArg(src), keyArg(dst))
+	return define(decBool, specCOPY, keyArg(src), keyArg(dst))
 }
 
 // CopyToDB is Copy into database db (COPY ... DB; not on a cluster).
@@ -169,9 +169,9 @@ func copyCmd(src, dst string, replace bool) command[bool] {
 //zipline:twins CopyToDB
 func copyToDBCmd(src, dst string, db int, replace bool) command[bool] {
 	if replace {
-		return cmd(decBool, specCOPY, keyArg(src), keyArg(dst), str("DB"), num(int64(db)), str("REPLACE"))
+		return define(decBool, specCOPY, keyArg(src), keyArg(dst), str("DB"), num(int64(db)), str("REPLACE"))
 	}
-	return cmd(decBool, specCOPY, keyArg(src), keyArg(dst), str("DB"), num(int64(db)))
+	return define(decBool, specCOPY, keyArg(src), keyArg(dst), str("DB"), num(int64(db)))
 }
 
 // Move moves key to database db, and reports whether it moved (not on a
@@ -179,33 +179,33 @@ func copyToDBCmd(src, dst string, db int, replace bool) command[bool] {
 //
 //zipline:twins Move
 func moveCmd(key string, db int) command[bool] {
-	return cmd(decBool, specMOVE, keyArg(key), num(int64(db)))
+	return define(decBool, specMOVE, keyArg(key), num(int64(db)))
 }
 
 // RandomKey returns a random key of the database, or Nil if it is empty.
 //
 //zipline:twins RandomKey
-func randomKeyCmd() command[string] { return cmd(decString, specRANDOMKEY) }
+func randomKeyCmd() command[string] { return define(decString, specRANDOMKEY) }
 
 // Dump returns key's value serialized (DUMP), for Restore, or Nil if the
 // key does not exist. A compressed value is serialized as stored.
 //
 //zipline:twins Dump
-func dumpCmd(key string) command[[]byte] { return cmd(decBytes, specDUMP, keyArg(key)) }
+func dumpCmd(key string) command[[]byte] { return define(decBytes, specDUMP, keyArg(key)) }
 
 // Restore creates key from data that Dump returned, with ttl (0: none).
 // It fails if key exists; RestoreReplace replaces it.
 //
 //zipline:twins Restore client=error
 func restoreCmd(key string, ttl time.Duration, data []byte) command[bool] {
-	return cmd(decOK, specRESTORE, keyArg(key), num(millis(ttl)), bin(data))
+	return define(decOK, specRESTORE, keyArg(key), num(millis(ttl)), bin(data))
 }
 
 // RestoreReplace is Restore replacing key if it exists.
 //
 //zipline:twins RestoreReplace client=error
 func restoreReplaceCmd(key string, ttl time.Duration, data []byte) command[bool] {
-	return cmd(decOK, specRESTORE, keyArg(key), num(millis(ttl)), bin(data), str("REPLACE"))
+	return define(decOK, specRESTORE, keyArg(key), num(millis(ttl)), bin(data), str("REPLACE"))
 }
 
 // ObjectEncoding returns how the server stores key's value ("listpack",
@@ -213,27 +213,27 @@ func restoreReplaceCmd(key string, ttl time.Duration, data []byte) command[bool]
 //
 //zipline:twins ObjectEncoding
 func objectEncodingCmd(key string) command[string] {
-	return cmd(decString, specOBJECT_ENCODING, keyArg(key))
+	return define(decString, specOBJECT_ENCODING, keyArg(key))
 }
 
 // ObjectFreq returns key's access frequency (an LFU maxmemory policy only).
 //
 //zipline:twins ObjectFreq
-func objectFreqCmd(key string) command[int64] { return cmd(decInt, specOBJECT_FREQ, keyArg(key)) }
+func objectFreqCmd(key string) command[int64] { return define(decInt, specOBJECT_FREQ, keyArg(key)) }
 
 // ObjectIdleTime returns how long key has not been read or written, in
 // seconds.
 //
 //zipline:twins ObjectIdleTime
 func objectIdleTimeCmd(key string) command[time.Duration] {
-	return cmd(decSeconds, specOBJECT_IDLETIME, keyArg(key))
+	return define(decSeconds, specOBJECT_IDLETIME, keyArg(key))
 }
 
 // ObjectRefCount returns the reference count of key's value.
 //
 //zipline:twins ObjectRefCount
 func objectRefCountCmd(key string) command[int64] {
-	return cmd(decInt, specOBJECT_REFCOUNT, keyArg(key))
+	return define(decInt, specOBJECT_REFCOUNT, keyArg(key))
 }
 
 // SortArgs are SORT's options. The zero SortArgs sorts the elements
@@ -272,14 +272,14 @@ func (a *SortArgs) appendTo(args []arg) []arg {
 //
 //zipline:twins Sort
 func sortCmd(key string, a SortArgs) command[[][]byte] {
-	return cmd(decBytesSlice, specSORT, a.appendTo([]arg{keyArg(key)})...)
+	return define(decBytesSlice, specSORT, a.appendTo([]arg{keyArg(key)})...)
 }
 
 // SortRO is Sort on a replica-safe, read-only command (SORT_RO).
 //
 //zipline:twins SortRO
 func sortROCmd(key string, a SortArgs) command[[][]byte] {
-	return cmd(decBytesSlice, specSORT_RO, a.appendTo([]arg{keyArg(key)})...)
+	return define(decBytesSlice, specSORT_RO, a.appendTo([]arg{keyArg(key)})...)
 }
 
 // SortStore stores what Sort would return in the list dst, and returns
@@ -287,7 +287,7 @@ func sortROCmd(key string, a SortArgs) command[[][]byte] {
 //
 //zipline:twins SortStore
 func sortStoreCmd(key, dst string, a SortArgs) command[int64] {
-	return cmd(decInt, specSORT, append(a.appendTo([]arg{keyArg(key)}), str("STORE"), keyArg(dst))...)
+	return define(decInt, specSORT, append(a.appendTo([]arg{keyArg(key)}), str("STORE"), keyArg(dst))...)
 }
 
 // Keys returns every key matching pattern (KEYS: it blocks the server
@@ -309,7 +309,7 @@ func (c *Client) Keys(ctx context.Context, pattern string) ([]string, error) {
 // one node.
 //
 //zipline:twins Keys client=manual
-func keysCmd(pattern string) command[[]string] { return cmd(decStrings, specKEYS, str(pattern)) }
+func keysCmd(pattern string) command[[]string] { return define(decStrings, specKEYS, str(pattern)) }
 
 // decUnixSeconds and decUnixMillis read EXPIRETIME and PEXPIRETIME: -1 is
 // no expiry (the zero time), -2 a missing key (Nil).

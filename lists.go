@@ -38,14 +38,14 @@ func keysThenTimeout(keys []string, timeout time.Duration) []arg {
 //
 //zipline:twins LPush
 func lpushCmd(key string, vals ...[]byte) command[int64] {
-	return cmd(decInt, specLPUSH, keyThenValues(key, vals)...)
+	return define(decInt, specLPUSH, keyThenValues(key, vals)...)
 }
 
 // RPush appends values to the tail of the list and returns its length.
 //
 //zipline:twins RPush
 func rpushCmd(key string, vals ...[]byte) command[int64] {
-	return cmd(decInt, specRPUSH, keyThenValues(key, vals)...)
+	return define(decInt, specRPUSH, keyThenValues(key, vals)...)
 }
 
 // LPushX is LPush only if the list exists; it returns its length (0 if
@@ -53,7 +53,7 @@ func rpushCmd(key string, vals ...[]byte) command[int64] {
 //
 //zipline:twins LPushX
 func lpushXCmd(key string, vals ...[]byte) command[int64] {
-	return cmd(decInt, specLPUSHX, keyThenValues(key, vals)...)
+	return define(decInt, specLPUSHX, keyThenValues(key, vals)...)
 }
 
 // RPushX is RPush only if the list exists; it returns its length (0 if
@@ -61,25 +61,25 @@ func lpushXCmd(key string, vals ...[]byte) command[int64] {
 //
 //zipline:twins RPushX
 func rpushXCmd(key string, vals ...[]byte) command[int64] {
-	return cmd(decInt, specRPUSHX, keyThenValues(key, vals)...)
+	return define(decInt, specRPUSHX, keyThenValues(key, vals)...)
 }
 
 // LPop removes and returns the first element, or Nil if the list is empty.
 //
 //zipline:twins LPop
-func lpopCmd(key string) command[[]byte] { return cmd(decBytes, specLPOP, keyArg(key)) }
+func lpopCmd(key string) command[[]byte] { return define(decBytes, specLPOP, keyArg(key)) }
 
 // RPop removes and returns the last element, or Nil if the list is empty.
 //
 //zipline:twins RPop
-func rpopCmd(key string) command[[]byte] { return cmd(decBytes, specRPOP, keyArg(key)) }
+func rpopCmd(key string) command[[]byte] { return define(decBytes, specRPOP, keyArg(key)) }
 
 // LPopCount removes and returns up to count elements from the head, or Nil
 // if the list is empty.
 //
 //zipline:twins LPopCount
 func lpopCountCmd(key string, count int64) command[[][]byte] {
-	return cmd(decBytesSlice, specLPOP, keyArg(key), num(count))
+	return define(decBytesSlice, specLPOP, keyArg(key), num(count))
 }
 
 // RPopCount removes and returns up to count elements from the tail, or Nil
@@ -87,7 +87,7 @@ func lpopCountCmd(key string, count int64) command[[][]byte] {
 //
 //zipline:twins RPopCount
 func rpopCountCmd(key string, count int64) command[[][]byte] {
-	return cmd(decBytesSlice, specRPOP, keyArg(key), num(count))
+	return define(decBytesSlice, specRPOP, keyArg(key), num(count))
 }
 
 // LRange returns the elements from start to stop inclusive; negative
@@ -95,26 +95,26 @@ func rpopCountCmd(key string, count int64) command[[][]byte] {
 //
 //zipline:twins LRange
 func lrangeCmd(key string, start, stop int64) command[[][]byte] {
-	return cmd(decBytesSlice, specLRANGE, keyArg(key), num(start), num(stop))
+	return define(decBytesSlice, specLRANGE, keyArg(key), num(start), num(stop))
 }
 
 // LLen returns the length of the list.
 //
 //zipline:twins LLen
-func llenCmd(key string) command[int64] { return cmd(decInt, specLLEN, keyArg(key)) }
+func llenCmd(key string) command[int64] { return define(decInt, specLLEN, keyArg(key)) }
 
 // LIndex returns the element at index, or Nil if out of range.
 //
 //zipline:twins LIndex
 func lindexCmd(key string, index int64) command[[]byte] {
-	return cmd(decBytes, specLINDEX, keyArg(key), num(index))
+	return define(decBytes, specLINDEX, keyArg(key), num(index))
 }
 
 // LSet replaces the element at index.
 //
 //zipline:twins LSet client=error
 func lsetCmd(key string, index int64, val []byte) command[bool] {
-	return cmd(decOK, specLSET, keyArg(key), num(index), bin(val))
+	return define(decOK, specLSET, keyArg(key), num(index), bin(val))
 }
 
 // LRem removes count occurrences of val (all if 0, from the tail if
@@ -122,14 +122,14 @@ func lsetCmd(key string, index int64, val []byte) command[bool] {
 //
 //zipline:twins LRem
 func lremCmd(key string, count int64, val []byte) command[int64] {
-	return cmd(decInt, specLREM, keyArg(key), num(count), bin(val))
+	return define(decInt, specLREM, keyArg(key), num(count), bin(val))
 }
 
 // LTrim keeps only the elements from start to stop inclusive.
 //
 //zipline:twins LTrim client=error
 func ltrimCmd(key string, start, stop int64) command[bool] {
-	return cmd(decOK, specLTRIM, keyArg(key), num(start), num(stop))
+	return define(decOK, specLTRIM, keyArg(key), num(start), num(stop))
 }
 
 // LInsert inserts val before (or after) the first element equal to pivot
@@ -141,7 +141,7 @@ func linsertCmd(key string, before bool, pivot, val []byte) command[int64] {
 	if before {
 		where = "BEFORE"
 	}
-	return cmd(decInt, specLINSERT, keyArg(key), str(where), bin(pivot), bin(val))
+	return define(decInt, specLINSERT, keyArg(key), str(where), bin(pivot), bin(val))
 }
 
 // LPosArgs are LPOS's options. The zero LPosArgs finds the first match
@@ -167,7 +167,7 @@ func (a LPosArgs) appendTo(args []arg) []arg {
 //
 //zipline:twins LPos buf=6
 func lposCmd(buf []arg, key string, val []byte, a LPosArgs) command[int64] {
-	return cmd(decIntOrNil, specLPOS, a.appendTo(append(buf, keyArg(key), bin(val)))...)
+	return define(decIntOrNil, specLPOS, a.appendTo(append(buf, keyArg(key), bin(val)))...)
 }
 
 // LPosCount returns the indexes of up to count elements equal to val (0:
@@ -175,7 +175,7 @@ func lposCmd(buf []arg, key string, val []byte, a LPosArgs) command[int64] {
 //
 //zipline:twins LPosCount buf=8
 func lposCountCmd(buf []arg, key string, val []byte, count int64, a LPosArgs) command[[]int64] {
-	return cmd(decInts, specLPOS, a.appendTo(append(buf, keyArg(key), bin(val), str("COUNT"), num(count)))...)
+	return define(decInts, specLPOS, a.appendTo(append(buf, keyArg(key), bin(val), str("COUNT"), num(count)))...)
 }
 
 // LMove atomically pops an element from one end of src and pushes it to an
@@ -183,14 +183,14 @@ func lposCountCmd(buf []arg, key string, val []byte, count int64, a LPosArgs) co
 //
 //zipline:twins LMove
 func lmoveCmd(src, dst string, from, to ListEnd) command[[]byte] {
-	return cmd(decBytes, specLMOVE, keyArg(src), keyArg(dst), str(string(from)), str(string(to)))
+	return define(decBytes, specLMOVE, keyArg(src), keyArg(dst), str(string(from)), str(string(to)))
 }
 
 // RPopLPush is LMove from the tail of src to the head of dst.
 //
 //zipline:twins RPopLPush
 func rpopLPushCmd(src, dst string) command[[]byte] {
-	return cmd(decBytes, specRPOPLPUSH, keyArg(src), keyArg(dst))
+	return define(decBytes, specRPOPLPUSH, keyArg(src), keyArg(dst))
 }
 
 // KeyValues are elements popped from one of several keys (LMPOP, BLMPOP).
@@ -218,7 +218,7 @@ func mpopArgs(timeout *time.Duration, from ListEnd, count int64, keys []string) 
 //
 //zipline:twins LMPop
 func lmpopCmd(from ListEnd, count int64, keys ...string) command[KeyValues] {
-	return cmd(decKeyValues, specLMPOP, mpopArgs(nil, from, count, keys)...)
+	return define(decKeyValues, specLMPOP, mpopArgs(nil, from, count, keys)...)
 }
 
 // BLPop pops the first element of the first non-empty list among keys,
@@ -227,21 +227,21 @@ func lmpopCmd(from ListEnd, count int64, keys ...string) command[KeyValues] {
 //
 //zipline:twins BLPop
 func blpopCmd(timeout time.Duration, keys ...string) command[KeyValue] {
-	return blockingCmd(decKeyValue, timeout, specBLPOP, keysThenTimeout(keys, timeout)...)
+	return defineBlocking(decKeyValue, timeout, specBLPOP, keysThenTimeout(keys, timeout)...)
 }
 
 // BRPop is BLPop from the tail.
 //
 //zipline:twins BRPop
 func brpopCmd(timeout time.Duration, keys ...string) command[KeyValue] {
-	return blockingCmd(decKeyValue, timeout, specBRPOP, keysThenTimeout(keys, timeout)...)
+	return defineBlocking(decKeyValue, timeout, specBRPOP, keysThenTimeout(keys, timeout)...)
 }
 
 // BLMove is LMove that waits up to timeout for src to have an element.
 //
 //zipline:twins BLMove
 func blmoveCmd(src, dst string, from, to ListEnd, timeout time.Duration) command[[]byte] {
-	return blockingCmd(decBytes, timeout, specBLMOVE, keyArg(src), keyArg(dst), str(string(from)), str(string(to)),
+	return defineBlocking(decBytes, timeout, specBLMOVE, keyArg(src), keyArg(dst), str(string(from)), str(string(to)),
 		flt(timeout.Seconds()))
 }
 
@@ -250,7 +250,7 @@ func blmoveCmd(src, dst string, from, to ListEnd, timeout time.Duration) command
 //
 //zipline:twins BRPopLPush
 func brpopLPushCmd(src, dst string, timeout time.Duration) command[[]byte] {
-	return blockingCmd(decBytes, timeout, specBRPOPLPUSH, keyArg(src), keyArg(dst), flt(timeout.Seconds()))
+	return defineBlocking(decBytes, timeout, specBRPOPLPUSH, keyArg(src), keyArg(dst), flt(timeout.Seconds()))
 }
 
 // BLMPop is LMPop that waits up to timeout for one of the lists to have
@@ -258,5 +258,5 @@ func brpopLPushCmd(src, dst string, timeout time.Duration) command[[]byte] {
 //
 //zipline:twins BLMPop
 func blmpopCmd(timeout time.Duration, from ListEnd, count int64, keys ...string) command[KeyValues] {
-	return blockingCmd(decKeyValues, timeout, specBLMPOP, mpopArgs(&timeout, from, count, keys)...)
+	return defineBlocking(decKeyValues, timeout, specBLMPOP, mpopArgs(&timeout, from, count, keys)...)
 }

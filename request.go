@@ -17,8 +17,8 @@ import (
 // A Client method sends a request of one command; a Batch, one of many.
 type request struct {
 	s    *shared
-	call *pipe.Call // nil while a carrier holds it, and after a failed send
-	cmds []cmdInfo  // one per command in call, MULTI and EXEC included
+	call *pipe.Call    // nil while a carrier holds it, and after a failed send
+	cmds []wireCommand // one per command in call, MULTI and EXEC included
 	// tx: the commands are wrapped in MULTI ... EXEC.
 	tx bool
 	// blocking: a command may wait server-side (BLPOP...), so the request
@@ -40,8 +40,8 @@ type request struct {
 	}
 }
 
-// cmdInfo is what the seam knows of one command.
-type cmdInfo struct {
+// wireCommand is what the seam knows of one command.
+type wireCommand struct {
 	start, end int   // its bytes in call.Buf
 	slot       int32 // on a cluster: its keys' hash slot, noSlot or crossSlot
 	readOnly   bool  // on a cluster: a replica may serve it
@@ -72,7 +72,7 @@ func (r *request) release() {
 
 // add encodes one command into r: its name, then its arguments, the stored
 // values among them compressed when the Client's view compresses their
-// family (the row's valueCommand). expect is the set of reply types that
+// family (the row's valueSpec). expect is the set of reply types that
 // can answer it. It returns how to expand the stored values in its reply.
 //
 // On a cluster it also records the slot of the command's keys. A command
@@ -84,7 +84,7 @@ func (c *Client) add(r *request, spec *commandSpec, args []arg, expect resp.Type
 	if err != nil {
 		return vr, err
 	}
-	ci := cmdInfo{slot: noSlot}
+	ci := wireCommand{slot: noSlot}
 	if t := c.s.routing; t != nil {
 		if !hasKeys(args) {
 			t.markKeys(spec, args)
@@ -102,7 +102,7 @@ func (c *Client) add(r *request, spec *commandSpec, args []arg, expect resp.Type
 }
 
 // encode appends one command to r.
-func (c *Client) encode(r *request, spec *commandSpec, args []arg, expect resp.TypeSet, values argSpan, ci cmdInfo) {
+func (c *Client) encode(r *request, spec *commandSpec, args []arg, expect resp.TypeSet, values argSpan, ci wireCommand) {
 	ci.start = len(r.call.Buf)
 	c.appendCommand(r.call, spec, args, expect, values)
 	ci.end = len(r.call.Buf)

@@ -65,7 +65,7 @@ func (c *Client) scanCursor(ctx context.Context, spec *commandSpec, key string, 
 		}
 		args = append(args, str(cursor))
 		args = opts.appendTo(args, spec == specSCAN)
-		page, err := run(ctx, c, cmd(decScan, spec, args...))
+		page, err := run(ctx, c, define(decScan, spec, args...))
 		if err != nil {
 			return false, err
 		}

@@ -57,7 +57,7 @@ func (s *Script) Queue(b *Batch, keys []string, args ...any) *Future[Value] {
 // Run needs no fallback; on a cluster, on every primary.
 func (s *Script) Load(ctx context.Context, c *Client) error {
 	for _, sh := range c.shards() {
-		if _, err := run(ctx, sh, cmd(decString, specSCRIPT_LOAD, str(s.src))); err != nil {
+		if _, err := run(ctx, sh, define(decString, specSCRIPT_LOAD, str(s.src))); err != nil {
 			return err
 		}
 	}
@@ -78,11 +78,11 @@ func scriptCmd(spec *commandSpec, body string, keys []string, args []any) (comma
 	for i, a := range args {
 		ca, err := anyArg(2+len(keys)+i, a)
 		if err != nil {
-			return cmd(decValue, spec), fmt.Errorf("zipline: %s: %w", spec.name, err)
+			return define(decValue, spec), fmt.Errorf("zipline: %s: %w", spec.name, err)
 		}
 		cargs = append(cargs, ca)
 	}
-	return cmd(decValue, spec, cargs...), nil
+	return define(decValue, spec, cargs...), nil
 }
 
 // The scripting and function commands. Each is defined once; go generate
@@ -142,7 +142,7 @@ func fcallROCmd(function string, keys []string, args ...any) (command[Value], er
 //
 //zipline:twins ScriptExists
 func scriptExistsCmd(sha1s ...string) command[[]bool] {
-	return cmd(decBools, specSCRIPT_EXISTS, strArgs(sha1s)...)
+	return define(decBools, specSCRIPT_EXISTS, strArgs(sha1s)...)
 }
 
 // ScriptLoad caches a script and returns its SHA1; on a cluster, on every
@@ -162,7 +162,7 @@ func (c *Client) ScriptLoad(ctx context.Context, script string) (string, error) 
 //
 //zipline:twins ScriptLoad client=manual
 func scriptLoadCmd(script string) command[string] {
-	return cmd(decString, specSCRIPT_LOAD, str(script))
+	return define(decString, specSCRIPT_LOAD, str(script))
 }
 
 // ScriptFlush empties the script cache; on a cluster, every primary's.
@@ -171,12 +171,12 @@ func (c *Client) ScriptFlush(ctx context.Context) error { return c.onEveryShard(
 // ScriptFlush queues SCRIPT FLUSH.
 //
 //zipline:twins ScriptFlush client=manual
-func scriptFlushCmd() command[bool] { return cmd(decOK, specSCRIPT_FLUSH) }
+func scriptFlushCmd() command[bool] { return define(decOK, specSCRIPT_FLUSH) }
 
 // ScriptKill stops the script running now, if it has not written.
 //
 //zipline:twins ScriptKill client=error
-func scriptKillCmd() command[bool] { return cmd(decOK, specSCRIPT_KILL) }
+func scriptKillCmd() command[bool] { return define(decOK, specSCRIPT_KILL) }
 
 // FunctionLoad loads a library of functions (its code starts with
 // "#!lua name=...") and returns its name; on a cluster, on every primary.
@@ -188,7 +188,7 @@ func (c *Client) FunctionLoad(ctx context.Context, code string) (string, error) 
 //
 //zipline:twins FunctionLoad client=manual
 func functionLoadCmd(code string) command[string] {
-	return cmd(decString, specFUNCTION_LOAD, str(code))
+	return define(decString, specFUNCTION_LOAD, str(code))
 }
 
 // FunctionLoadReplace is FunctionLoad replacing a library of that name.
@@ -200,7 +200,7 @@ func (c *Client) FunctionLoadReplace(ctx context.Context, code string) (string, 
 //
 //zipline:twins FunctionLoadReplace client=manual
 func functionLoadReplaceCmd(code string) command[string] {
-	return cmd(decString, specFUNCTION_LOAD, str("REPLACE"), str(code))
+	return define(decString, specFUNCTION_LOAD, str("REPLACE"), str(code))
 }
 
 // FunctionDelete deletes a library; on a cluster, from every primary.
@@ -212,7 +212,7 @@ func (c *Client) FunctionDelete(ctx context.Context, library string) error {
 //
 //zipline:twins FunctionDelete client=manual
 func functionDeleteCmd(library string) command[bool] {
-	return cmd(decOK, specFUNCTION_DELETE, str(library))
+	return define(decOK, specFUNCTION_DELETE, str(library))
 }
 
 // FunctionFlush deletes every library; on a cluster, from every primary.
@@ -223,17 +223,17 @@ func (c *Client) FunctionFlush(ctx context.Context) error {
 // FunctionFlush queues FUNCTION FLUSH.
 //
 //zipline:twins FunctionFlush client=manual
-func functionFlushCmd() command[bool] { return cmd(decOK, specFUNCTION_FLUSH) }
+func functionFlushCmd() command[bool] { return define(decOK, specFUNCTION_FLUSH) }
 
 // FunctionKill stops the function running now, if it has not written.
 //
 //zipline:twins FunctionKill client=error
-func functionKillCmd() command[bool] { return cmd(decOK, specFUNCTION_KILL) }
+func functionKillCmd() command[bool] { return define(decOK, specFUNCTION_KILL) }
 
 // FunctionDump returns every library serialized, for FunctionRestore.
 //
 //zipline:twins FunctionDump
-func functionDumpCmd() command[[]byte] { return cmd(decBytes, specFUNCTION_DUMP) }
+func functionDumpCmd() command[[]byte] { return define(decBytes, specFUNCTION_DUMP) }
 
 // FunctionRestore loads the libraries FunctionDump returned (APPEND: those
 // already there stay, and a name in both fails); on a cluster, on every
@@ -246,7 +246,7 @@ func (c *Client) FunctionRestore(ctx context.Context, data []byte) error {
 //
 //zipline:twins FunctionRestore client=manual
 func functionRestoreCmd(data []byte) command[bool] {
-	return cmd(decOK, specFUNCTION_RESTORE, bin(data))
+	return define(decOK, specFUNCTION_RESTORE, bin(data))
 }
 
 // Library is a library of functions, as FUNCTION LIST describes it.
@@ -276,7 +276,7 @@ func functionListCmd(pattern string, withCode bool) command[[]Library] {
 	if withCode {
 		args = append(args, str("WITHCODE"))
 	}
-	return cmd(decLibraries, specFUNCTION_LIST, args...)
+	return define(decLibraries, specFUNCTION_LIST, args...)
 }
 
 // everyShard runs a command on every primary and returns the last reply.
@@ -318,7 +318,7 @@ func (c *Client) FunctionFlushAsync(ctx context.Context) error {
 // FunctionFlushAsync queues FUNCTION FLUSH ASYNC.
 //
 //zipline:twins FunctionFlushAsync client=manual
-func functionFlushAsyncCmd() command[bool] { return cmd(decOK, specFUNCTION_FLUSH, str("ASYNC")) }
+func functionFlushAsyncCmd() command[bool] { return define(decOK, specFUNCTION_FLUSH, str("ASYNC")) }
 
 // FunctionStats is what FUNCTION STATS says: the function running now, if
 // any, and per engine how many libraries and functions are loaded.
@@ -343,7 +343,7 @@ type EngineStats struct {
 // on the node the command reaches.
 //
 //zipline:twins FunctionStats
-func functionStatsCmd() command[FunctionStats] { return cmd(decFunctionStats, specFUNCTION_STATS) }
+func functionStatsCmd() command[FunctionStats] { return define(decFunctionStats, specFUNCTION_STATS) }
 
 var decFunctionStats = newDecoder(tsMap, func(v resp.Value) (FunctionStats, error) {
 	m := fieldMap(v)

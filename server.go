@@ -46,45 +46,45 @@ func strArgs(ss []string) []arg {
 // Ping checks that the server answers.
 //
 //zipline:twins Ping client=error
-func pingCmd() command[bool] { return cmd(decOK, specPING) }
+func pingCmd() command[bool] { return define(decOK, specPING) }
 
 // Echo returns msg, sent to the server and back.
 //
 //zipline:twins Echo
-func echoCmd(msg string) command[string] { return cmd(decString, specECHO, str(msg)) }
+func echoCmd(msg string) command[string] { return define(decString, specECHO, str(msg)) }
 
 // Info returns the fields of INFO sections ("memory", "server", ...; none
 // means the default set) as a map.
 //
 //zipline:twins Info
 func infoCmd(sections ...string) command[map[string]string] {
-	return cmd(decInfo, specINFO, strArgs(sections)...)
+	return define(decInfo, specINFO, strArgs(sections)...)
 }
 
 // ConfigGet returns the server configuration parameters matching pattern.
 //
 //zipline:twins ConfigGet
 func configGetCmd(pattern string) command[map[string]string] {
-	return cmd(decStringMap, specCONFIG_GET, str(pattern))
+	return define(decStringMap, specCONFIG_GET, str(pattern))
 }
 
 // ConfigSet sets a server configuration parameter.
 //
 //zipline:twins ConfigSet client=error
 func configSetCmd(parameter, value string) command[bool] {
-	return cmd(decOK, specCONFIG_SET, str(parameter), str(value))
+	return define(decOK, specCONFIG_SET, str(parameter), str(value))
 }
 
 // ConfigResetStat resets the statistics INFO reports.
 //
 //zipline:twins ConfigResetStat client=error
-func configResetStatCmd() command[bool] { return cmd(decOK, specCONFIG_RESETSTAT) }
+func configResetStatCmd() command[bool] { return define(decOK, specCONFIG_RESETSTAT) }
 
 // ConfigRewrite writes the running configuration to the server's
 // configuration file.
 //
 //zipline:twins ConfigRewrite client=error
-func configRewriteCmd() command[bool] { return cmd(decOK, specCONFIG_REWRITE) }
+func configRewriteCmd() command[bool] { return define(decOK, specCONFIG_REWRITE) }
 
 // DBSize returns the number of keys in the selected database; on a
 // cluster, in every shard.
@@ -103,7 +103,7 @@ func (c *Client) DBSize(ctx context.Context) (int64, error) {
 // DBSize queues DBSIZE; in a batch on a cluster it counts one node's keys.
 //
 //zipline:twins DBSize client=manual
-func dbSizeCmd() command[int64] { return cmd(decInt, specDBSIZE) }
+func dbSizeCmd() command[int64] { return define(decInt, specDBSIZE) }
 
 // onEveryShard runs a command on every shard (the one server, on a
 // single server).
@@ -123,7 +123,7 @@ func (c *Client) FlushDB(ctx context.Context) error { return c.onEveryShard(ctx,
 // FlushDB queues FLUSHDB; in a batch on a cluster it flushes one node.
 //
 //zipline:twins FlushDB client=manual
-func flushDBCmd() command[bool] { return cmd(decOK, specFLUSHDB) }
+func flushDBCmd() command[bool] { return define(decOK, specFLUSHDB) }
 
 // FlushDBAsync is FlushDB, the memory reclaimed in the background (ASYNC).
 func (c *Client) FlushDBAsync(ctx context.Context) error {
@@ -133,7 +133,7 @@ func (c *Client) FlushDBAsync(ctx context.Context) error {
 // FlushDBAsync queues FLUSHDB ASYNC.
 //
 //zipline:twins FlushDBAsync client=manual
-func flushDBAsyncCmd() command[bool] { return cmd(decOK, specFLUSHDB, str("ASYNC")) }
+func flushDBAsyncCmd() command[bool] { return define(decOK, specFLUSHDB, str("ASYNC")) }
 
 // FlushAll deletes every key of every database; on a cluster, of every
 // shard.
@@ -142,7 +142,7 @@ func (c *Client) FlushAll(ctx context.Context) error { return c.onEveryShard(ctx
 // FlushAll queues FLUSHALL; in a batch on a cluster it flushes one node.
 //
 //zipline:twins FlushAll client=manual
-func flushAllCmd() command[bool] { return cmd(decOK, specFLUSHALL) }
+func flushAllCmd() command[bool] { return define(decOK, specFLUSHALL) }
 
 // FlushAllAsync is FlushAll, the memory reclaimed in the background.
 func (c *Client) FlushAllAsync(ctx context.Context) error {
@@ -152,7 +152,7 @@ func (c *Client) FlushAllAsync(ctx context.Context) error {
 // FlushAllAsync queues FLUSHALL ASYNC.
 //
 //zipline:twins FlushAllAsync client=manual
-func flushAllAsyncCmd() command[bool] { return cmd(decOK, specFLUSHALL, str("ASYNC")) }
+func flushAllAsyncCmd() command[bool] { return define(decOK, specFLUSHALL, str("ASYNC")) }
 
 // Publish sends msg to channel and returns how many subscribers got it.
 // With Compression.Families including PubSub, msg is compressed like a
@@ -160,7 +160,7 @@ func flushAllAsyncCmd() command[bool] { return cmd(decOK, specFLUSHALL, str("ASY
 //
 //zipline:twins Publish
 func publishCmd(channel string, msg []byte) command[int64] {
-	return cmd(decInt, specPUBLISH, str(channel), bin(msg))
+	return define(decInt, specPUBLISH, str(channel), bin(msg))
 }
 
 // SPublish is Publish to a sharded channel (SPUBLISH, Redis and Valkey 7):
@@ -168,18 +168,18 @@ func publishCmd(channel string, msg []byte) command[int64] {
 //
 //zipline:twins SPublish
 func spublishCmd(channel string, msg []byte) command[int64] {
-	return cmd(decInt, specSPUBLISH, keyArg(channel), bin(msg))
+	return define(decInt, specSPUBLISH, keyArg(channel), bin(msg))
 }
 
 // Time returns the server's clock.
 //
 //zipline:twins Time
-func timeCmd() command[time.Time] { return cmd(decServerTime, specTIME) }
+func timeCmd() command[time.Time] { return define(decServerTime, specTIME) }
 
 // LastSave returns when the server last saved its data to disk.
 //
 //zipline:twins LastSave
-func lastSaveCmd() command[time.Time] { return cmd(decUnixTime, specLASTSAVE) }
+func lastSaveCmd() command[time.Time] { return define(decUnixTime, specLASTSAVE) }
 
 // MemoryUsage returns how many bytes key and its value take in the
 // server, or Nil if it does not exist. samples bounds how many elements of
@@ -189,11 +189,11 @@ func lastSaveCmd() command[time.Time] { return cmd(decUnixTime, specLASTSAVE) }
 func memoryUsageCmd(key string, samples int64) command[int64] {
 	switch {
 	case samples < 0:
-		return cmd(decIntOrNil, specMEMORY_USAGE, keyArg(key), str("SAMPLES"), num(0))
+		return define(decIntOrNil, specMEMORY_USAGE, keyArg(key), str("SAMPLES"), num(0))
 	case samples > 0:
-		return cmd(decIntOrNil, specMEMORY_USAGE, keyArg(key), str("SAMPLES"), num(samples))
+		return define(decIntOrNil, specMEMORY_USAGE, keyArg(key), str("SAMPLES"), num(samples))
 	}
-	return cmd(decIntOrNil, specMEMORY_USAGE, keyArg(key))
+	return define(decIntOrNil, specMEMORY_USAGE, keyArg(key))
 }
 
 // SlowLog is one entry of the slow log.
@@ -210,18 +210,18 @@ type SlowLog struct {
 //
 //zipline:twins SlowLogGet
 func slowLogGetCmd(n int64) command[[]SlowLog] {
-	return cmd(decSlowLogs, specSLOWLOG_GET, num(n))
+	return define(decSlowLogs, specSLOWLOG_GET, num(n))
 }
 
 // SlowLogLen returns how many entries the slow log holds.
 //
 //zipline:twins SlowLogLen
-func slowLogLenCmd() command[int64] { return cmd(decInt, specSLOWLOG_LEN) }
+func slowLogLenCmd() command[int64] { return define(decInt, specSLOWLOG_LEN) }
 
 // SlowLogReset empties the slow log.
 //
 //zipline:twins SlowLogReset client=error
-func slowLogResetCmd() command[bool] { return cmd(decOK, specSLOWLOG_RESET) }
+func slowLogResetCmd() command[bool] { return define(decOK, specSLOWLOG_RESET) }
 
 // Wait waits until the writes before it on its connection reached
 // replicas replicas, or timeout passed (0: without limit), and returns how
@@ -232,7 +232,7 @@ func slowLogResetCmd() command[bool] { return cmd(decOK, specSLOWLOG_RESET) }
 //
 //zipline:twins Wait
 func waitCmd(replicas int64, timeout time.Duration) command[int64] {
-	return blockingCmd(decInt, timeout, specWAIT, num(replicas), num(millis(timeout)))
+	return defineBlocking(decInt, timeout, specWAIT, num(replicas), num(millis(timeout)))
 }
 
 // WaitAOF is Wait for the writes to reach the append-only file of
@@ -241,38 +241,38 @@ func waitCmd(replicas int64, timeout time.Duration) command[int64] {
 //
 //zipline:twins WaitAOF
 func waitAOFCmd(numLocal, numReplicas int64, timeout time.Duration) command[[]int64] {
-	return blockingCmd(decInts, timeout, specWAITAOF, num(numLocal), num(numReplicas), num(millis(timeout)))
+	return defineBlocking(decInts, timeout, specWAITAOF, num(numLocal), num(numReplicas), num(millis(timeout)))
 }
 
 // ClientID returns the ID of the connection the command runs on.
 //
 //zipline:twins ClientID
-func clientIDCmd() command[int64] { return cmd(decInt, specCLIENT_ID) }
+func clientIDCmd() command[int64] { return define(decInt, specCLIENT_ID) }
 
 // ClientGetName returns the connection's name (Options.ClientName), or
 // Nil if it has none.
 //
 //zipline:twins ClientGetName
-func clientGetNameCmd() command[string] { return cmd(decString, specCLIENT_GETNAME) }
+func clientGetNameCmd() command[string] { return define(decString, specCLIENT_GETNAME) }
 
 // ClientInfo describes the connection the command runs on, as CLIENT
 // INFO's fields ("id", "addr", "name", "db", "resp", ...).
 //
 //zipline:twins ClientInfo
-func clientInfoCmd() command[map[string]string] { return cmd(decClientInfo, specCLIENT_INFO) }
+func clientInfoCmd() command[map[string]string] { return define(decClientInfo, specCLIENT_INFO) }
 
 // ClientList describes every connection to the server, as CLIENT LIST's
 // fields, one map per connection.
 //
 //zipline:twins ClientList
-func clientListCmd() command[[]map[string]string] { return cmd(decClientList, specCLIENT_LIST) }
+func clientListCmd() command[[]map[string]string] { return define(decClientList, specCLIENT_LIST) }
 
 // ClientKill closes the connection from addr ("ip:port"), and returns how
 // many it closed.
 //
 //zipline:twins ClientKill
 func clientKillCmd(addr string) command[int64] {
-	return cmd(decInt, specCLIENT_KILL, str("ADDR"), str(addr))
+	return define(decInt, specCLIENT_KILL, str("ADDR"), str(addr))
 }
 
 // ClientKillByFilter closes the connections matching CLIENT KILL's filters,
@@ -281,7 +281,7 @@ func clientKillCmd(addr string) command[int64] {
 //
 //zipline:twins ClientKillByFilter
 func clientKillByFilterCmd(filters ...string) command[int64] {
-	return cmd(decInt, specCLIENT_KILL, strArgs(filters)...)
+	return define(decInt, specCLIENT_KILL, strArgs(filters)...)
 }
 
 // ClientPause stops the server answering clients for d (CLIENT PAUSE ...
@@ -289,81 +289,81 @@ func clientKillByFilterCmd(filters ...string) command[int64] {
 //
 //zipline:twins ClientPause client=error
 func clientPauseCmd(d time.Duration) command[bool] {
-	return cmd(decOK, specCLIENT_PAUSE, num(millis(d)))
+	return define(decOK, specCLIENT_PAUSE, num(millis(d)))
 }
 
 // ClientUnpause ends a ClientPause.
 //
 //zipline:twins ClientUnpause client=error
-func clientUnpauseCmd() command[bool] { return cmd(decOK, specCLIENT_UNPAUSE) }
+func clientUnpauseCmd() command[bool] { return define(decOK, specCLIENT_UNPAUSE) }
 
 // ClientUnblock unblocks the connection with that ID, blocked in a
 // blocking command, and reports whether it was.
 //
 //zipline:twins ClientUnblock
-func clientUnblockCmd(id int64) command[bool] { return cmd(decBool, specCLIENT_UNBLOCK, num(id)) }
+func clientUnblockCmd(id int64) command[bool] { return define(decBool, specCLIENT_UNBLOCK, num(id)) }
 
 // ClientUnblockWithError is ClientUnblock failing the blocked command
 // with an UNBLOCKED error.
 //
 //zipline:twins ClientUnblockWithError
 func clientUnblockWithErrorCmd(id int64) command[bool] {
-	return cmd(decBool, specCLIENT_UNBLOCK, num(id), str("ERROR"))
+	return define(decBool, specCLIENT_UNBLOCK, num(id), str("ERROR"))
 }
 
 // BgSave starts saving the data to disk in the background.
 //
 //zipline:twins BgSave
-func bgSaveCmd() command[string] { return cmd(decStatus, specBGSAVE) }
+func bgSaveCmd() command[string] { return define(decStatus, specBGSAVE) }
 
 // BgRewriteAOF starts rewriting the append-only file in the background.
 //
 //zipline:twins BgRewriteAOF
-func bgRewriteAOFCmd() command[string] { return cmd(decStatus, specBGREWRITEAOF) }
+func bgRewriteAOFCmd() command[string] { return define(decStatus, specBGREWRITEAOF) }
 
 // Save saves the data to disk, blocking the server meanwhile.
 //
 //zipline:twins Save client=error
-func saveCmd() command[bool] { return cmd(decOK, specSAVE) }
+func saveCmd() command[bool] { return define(decOK, specSAVE) }
 
 // ReplicaOf makes the server a replica of host:port ("NO", "ONE" stops
 // replicating).
 //
 //zipline:twins ReplicaOf client=error
 func replicaOfCmd(host, port string) command[bool] {
-	return cmd(decOK, specREPLICAOF, str(host), str(port))
+	return define(decOK, specREPLICAOF, str(host), str(port))
 }
 
 // CommandCount returns how many commands the server has.
 //
 //zipline:twins CommandCount
-func commandCountCmd() command[int64] { return cmd(decInt, specCOMMAND_COUNT) }
+func commandCountCmd() command[int64] { return define(decInt, specCOMMAND_COUNT) }
 
 // CommandList returns the names of the server's commands.
 //
 //zipline:twins CommandList
-func commandListCmd() command[[]string] { return cmd(decStrings, specCOMMAND_LIST) }
+func commandListCmd() command[[]string] { return define(decStrings, specCOMMAND_LIST) }
 
 // CommandGetKeys returns which arguments of a command line are keys, as
 // the server finds them.
 //
 //zipline:twins CommandGetKeys
 func commandGetKeysCmd(args ...string) command[[]string] {
-	return cmd(decStrings, specCOMMAND_GETKEYS, strArgs(args)...)
+	return define(decStrings, specCOMMAND_GETKEYS, strArgs(args)...)
 }
 
 // LatencyLatest returns the latest latency spike of each event the server
 // monitors (LATENCY LATEST), as [event, time, latest ms, max ms] tuples.
 //
 //zipline:twins LatencyLatest
-func latencyLatestCmd() command[Value] { return cmd(decValue, specLATENCY_LATEST) }
+func latencyLatestCmd() command[Value] { return define(decValue, specLATENCY_LATEST) }
 
 // LatencyReset resets the latency statistics of events (none: all), and
 // returns how many it reset.
 //
 //zipline:twins LatencyReset
 func latencyResetCmd(events ...string) command[int64] {
-	return cmd(decInt, specLATENCY_RESET, strArgs(events)...)
+	return define(decInt, specLATENCY_RESET, strArgs(events)...)
 }
 
 // PubSubChannels returns the channels with subscribers matching pattern
@@ -372,22 +372,22 @@ func latencyResetCmd(events ...string) command[int64] {
 //zipline:twins PubSubChannels
 func pubSubChannelsCmd(pattern string) command[[]string] {
 	if pattern == "" {
-		return cmd(decStrings, specPUBSUB_CHANNELS)
+		return define(decStrings, specPUBSUB_CHANNELS)
 	}
-	return cmd(decStrings, specPUBSUB_CHANNELS, str(pattern))
+	return define(decStrings, specPUBSUB_CHANNELS, str(pattern))
 }
 
 // PubSubNumSub returns how many subscribers each channel has.
 //
 //zipline:twins PubSubNumSub
 func pubSubNumSubCmd(channels ...string) command[map[string]int64] {
-	return cmd(decStringIntMap, specPUBSUB_NUMSUB, strArgs(channels)...)
+	return define(decStringIntMap, specPUBSUB_NUMSUB, strArgs(channels)...)
 }
 
 // PubSubNumPat returns how many pattern subscriptions there are.
 //
 //zipline:twins PubSubNumPat
-func pubSubNumPatCmd() command[int64] { return cmd(decInt, specPUBSUB_NUMPAT) }
+func pubSubNumPatCmd() command[int64] { return define(decInt, specPUBSUB_NUMPAT) }
 
 // PubSubShardChannels returns the sharded channels with subscribers
 // matching pattern ("": all), on the node the command reaches.
@@ -395,16 +395,16 @@ func pubSubNumPatCmd() command[int64] { return cmd(decInt, specPUBSUB_NUMPAT) }
 //zipline:twins PubSubShardChannels
 func pubSubShardChannelsCmd(pattern string) command[[]string] {
 	if pattern == "" {
-		return cmd(decStrings, specPUBSUB_SHARDCHANNELS)
+		return define(decStrings, specPUBSUB_SHARDCHANNELS)
 	}
-	return cmd(decStrings, specPUBSUB_SHARDCHANNELS, str(pattern))
+	return define(decStrings, specPUBSUB_SHARDCHANNELS, str(pattern))
 }
 
 // PubSubShardNumSub returns how many subscribers each sharded channel has.
 //
 //zipline:twins PubSubShardNumSub
 func pubSubShardNumSubCmd(channels ...string) command[map[string]int64] {
-	return cmd(decStringIntMap, specPUBSUB_SHARDNUMSUB, strArgs(channels)...)
+	return define(decStringIntMap, specPUBSUB_SHARDNUMSUB, strArgs(channels)...)
 }
 
 var (
@@ -493,7 +493,7 @@ type CommandInfo struct {
 // (internal/cmdspec), not by this.
 //
 //zipline:twins Command
-func commandCmd() command[map[string]CommandInfo] { return cmd(decCommandInfos, specCOMMAND) }
+func commandCmd() command[map[string]CommandInfo] { return define(decCommandInfos, specCOMMAND) }
 
 // KeyFlags is a key of a command line with the key spec flags that apply
 // to it ("RW", "access", "update"...).
@@ -507,7 +507,7 @@ type KeyFlags struct {
 //
 //zipline:twins CommandGetKeysAndFlags
 func commandGetKeysAndFlagsCmd(args ...string) command[[]KeyFlags] {
-	return cmd(decKeyFlags, specCOMMAND_GETKEYSANDFLAGS, strArgs(args)...)
+	return define(decKeyFlags, specCOMMAND_GETKEYSANDFLAGS, strArgs(args)...)
 }
 
 // DebugObject returns DEBUG OBJECT's description of key (servers refuse
@@ -515,7 +515,7 @@ func commandGetKeysAndFlagsCmd(args ...string) command[[]KeyFlags] {
 //
 //zipline:twins DebugObject
 func debugObjectCmd(key string) command[string] {
-	return cmd(decString, specDEBUG, str("OBJECT"), keyArg(key))
+	return define(decString, specDEBUG, str("OBJECT"), keyArg(key))
 }
 
 // ReadOnly lets a cluster replica serve reads on this connection: a
@@ -523,12 +523,12 @@ func debugObjectCmd(key string) command[string] {
 // client sends it itself when Options.ReadFrom reads from replicas).
 //
 //zipline:twins ReadOnly client=error
-func readOnlyCmd() command[bool] { return cmd(decOK, specREADONLY) }
+func readOnlyCmd() command[bool] { return define(decOK, specREADONLY) }
 
 // ReadWrite ends ReadOnly on this connection (a Client from Dedicated).
 //
 //zipline:twins ReadWrite client=error
-func readWriteCmd() command[bool] { return cmd(decOK, specREADWRITE) }
+func readWriteCmd() command[bool] { return define(decOK, specREADWRITE) }
 
 // ClientTrackingArgs are CLIENT TRACKING's options.
 type ClientTrackingArgs struct {
@@ -565,7 +565,7 @@ func clientTrackingCmd(on bool, a ClientTrackingArgs) command[bool] {
 			args = append(args, str(f.word))
 		}
 	}
-	return cmd(decOK, specCLIENT_TRACKING, args...)
+	return define(decOK, specCLIENT_TRACKING, args...)
 }
 
 // Migrate moves key to the server at host:port, database db, waiting up to
@@ -573,7 +573,7 @@ func clientTrackingCmd(on bool, a ClientTrackingArgs) command[bool] {
 //
 //zipline:twins Migrate
 func migrateCmd(host, port, key string, db int, timeout time.Duration) command[string] {
-	return cmd(decStatus, specMIGRATE, str(host), str(port), keyArg(key), num(int64(db)), num(millis(timeout)))
+	return define(decStatus, specMIGRATE, str(host), str(port), keyArg(key), num(int64(db)), num(millis(timeout)))
 }
 
 var (

@@ -7,50 +7,50 @@ package zipline
 //
 //zipline:twins SAdd
 func saddCmd(key string, members ...string) command[int64] {
-	return cmd(decInt, specSADD, keyAnd(key, members)...)
+	return define(decInt, specSADD, keyAnd(key, members)...)
 }
 
 // SRem removes members and returns how many were present.
 //
 //zipline:twins SRem
 func sremCmd(key string, members ...string) command[int64] {
-	return cmd(decInt, specSREM, keyAnd(key, members)...)
+	return define(decInt, specSREM, keyAnd(key, members)...)
 }
 
 // SMembers returns every member of the set.
 //
 //zipline:twins SMembers
-func smembersCmd(key string) command[[]string] { return cmd(decStrings, specSMEMBERS, keyArg(key)) }
+func smembersCmd(key string) command[[]string] { return define(decStrings, specSMEMBERS, keyArg(key)) }
 
 // SIsMember reports whether member is in the set.
 //
 //zipline:twins SIsMember
 func sisMemberCmd(key, member string) command[bool] {
-	return cmd(decBool, specSISMEMBER, keyArg(key), str(member))
+	return define(decBool, specSISMEMBER, keyArg(key), str(member))
 }
 
 // SMIsMember reports, for each member, whether it is in the set.
 //
 //zipline:twins SMIsMember
 func smisMemberCmd(key string, members ...string) command[[]bool] {
-	return cmd(decBools, specSMISMEMBER, keyAnd(key, members)...)
+	return define(decBools, specSMISMEMBER, keyAnd(key, members)...)
 }
 
 // SCard returns the number of members.
 //
 //zipline:twins SCard
-func scardCmd(key string) command[int64] { return cmd(decInt, specSCARD, keyArg(key)) }
+func scardCmd(key string) command[int64] { return define(decInt, specSCARD, keyArg(key)) }
 
 // SPop removes and returns a random member, or Nil if the set is empty.
 //
 //zipline:twins SPop
-func spopCmd(key string) command[string] { return cmd(decString, specSPOP, keyArg(key)) }
+func spopCmd(key string) command[string] { return define(decString, specSPOP, keyArg(key)) }
 
 // SPopN removes and returns up to count random members.
 //
 //zipline:twins SPopN
 func spopNCmd(key string, count int64) command[[]string] {
-	return cmd(decStrings, specSPOP, keyArg(key), num(count))
+	return define(decStrings, specSPOP, keyArg(key), num(count))
 }
 
 // SRandMember returns a random member without removing it, or Nil if the
@@ -58,7 +58,7 @@ func spopNCmd(key string, count int64) command[[]string] {
 //
 //zipline:twins SRandMember
 func srandMemberCmd(key string) command[string] {
-	return cmd(decString, specSRANDMEMBER, keyArg(key))
+	return define(decString, specSRANDMEMBER, keyArg(key))
 }
 
 // SRandMemberN returns up to count distinct random members; a negative
@@ -66,7 +66,7 @@ func srandMemberCmd(key string) command[string] {
 //
 //zipline:twins SRandMemberN
 func srandMemberNCmd(key string, count int64) command[[]string] {
-	return cmd(decStrings, specSRANDMEMBER, keyArg(key), num(count))
+	return define(decStrings, specSRANDMEMBER, keyArg(key), num(count))
 }
 
 // SMove moves member from the set src to dst, and reports whether it was
@@ -74,14 +74,14 @@ func srandMemberNCmd(key string, count int64) command[[]string] {
 //
 //zipline:twins SMove
 func smoveCmd(src, dst, member string) command[bool] {
-	return cmd(decBool, specSMOVE, keyArg(src), keyArg(dst), str(member))
+	return define(decBool, specSMOVE, keyArg(src), keyArg(dst), str(member))
 }
 
 // SInter returns the members common to every set.
 //
 //zipline:twins SInter
 func sinterCmd(keys ...string) command[[]string] {
-	return cmd(decStrings, specSINTER, keyArgs(keys)...)
+	return define(decStrings, specSINTER, keyArgs(keys)...)
 }
 
 // SInterCard returns how many members the sets have in common, counting at
@@ -89,41 +89,43 @@ func sinterCmd(keys ...string) command[[]string] {
 //
 //zipline:twins SInterCard
 func sinterCardCmd(limit int64, keys ...string) command[int64] {
-	return cmd(decInt, specSINTERCARD, numKeysLimit(keys, limit)...)
+	return define(decInt, specSINTERCARD, numKeysLimit(keys, limit)...)
 }
 
 // SUnion returns the members of any of the sets.
 //
 //zipline:twins SUnion
 func sunionCmd(keys ...string) command[[]string] {
-	return cmd(decStrings, specSUNION, keyArgs(keys)...)
+	return define(decStrings, specSUNION, keyArgs(keys)...)
 }
 
 // SDiff returns the members of the first set that are in none of the
 // others.
 //
 //zipline:twins SDiff
-func sdiffCmd(keys ...string) command[[]string] { return cmd(decStrings, specSDIFF, keyArgs(keys)...) }
+func sdiffCmd(keys ...string) command[[]string] {
+	return define(decStrings, specSDIFF, keyArgs(keys)...)
+}
 
 // SInterStore stores SInter's result in dst and returns its size.
 //
 //zipline:twins SInterStore
 func sinterStoreCmd(dst string, keys ...string) command[int64] {
-	return cmd(decInt, specSINTERSTORE, keyAndKeys(dst, keys)...)
+	return define(decInt, specSINTERSTORE, keyAndKeys(dst, keys)...)
 }
 
 // SUnionStore stores SUnion's result in dst and returns its size.
 //
 //zipline:twins SUnionStore
 func sunionStoreCmd(dst string, keys ...string) command[int64] {
-	return cmd(decInt, specSUNIONSTORE, keyAndKeys(dst, keys)...)
+	return define(decInt, specSUNIONSTORE, keyAndKeys(dst, keys)...)
 }
 
 // SDiffStore stores SDiff's result in dst and returns its size.
 //
 //zipline:twins SDiffStore
 func sdiffStoreCmd(dst string, keys ...string) command[int64] {
-	return cmd(decInt, specSDIFFSTORE, keyAndKeys(dst, keys)...)
+	return define(decInt, specSDIFFSTORE, keyAndKeys(dst, keys)...)
 }
 
 // keyAndKeys is a key followed by keys.

@@ -43,11 +43,11 @@ type commandOverlay struct {
 	// class: the shared connection refuses connection-state and forbidden
 	// commands. The zero class is plain, or blocking for a command the
 	// servers flag "blocking".
-	class cmdClass
+	class connClass
 	// block says where a blocking command's timeout is.
 	block blockArg
 	// value says where the command carries stored values (compression).
-	value valueCommand
+	value valueSpec
 	// merge says how the parts of a command split by slot on a cluster
 	// merge back (MGET, MSET, DEL...); mergeNone: it cannot be split.
 	merge mergeKind
@@ -105,7 +105,7 @@ func (s *commandSpec) fullName() string {
 
 // classFor returns the command's class with these arguments: a command
 // that blocks only with an option (XREAD BLOCK) is plain without it.
-func (s *commandSpec) classFor(args []arg) cmdClass {
+func (s *commandSpec) classFor(args []arg) connClass {
 	c := s.class
 	if c == classPlain && s.info.Has(cmdspec.Blocking) {
 		c = classBlocking

@@ -70,10 +70,14 @@ func TestTwinsWriteTheSameBytes(t *testing.T) {
 		args := sampleArgs(m.Type, 2)
 		rec.wire = nil
 		cargs := append([]reflect.Value{reflect.ValueOf(ctx)}, args...)
+		var out []reflect.Value
 		if m.Type.IsVariadic() {
-			client.Method(i).CallSlice(cargs)
+			out = client.Method(i).CallSlice(cargs)
 		} else {
-			client.Method(i).Call(cargs)
+			out = client.Method(i).Call(cargs)
+		}
+		if err, _ := out[len(out)-1].Interface().(error); errors.Is(err, ErrNotAllowed) {
+			continue // a connection-state command, refused on the shared connection
 		}
 		clientWire := rec.wire
 		b := c.Batch()

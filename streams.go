@@ -92,48 +92,48 @@ func xaddCmd(a XAddArgs) command[string] {
 	for _, fv := range a.Values {
 		args = append(args, str(fv.Field), bin(fv.Value))
 	}
-	return cmd(decString, specXADD, args...)
+	return define(decString, specXADD, args...)
 }
 
 // XLen returns the number of entries in the stream.
 //
 //zipline:twins XLen
-func xlenCmd(stream string) command[int64] { return cmd(decInt, specXLEN, keyArg(stream)) }
+func xlenCmd(stream string) command[int64] { return define(decInt, specXLEN, keyArg(stream)) }
 
 // XRange returns the entries with IDs from start to stop inclusive ("-" and
 // "+" for the ends; "(" before an ID excludes it).
 //
 //zipline:twins XRange
 func xrangeCmd(stream, start, stop string) command[[]XMessage] {
-	return cmd(decXMessages, specXRANGE, keyArg(stream), str(start), str(stop))
+	return define(decXMessages, specXRANGE, keyArg(stream), str(start), str(stop))
 }
 
 // XRangeN is XRange returning at most count entries.
 //
 //zipline:twins XRangeN
 func xrangeNCmd(stream, start, stop string, count int64) command[[]XMessage] {
-	return cmd(decXMessages, specXRANGE, keyArg(stream), str(start), str(stop), str("COUNT"), num(count))
+	return define(decXMessages, specXRANGE, keyArg(stream), str(start), str(stop), str("COUNT"), num(count))
 }
 
 // XRevRange is XRange from stop down to start ("+" then "-").
 //
 //zipline:twins XRevRange
 func xrevRangeCmd(stream, stop, start string) command[[]XMessage] {
-	return cmd(decXMessages, specXREVRANGE, keyArg(stream), str(stop), str(start))
+	return define(decXMessages, specXREVRANGE, keyArg(stream), str(stop), str(start))
 }
 
 // XRevRangeN is XRevRange returning at most count entries.
 //
 //zipline:twins XRevRangeN
 func xrevRangeNCmd(stream, stop, start string, count int64) command[[]XMessage] {
-	return cmd(decXMessages, specXREVRANGE, keyArg(stream), str(stop), str(start), str("COUNT"), num(count))
+	return define(decXMessages, specXREVRANGE, keyArg(stream), str(stop), str(start), str("COUNT"), num(count))
 }
 
 // XDel deletes entries and returns how many existed.
 //
 //zipline:twins XDel
 func xdelCmd(stream string, ids ...string) command[int64] {
-	return cmd(decInt, specXDEL, keyAnd(stream, ids)...)
+	return define(decInt, specXDEL, keyAnd(stream, ids)...)
 }
 
 // XTrimArgs say how XTrim trims: to MaxLen entries, or the entries before
@@ -154,7 +154,7 @@ func xtrimCmd(stream string, a XTrimArgs) command[int64] {
 	if len(args) == 1 {
 		args = append(args, str("MAXLEN"), num(0))
 	}
-	return cmd(decInt, specXTRIM, args...)
+	return define(decInt, specXTRIM, args...)
 }
 
 // BlockForever makes XRead and XReadGroup wait without limit (BLOCK 0),
@@ -210,9 +210,9 @@ func streamArgs(args []arg, count int64, block time.Duration, streams, ids []str
 func xreadCmd(a XReadArgs) (command[[]XStream], error) {
 	args, wait, err := a.args(make([]arg, 0, 5+2*len(a.Streams)))
 	if wait != 0 {
-		return blockingCmd(decXStreams, wait, specXREAD, args...), err
+		return defineBlocking(decXStreams, wait, specXREAD, args...), err
 	}
-	return cmd(decXStreams, specXREAD, args...), err
+	return define(decXStreams, specXREAD, args...), err
 }
 
 // XReadGroupArgs are XReadArgs for a consumer of a group (">" as an ID:
@@ -233,7 +233,7 @@ type XReadGroupArgs struct {
 //zipline:twins XReadGroup
 func xreadGroupCmd(a XReadGroupArgs) (command[[]XStream], error) {
 	if len(a.IDs) != len(a.Streams) {
-		return cmd(decXStreams, specXREADGROUP), &ArgumentError{Command: "XREADGROUP", Reason: strconv.Itoa(len(a.Streams)) +
+		return define(decXStreams, specXREADGROUP), &ArgumentError{Command: "XREADGROUP", Reason: strconv.Itoa(len(a.Streams)) +
 			" streams and " + strconv.Itoa(len(a.IDs)) + " IDs: one ID per stream"}
 	}
 	args := make([]arg, 0, 9+2*len(a.Streams))
@@ -243,9 +243,9 @@ func xreadGroupCmd(a XReadGroupArgs) (command[[]XStream], error) {
 	}
 	args, wait, err := streamArgs(args, a.Count, a.Block, a.Streams, a.IDs)
 	if wait != 0 {
-		return blockingCmd(decXStreams, wait, specXREADGROUP, args...), err
+		return defineBlocking(decXStreams, wait, specXREADGROUP, args...), err
 	}
-	return cmd(decXStreams, specXREADGROUP, args...), err
+	return define(decXStreams, specXREADGROUP, args...), err
 }
 
 // XAck acknowledges entries of a group, and returns how many were pending.
@@ -257,7 +257,7 @@ func xackCmd(stream, group string, ids ...string) command[int64] {
 	for _, id := range ids {
 		args = append(args, str(id))
 	}
-	return cmd(decInt, specXACK, args...)
+	return define(decInt, specXACK, args...)
 }
 
 // XGroupCreate creates a consumer group that reads the stream from start
@@ -265,28 +265,28 @@ func xackCmd(stream, group string, ids ...string) command[int64] {
 //
 //zipline:twins XGroupCreate client=error
 func xgroupCreateCmd(stream, group, start string) command[bool] {
-	return cmd(decOK, specXGROUP_CREATE, keyArg(stream), str(group), str(start))
+	return define(decOK, specXGROUP_CREATE, keyArg(stream), str(group), str(start))
 }
 
 // XGroupCreateMkStream is XGroupCreate that creates the stream if missing.
 //
 //zipline:twins XGroupCreateMkStream client=error
 func xgroupCreateMkStreamCmd(stream, group, start string) command[bool] {
-	return cmd(decOK, specXGROUP_CREATE, keyArg(stream), str(group), str(start), str("MKSTREAM"))
+	return define(decOK, specXGROUP_CREATE, keyArg(stream), str(group), str(start), str("MKSTREAM"))
 }
 
 // XGroupSetID sets the last ID a group has read.
 //
 //zipline:twins XGroupSetID client=error
 func xgroupSetIDCmd(stream, group, start string) command[bool] {
-	return cmd(decOK, specXGROUP_SETID, keyArg(stream), str(group), str(start))
+	return define(decOK, specXGROUP_SETID, keyArg(stream), str(group), str(start))
 }
 
 // XGroupDestroy deletes a consumer group, and returns 1 if it existed.
 //
 //zipline:twins XGroupDestroy
 func xgroupDestroyCmd(stream, group string) command[int64] {
-	return cmd(decInt, specXGROUP_DESTROY, keyArg(stream), str(group))
+	return define(decInt, specXGROUP_DESTROY, keyArg(stream), str(group))
 }
 
 // XGroupCreateConsumer creates a consumer in a group, and returns 1 if it
@@ -294,7 +294,7 @@ func xgroupDestroyCmd(stream, group string) command[int64] {
 //
 //zipline:twins XGroupCreateConsumer
 func xgroupCreateConsumerCmd(stream, group, consumer string) command[int64] {
-	return cmd(decInt, specXGROUP_CREATECONSUMER, keyArg(stream), str(group), str(consumer))
+	return define(decInt, specXGROUP_CREATECONSUMER, keyArg(stream), str(group), str(consumer))
 }
 
 // XGroupDelConsumer deletes a consumer from a group, and returns how many
@@ -302,7 +302,7 @@ func xgroupCreateConsumerCmd(stream, group, consumer string) command[int64] {
 //
 //zipline:twins XGroupDelConsumer
 func xgroupDelConsumerCmd(stream, group, consumer string) command[int64] {
-	return cmd(decInt, specXGROUP_DELCONSUMER, keyArg(stream), str(group), str(consumer))
+	return define(decInt, specXGROUP_DELCONSUMER, keyArg(stream), str(group), str(consumer))
 }
 
 // XPending is a group's pending entries in summary: how many, the lowest
@@ -317,7 +317,7 @@ type XPending struct {
 //
 //zipline:twins XPending
 func xpendingCmd(stream, group string) command[XPending] {
-	return cmd(decXPending, specXPENDING, keyArg(stream), str(group))
+	return define(decXPending, specXPENDING, keyArg(stream), str(group))
 }
 
 // XPendingExtArgs select pending entries: those idle at least Idle, with
@@ -352,7 +352,7 @@ func xpendingExtCmd(a XPendingExtArgs) command[[]XPendingExt] {
 	if a.Consumer != "" {
 		args = append(args, str(a.Consumer))
 	}
-	return cmd(decXPendingExt, specXPENDING, args...)
+	return define(decXPendingExt, specXPENDING, args...)
 }
 
 // XClaimArgs claim entries for Consumer that have been idle at least
@@ -376,14 +376,14 @@ func (a *XClaimArgs) args() []arg {
 //
 //zipline:twins XClaim
 func xclaimCmd(a XClaimArgs) command[[]XMessage] {
-	return cmd(decXMessages, specXCLAIM, a.args()...)
+	return define(decXMessages, specXCLAIM, a.args()...)
 }
 
 // XClaimJustID is XClaim returning IDs only (JUSTID).
 //
 //zipline:twins XClaimJustID
 func xclaimJustIDCmd(a XClaimArgs) command[[]string] {
-	return cmd(decStrings, specXCLAIM, append(a.args(), str("JUSTID"))...)
+	return define(decStrings, specXCLAIM, append(a.args(), str("JUSTID"))...)
 }
 
 // XAutoClaimArgs claim for Consumer up to Count entries idle at least
@@ -418,14 +418,14 @@ type XAutoClaimed struct {
 //
 //zipline:twins XAutoClaim
 func xautoClaimCmd(a XAutoClaimArgs) command[XAutoClaimed] {
-	return cmd(decXAutoClaimed, specXAUTOCLAIM, a.args()...)
+	return define(decXAutoClaimed, specXAUTOCLAIM, a.args()...)
 }
 
 // XAutoClaimJustID is XAutoClaim returning IDs only (JUSTID).
 //
 //zipline:twins XAutoClaimJustID
 func xautoClaimJustIDCmd(a XAutoClaimArgs) command[XAutoClaimed] {
-	return cmd(decXAutoClaimed, specXAUTOCLAIM, append(a.args(), str("JUSTID"))...)
+	return define(decXAutoClaimed, specXAUTOCLAIM, append(a.args(), str("JUSTID"))...)
 }
 
 // XInfoStream describes a stream (XINFO STREAM).
@@ -445,7 +445,7 @@ type XInfoStream struct {
 //
 //zipline:twins XInfoStream
 func xinfoStreamCmd(stream string) command[XInfoStream] {
-	return cmd(decXInfoStream, specXINFO_STREAM, keyArg(stream))
+	return define(decXInfoStream, specXINFO_STREAM, keyArg(stream))
 }
 
 // XInfoGroup describes a consumer group (XINFO GROUPS).
@@ -462,7 +462,7 @@ type XInfoGroup struct {
 //
 //zipline:twins XInfoGroups
 func xinfoGroupsCmd(stream string) command[[]XInfoGroup] {
-	return cmd(decXInfoGroups, specXINFO_GROUPS, keyArg(stream))
+	return define(decXInfoGroups, specXINFO_GROUPS, keyArg(stream))
 }
 
 // XInfoConsumer describes a consumer of a group (XINFO CONSUMERS).
@@ -477,7 +477,7 @@ type XInfoConsumer struct {
 //
 //zipline:twins XInfoConsumers
 func xinfoConsumersCmd(stream, group string) command[[]XInfoConsumer] {
-	return cmd(decXInfoConsumers, specXINFO_CONSUMERS, keyArg(stream), str(group))
+	return define(decXInfoConsumers, specXINFO_CONSUMERS, keyArg(stream), str(group))
 }
 
 // Stream replies, read alike from RESP2 and RESP3 (where XREAD's is a map).
@@ -681,5 +681,5 @@ func xinfoConsumer(v resp.Value) (XInfoConsumer, error) {
 //
 //zipline:twins XInfoStreamFull
 func xinfoStreamFullCmd(stream string, count int64) command[Value] {
-	return cmd(decValue, specXINFO_STREAM, keyArg(stream), str("FULL"), str("COUNT"), num(count))
+	return define(decValue, specXINFO_STREAM, keyArg(stream), str("FULL"), str("COUNT"), num(count))
 }

@@ -134,7 +134,7 @@ func pairArgs(pairs []KeyValue) []arg {
 // Get returns the value of key, or Nil if it does not exist.
 //
 //zipline:twins Get
-func getCmd(key string) command[[]byte] { return cmd(decBytes, specGET, keyArg(key)) }
+func getCmd(key string) command[[]byte] { return define(decBytes, specGET, keyArg(key)) }
 
 // Set stores value at key, replacing any value and, unless KeepTTL is
 // given, any time to live. The Batch future holds true once stored.
@@ -142,7 +142,7 @@ func getCmd(key string) command[[]byte] { return cmd(decBytes, specGET, keyArg(k
 //zipline:twins Set buf=8 client=error
 func setCmd(buf []arg, key string, val []byte, exp ...Expiry) (command[bool], error) {
 	args, err := setArgs(buf, key, val, "", exp)
-	return cmd(decOK, specSET, args...), err
+	return define(decOK, specSET, args...), err
 }
 
 // SetNX stores value at key only if key does not exist (SET ... NX), and
@@ -151,7 +151,7 @@ func setCmd(buf []arg, key string, val []byte, exp ...Expiry) (command[bool], er
 //zipline:twins SetNX buf=8
 func setNXCmd(buf []arg, key string, val []byte, exp ...Expiry) (command[bool], error) {
 	args, err := setArgs(buf, key, val, "NX", exp)
-	return cmd(decSetCond, specSET, args...), err
+	return define(decSetCond, specSET, args...), err
 }
 
 // SetXX stores value at key only if key exists (SET ... XX), and reports
@@ -160,7 +160,7 @@ func setNXCmd(buf []arg, key string, val []byte, exp ...Expiry) (command[bool], 
 //zipline:twins SetXX buf=8
 func setXXCmd(buf []arg, key string, val []byte, exp ...Expiry) (command[bool], error) {
 	args, err := setArgs(buf, key, val, "XX", exp)
-	return cmd(decSetCond, specSET, args...), err
+	return define(decSetCond, specSET, args...), err
 }
 
 // SetGet stores value at key and returns the old value (SET ... GET), or
@@ -169,34 +169,36 @@ func setXXCmd(buf []arg, key string, val []byte, exp ...Expiry) (command[bool], 
 //zipline:twins SetGet buf=8
 func setGetCmd(buf []arg, key string, val []byte, exp ...Expiry) (command[[]byte], error) {
 	args, err := setArgs(buf, key, val, "GET", exp)
-	return cmd(decBytes, specSET, args...), err
+	return define(decBytes, specSET, args...), err
 }
 
 // GetSet is SetGet without options, with the legacy GETSET command.
 //
 //zipline:twins GetSet
 func getSetCmd(key string, val []byte) command[[]byte] {
-	return cmd(decBytes, specGETSET, keyArg(key), bin(val))
+	return define(decBytes, specGETSET, keyArg(key), bin(val))
 }
 
 // MGet returns the values of keys, with nil for keys that do not exist.
 //
 //zipline:twins MGet
 func mgetCmd(keys ...string) command[[][]byte] {
-	return cmd(decBytesSlice, specMGET, keyArgs(keys)...)
+	return define(decBytesSlice, specMGET, keyArgs(keys)...)
 }
 
 // MSet stores several values at once, atomically. The Batch future holds
 // true once stored.
 //
 //zipline:twins MSet client=error
-func msetCmd(pairs ...KeyValue) command[bool] { return cmd(decOK, specMSET, pairArgs(pairs)...) }
+func msetCmd(pairs ...KeyValue) command[bool] { return define(decOK, specMSET, pairArgs(pairs)...) }
 
 // MSetNX stores several values only if none of the keys exists, and
 // reports whether it did.
 //
 //zipline:twins MSetNX
-func msetNXCmd(pairs ...KeyValue) command[bool] { return cmd(decBool, specMSETNX, pairArgs(pairs)...) }
+func msetNXCmd(pairs ...KeyValue) command[bool] {
+	return define(decBool, specMSETNX, pairArgs(pairs)...)
+}
 
 // GetEx returns the value of key and changes its expiry (Persist removes
 // it).
@@ -204,43 +206,43 @@ func msetNXCmd(pairs ...KeyValue) command[bool] { return cmd(decBool, specMSETNX
 //zipline:twins GetEx buf=4
 func getExCmd(buf []arg, key string, exp ...Expiry) (command[[]byte], error) {
 	args, err := appendExpiry(append(buf, keyArg(key)), exp, "GETEX")
-	return cmd(decBytes, specGETEX, args...), err
+	return define(decBytes, specGETEX, args...), err
 }
 
 // GetDel returns the value of key and deletes the key.
 //
 //zipline:twins GetDel
-func getDelCmd(key string) command[[]byte] { return cmd(decBytes, specGETDEL, keyArg(key)) }
+func getDelCmd(key string) command[[]byte] { return define(decBytes, specGETDEL, keyArg(key)) }
 
 // Incr adds 1 to the integer at key and returns the result.
 //
 //zipline:twins Incr
-func incrCmd(key string) command[int64] { return cmd(decInt, specINCR, keyArg(key)) }
+func incrCmd(key string) command[int64] { return define(decInt, specINCR, keyArg(key)) }
 
 // IncrBy adds n to the integer at key and returns the result.
 //
 //zipline:twins IncrBy
 func incrByCmd(key string, n int64) command[int64] {
-	return cmd(decInt, specINCRBY, keyArg(key), num(n))
+	return define(decInt, specINCRBY, keyArg(key), num(n))
 }
 
 // IncrByFloat adds f to the number at key and returns the result.
 //
 //zipline:twins IncrByFloat
 func incrByFloatCmd(key string, f float64) command[float64] {
-	return cmd(decFloat, specINCRBYFLOAT, keyArg(key), flt(f))
+	return define(decFloat, specINCRBYFLOAT, keyArg(key), flt(f))
 }
 
 // Decr subtracts 1 from the integer at key and returns the result.
 //
 //zipline:twins Decr
-func decrCmd(key string) command[int64] { return cmd(decInt, specDECR, keyArg(key)) }
+func decrCmd(key string) command[int64] { return define(decInt, specDECR, keyArg(key)) }
 
 // DecrBy subtracts n from the integer at key and returns the result.
 //
 //zipline:twins DecrBy
 func decrByCmd(key string, n int64) command[int64] {
-	return cmd(decInt, specDECRBY, keyArg(key), num(n))
+	return define(decInt, specDECRBY, keyArg(key), num(n))
 }
 
 // Append appends value to the string at key and returns its new length.
@@ -249,14 +251,14 @@ func decrByCmd(key string, n int64) command[int64] {
 //
 //zipline:twins Append
 func appendCmd(key string, val []byte) command[int64] {
-	return cmd(decInt, specAPPEND, keyArg(key), bin(val))
+	return define(decInt, specAPPEND, keyArg(key), bin(val))
 }
 
 // StrLen returns the length of the string at key (0 if missing). It is
 // refused while compression is on: it would measure the stored bytes.
 //
 //zipline:twins StrLen
-func strLenCmd(key string) command[int64] { return cmd(decInt, specSTRLEN, keyArg(key)) }
+func strLenCmd(key string) command[int64] { return define(decInt, specSTRLEN, keyArg(key)) }
 
 // GetRange returns the bytes of the string at key from start to end
 // inclusive (negative: from the end). It is refused while compression is
@@ -264,7 +266,7 @@ func strLenCmd(key string) command[int64] { return cmd(decInt, specSTRLEN, keyAr
 //
 //zipline:twins GetRange
 func getRangeCmd(key string, start, end int64) command[[]byte] {
-	return cmd(decBytes, specGETRANGE, keyArg(key), num(start), num(end))
+	return define(decBytes, specGETRANGE, keyArg(key), num(start), num(end))
 }
 
 // SetRange overwrites the string at key from offset with val, and returns
@@ -272,7 +274,7 @@ func getRangeCmd(key string, start, end int64) command[[]byte] {
 //
 //zipline:twins SetRange
 func setRangeCmd(key string, offset int64, val []byte) command[int64] {
-	return cmd(decInt, specSETRANGE, keyArg(key), num(offset), bin(val))
+	return define(decInt, specSETRANGE, keyArg(key), num(offset), bin(val))
 }
 
 // LCS returns the longest common subsequence of the strings at two keys.
@@ -280,14 +282,14 @@ func setRangeCmd(key string, offset int64, val []byte) command[int64] {
 //
 //zipline:twins LCS
 func lcsCmd(key1, key2 string) command[[]byte] {
-	return cmd(decBytes, specLCS, keyArg(key1), keyArg(key2))
+	return define(decBytes, specLCS, keyArg(key1), keyArg(key2))
 }
 
 // LCSLen returns the length of the longest common subsequence.
 //
 //zipline:twins LCSLen
 func lcsLenCmd(key1, key2 string) command[int64] {
-	return cmd(decInt, specLCS, keyArg(key1), keyArg(key2), str("LEN"))
+	return define(decInt, specLCS, keyArg(key1), keyArg(key2), str("LEN"))
 }
 
 // SetIfEq stores value at key only if the key holds exactly equal,
@@ -297,7 +299,7 @@ func lcsLenCmd(key1, key2 string) command[int64] {
 //zipline:twins SetIfEq buf=8
 func setIfEqCmd(buf []arg, key string, val, equal []byte, exp ...Expiry) (command[bool], error) {
 	args, err := appendExpiry(append(buf, keyArg(key), bin(val), str("IFEQ"), bin(equal)), exp, "SET")
-	return cmd(decSetCond, specSET, args...), err
+	return define(decSetCond, specSET, args...), err
 }
 
 // DelIfEq deletes key only if it holds exactly equal, and reports whether
@@ -305,7 +307,7 @@ func setIfEqCmd(buf []arg, key string, val, equal []byte, exp ...Expiry) (comman
 //
 //zipline:twins DelIfEq
 func delIfEqCmd(key string, equal []byte) command[bool] {
-	return cmd(decBool, specDELIFEQ, keyArg(key), bin(equal))
+	return define(decBool, specDELIFEQ, keyArg(key), bin(equal))
 }
 
 // MSetEx stores several values, each with the expiry exp (MSETEX: Valkey
@@ -316,7 +318,7 @@ func msetExCmd(buf []arg, exp Expiry, pairs ...KeyValue) (command[bool], error) 
 	args := append(buf, num(int64(len(pairs))))
 	args = append(args, pairArgs(pairs)...)
 	args, err := appendExpiry(args, []Expiry{exp}, "SET")
-	return cmd(decBool, specMSETEX, args...), err
+	return define(decBool, specMSETEX, args...), err
 }
 
 // SetIfEqGet is SetIfEq returning the value the key held (SET ... IFEQ
@@ -326,5 +328,5 @@ func msetExCmd(buf []arg, exp Expiry, pairs ...KeyValue) (command[bool], error) 
 //zipline:twins SetIfEqGet buf=8
 func setIfEqGetCmd(buf []arg, key string, val, equal []byte, exp ...Expiry) (command[[]byte], error) {
 	args, err := appendExpiry(append(buf, keyArg(key), bin(val), str("IFEQ"), bin(equal), str("GET")), exp, "SET")
-	return cmd(decBytes, specSET, args...), err
+	return define(decBytes, specSET, args...), err
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/ziplinekv/zipline/internal/resp"
 )
 
-// valueCommand says where one command carries stored values: which
+// valueSpec says where one command carries stored values: which
 // arguments compression applies to, and where a reply holds values to
 // expand (a command's overlay, spec_overlay.go). Typed methods, Batch, Tx
 // and Do all encode through it (request.add), so a command compresses the
@@ -14,7 +14,7 @@ import (
 // typed ones. A command with none stores and reads its arguments as they
 // are. Everything is data, read by lookupValues: nothing here escapes the
 // arguments it is given, so encoding stays allocation-free.
-type valueCommand struct {
+type valueSpec struct {
 	family valueFamily
 	// values are the arguments that are stored values.
 	values argSpan
@@ -63,7 +63,7 @@ func (s argSpan) has(i int) bool {
 func at(i int) argSpan                    { return argSpan{i, 0, 1} }
 func every(first, step int) argSpan       { return argSpan{first, step, 0} }
 func span(first, step, count int) argSpan { return argSpan{first, step, count} }
-func refused(f valueFamily) valueCommand  { return valueCommand{family: f, refuse: true} }
+func refused(f valueFamily) valueSpec     { return valueSpec{family: f, refuse: true} }
 
 // An option is a word a command takes among its options, found only where
 // options stand: from the argument at index from on, stepping over the

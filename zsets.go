@@ -19,7 +19,7 @@ func zmembers(args []arg, members []Z) []arg {
 //
 //zipline:twins ZAdd
 func zaddCmd(key string, members ...Z) command[int64] {
-	return cmd(decInt, specZADD, zmembers(append(make([]arg, 0, 1+2*len(members)), keyArg(key)), members)...)
+	return define(decInt, specZADD, zmembers(append(make([]arg, 0, 1+2*len(members)), keyArg(key)), members)...)
 }
 
 // ZAddArgs are ZADD's options with its members.
@@ -50,7 +50,7 @@ func (a *ZAddArgs) appendTo(args []arg) []arg {
 //zipline:twins ZAddArgs
 func zaddArgsCmd(key string, a ZAddArgs) command[int64] {
 	args := a.appendTo(append(make([]arg, 0, 6+2*len(a.Members)), keyArg(key)))
-	return cmd(decInt, specZADD, zmembers(args, a.Members)...)
+	return define(decInt, specZADD, zmembers(args, a.Members)...)
 }
 
 // ZAddIncr is ZADD ... INCR: it adds incr to member's score (as ZIncrBy)
@@ -60,47 +60,47 @@ func zaddArgsCmd(key string, a ZAddArgs) command[int64] {
 //zipline:twins ZAddIncr
 func zaddIncrCmd(key string, a ZAddArgs, incr float64, member string) command[float64] {
 	args := a.appendTo(append(make([]arg, 0, 9), keyArg(key)))
-	return cmd(decFloatOrNil, specZADD, append(args, str("INCR"), flt(incr), str(member))...)
+	return define(decFloatOrNil, specZADD, append(args, str("INCR"), flt(incr), str(member))...)
 }
 
 // ZRem removes members and returns how many were present.
 //
 //zipline:twins ZRem
 func zremCmd(key string, members ...string) command[int64] {
-	return cmd(decInt, specZREM, keyAnd(key, members)...)
+	return define(decInt, specZREM, keyAnd(key, members)...)
 }
 
 // ZScore returns member's score, or Nil if it is not in the set.
 //
 //zipline:twins ZScore
 func zscoreCmd(key, member string) command[float64] {
-	return cmd(decFloatOrNil, specZSCORE, keyArg(key), str(member))
+	return define(decFloatOrNil, specZSCORE, keyArg(key), str(member))
 }
 
 // ZMScore returns the scores of members, with NaN for those not in the set.
 //
 //zipline:twins ZMScore
 func zmscoreCmd(key string, members ...string) command[[]float64] {
-	return cmd(decFloatsOrNaN, specZMSCORE, keyAnd(key, members)...)
+	return define(decFloatsOrNaN, specZMSCORE, keyAnd(key, members)...)
 }
 
 // ZIncrBy adds incr to member's score and returns the new score.
 //
 //zipline:twins ZIncrBy
 func zincrByCmd(key string, incr float64, member string) command[float64] {
-	return cmd(decFloat, specZINCRBY, keyArg(key), flt(incr), str(member))
+	return define(decFloat, specZINCRBY, keyArg(key), flt(incr), str(member))
 }
 
 // ZCard returns the number of members.
 //
 //zipline:twins ZCard
-func zcardCmd(key string) command[int64] { return cmd(decInt, specZCARD, keyArg(key)) }
+func zcardCmd(key string) command[int64] { return define(decInt, specZCARD, keyArg(key)) }
 
 // ZCount returns how many members have a score between min and max.
 //
 //zipline:twins ZCount
 func zcountCmd(key, min, max string) command[int64] {
-	return cmd(decInt, specZCOUNT, keyArg(key), str(min), str(max))
+	return define(decInt, specZCOUNT, keyArg(key), str(min), str(max))
 }
 
 // ZLexCount returns how many members are between min and max
@@ -108,7 +108,7 @@ func zcountCmd(key, min, max string) command[int64] {
 //
 //zipline:twins ZLexCount
 func zlexCountCmd(key, min, max string) command[int64] {
-	return cmd(decInt, specZLEXCOUNT, keyArg(key), str(min), str(max))
+	return define(decInt, specZLEXCOUNT, keyArg(key), str(min), str(max))
 }
 
 // ZRange returns the members ranked start to stop inclusive, lowest score
@@ -116,14 +116,14 @@ func zlexCountCmd(key, min, max string) command[int64] {
 //
 //zipline:twins ZRange
 func zrangeCmd(key string, start, stop int64) command[[]string] {
-	return cmd(decStrings, specZRANGE, keyArg(key), num(start), num(stop))
+	return define(decStrings, specZRANGE, keyArg(key), num(start), num(stop))
 }
 
 // ZRangeWithScores is ZRange with each member's score.
 //
 //zipline:twins ZRangeWithScores
 func zrangeWithScoresCmd(key string, start, stop int64) command[[]Z] {
-	return cmd(decZs, specZRANGE, keyArg(key), num(start), num(stop), str("WITHSCORES"))
+	return define(decZs, specZRANGE, keyArg(key), num(start), num(stop), str("WITHSCORES"))
 }
 
 // ZRangeByScore returns the members with scores between min and max,
@@ -131,7 +131,7 @@ func zrangeWithScoresCmd(key string, start, stop int64) command[[]Z] {
 //
 //zipline:twins ZRangeByScore
 func zrangeByScoreCmd(key, min, max string) command[[]string] {
-	return cmd(decStrings, specZRANGE, keyArg(key), str(min), str(max), str("BYSCORE"))
+	return define(decStrings, specZRANGE, keyArg(key), str(min), str(max), str("BYSCORE"))
 }
 
 // ZRevRange returns the members ranked start to stop inclusive, highest
@@ -139,14 +139,14 @@ func zrangeByScoreCmd(key, min, max string) command[[]string] {
 //
 //zipline:twins ZRevRange
 func zrevRangeCmd(key string, start, stop int64) command[[]string] {
-	return cmd(decStrings, specZRANGE, keyArg(key), num(start), num(stop), str("REV"))
+	return define(decStrings, specZRANGE, keyArg(key), num(start), num(stop), str("REV"))
 }
 
 // ZRevRangeWithScores is ZRevRange with each member's score.
 //
 //zipline:twins ZRevRangeWithScores
 func zrevRangeWithScoresCmd(key string, start, stop int64) command[[]Z] {
-	return cmd(decZs, specZRANGE, keyArg(key), num(start), num(stop), str("REV"), str("WITHSCORES"))
+	return define(decZs, specZRANGE, keyArg(key), num(start), num(stop), str("REV"), str("WITHSCORES"))
 }
 
 // ZRangeArgs is a ZRANGE query: by rank (the default), score or
@@ -190,14 +190,14 @@ func (a *ZRangeArgs) appendTo(args []arg, withScores bool) []arg {
 //
 //zipline:twins ZRangeArgs buf=10
 func zrangeArgsCmd(buf []arg, a ZRangeArgs) command[[]string] {
-	return cmd(decStrings, specZRANGE, a.appendTo(append(buf, keyArg(a.Key)), false)...)
+	return define(decStrings, specZRANGE, a.appendTo(append(buf, keyArg(a.Key)), false)...)
 }
 
 // ZRangeArgsWithScores is ZRangeArgs with each member's score.
 //
 //zipline:twins ZRangeArgsWithScores buf=10
 func zrangeArgsWithScoresCmd(buf []arg, a ZRangeArgs) command[[]Z] {
-	return cmd(decZs, specZRANGE, a.appendTo(append(buf, keyArg(a.Key)), true)...)
+	return define(decZs, specZRANGE, a.appendTo(append(buf, keyArg(a.Key)), true)...)
 }
 
 // ZRangeStore stores what ZRangeArgs returns in dst (ZRANGESTORE), and
@@ -205,21 +205,21 @@ func zrangeArgsWithScoresCmd(buf []arg, a ZRangeArgs) command[[]Z] {
 //
 //zipline:twins ZRangeStore buf=11
 func zrangeStoreCmd(buf []arg, dst string, a ZRangeArgs) command[int64] {
-	return cmd(decInt, specZRANGESTORE, a.appendTo(append(buf, keyArg(dst), keyArg(a.Key)), false)...)
+	return define(decInt, specZRANGESTORE, a.appendTo(append(buf, keyArg(dst), keyArg(a.Key)), false)...)
 }
 
 // ZRank returns member's rank, lowest score first, or Nil if absent.
 //
 //zipline:twins ZRank
 func zrankCmd(key, member string) command[int64] {
-	return cmd(decIntOrNil, specZRANK, keyArg(key), str(member))
+	return define(decIntOrNil, specZRANK, keyArg(key), str(member))
 }
 
 // ZRevRank returns member's rank, highest score first, or Nil if absent.
 //
 //zipline:twins ZRevRank
 func zrevRankCmd(key, member string) command[int64] {
-	return cmd(decIntOrNil, specZREVRANK, keyArg(key), str(member))
+	return define(decIntOrNil, specZREVRANK, keyArg(key), str(member))
 }
 
 // RankScore is a member's rank with its score.
@@ -232,14 +232,14 @@ type RankScore struct {
 //
 //zipline:twins ZRankWithScore
 func zrankWithScoreCmd(key, member string) command[RankScore] {
-	return cmd(decRankScore, specZRANK, keyArg(key), str(member), str("WITHSCORE"))
+	return define(decRankScore, specZRANK, keyArg(key), str(member), str("WITHSCORE"))
 }
 
 // ZRevRankWithScore is ZRevRank with member's score.
 //
 //zipline:twins ZRevRankWithScore
 func zrevRankWithScoreCmd(key, member string) command[RankScore] {
-	return cmd(decRankScore, specZREVRANK, keyArg(key), str(member), str("WITHSCORE"))
+	return define(decRankScore, specZREVRANK, keyArg(key), str(member), str("WITHSCORE"))
 }
 
 // ZRemRangeByRank removes the members ranked start to stop, and returns
@@ -247,7 +247,7 @@ func zrevRankWithScoreCmd(key, member string) command[RankScore] {
 //
 //zipline:twins ZRemRangeByRank
 func zremRangeByRankCmd(key string, start, stop int64) command[int64] {
-	return cmd(decInt, specZREMRANGEBYRANK, keyArg(key), num(start), num(stop))
+	return define(decInt, specZREMRANGEBYRANK, keyArg(key), num(start), num(stop))
 }
 
 // ZRemRangeByScore removes the members with scores between min and max,
@@ -255,7 +255,7 @@ func zremRangeByRankCmd(key string, start, stop int64) command[int64] {
 //
 //zipline:twins ZRemRangeByScore
 func zremRangeByScoreCmd(key, min, max string) command[int64] {
-	return cmd(decInt, specZREMRANGEBYSCORE, keyArg(key), str(min), str(max))
+	return define(decInt, specZREMRANGEBYSCORE, keyArg(key), str(min), str(max))
 }
 
 // ZRemRangeByLex removes the members between min and max
@@ -263,31 +263,31 @@ func zremRangeByScoreCmd(key, min, max string) command[int64] {
 //
 //zipline:twins ZRemRangeByLex
 func zremRangeByLexCmd(key, min, max string) command[int64] {
-	return cmd(decInt, specZREMRANGEBYLEX, keyArg(key), str(min), str(max))
+	return define(decInt, specZREMRANGEBYLEX, keyArg(key), str(min), str(max))
 }
 
 // ZPopMin removes and returns the member with the lowest score, or Nil.
 //
 //zipline:twins ZPopMin
-func zpopMinCmd(key string) command[Z] { return cmd(decZ, specZPOPMIN, keyArg(key)) }
+func zpopMinCmd(key string) command[Z] { return define(decZ, specZPOPMIN, keyArg(key)) }
 
 // ZPopMax removes and returns the member with the highest score, or Nil.
 //
 //zipline:twins ZPopMax
-func zpopMaxCmd(key string) command[Z] { return cmd(decZ, specZPOPMAX, keyArg(key)) }
+func zpopMaxCmd(key string) command[Z] { return define(decZ, specZPOPMAX, keyArg(key)) }
 
 // ZPopMinN removes and returns up to count members, lowest score first.
 //
 //zipline:twins ZPopMinN
 func zpopMinNCmd(key string, count int64) command[[]Z] {
-	return cmd(decZs, specZPOPMIN, keyArg(key), num(count))
+	return define(decZs, specZPOPMIN, keyArg(key), num(count))
 }
 
 // ZPopMaxN removes and returns up to count members, highest score first.
 //
 //zipline:twins ZPopMaxN
 func zpopMaxNCmd(key string, count int64) command[[]Z] {
-	return cmd(decZs, specZPOPMAX, keyArg(key), num(count))
+	return define(decZs, specZPOPMAX, keyArg(key), num(count))
 }
 
 // ZRandMember returns up to count distinct random members; a negative
@@ -295,14 +295,14 @@ func zpopMaxNCmd(key string, count int64) command[[]Z] {
 //
 //zipline:twins ZRandMember
 func zrandMemberCmd(key string, count int64) command[[]string] {
-	return cmd(decStrings, specZRANDMEMBER, keyArg(key), num(count))
+	return define(decStrings, specZRANDMEMBER, keyArg(key), num(count))
 }
 
 // ZRandMemberWithScores is ZRandMember with each member's score.
 //
 //zipline:twins ZRandMemberWithScores
 func zrandMemberWithScoresCmd(key string, count int64) command[[]Z] {
-	return cmd(decZs, specZRANDMEMBER, keyArg(key), num(count), str("WITHSCORES"))
+	return define(decZs, specZRANDMEMBER, keyArg(key), num(count), str("WITHSCORES"))
 }
 
 // ZStore is the input of ZUNION, ZINTER and their STORE forms: the sets,
@@ -336,28 +336,28 @@ func (s *ZStore) appendTo(args []arg, withScores bool) []arg {
 //
 //zipline:twins ZUnion
 func zunionCmd(s ZStore) command[[]string] {
-	return cmd(decStrings, specZUNION, s.appendTo(nil, false)...)
+	return define(decStrings, specZUNION, s.appendTo(nil, false)...)
 }
 
 // ZUnionWithScores is ZUnion with each member's aggregated score.
 //
 //zipline:twins ZUnionWithScores
 func zunionWithScoresCmd(s ZStore) command[[]Z] {
-	return cmd(decZs, specZUNION, s.appendTo(nil, true)...)
+	return define(decZs, specZUNION, s.appendTo(nil, true)...)
 }
 
 // ZInter returns the members common to every set.
 //
 //zipline:twins ZInter
 func zinterCmd(s ZStore) command[[]string] {
-	return cmd(decStrings, specZINTER, s.appendTo(nil, false)...)
+	return define(decStrings, specZINTER, s.appendTo(nil, false)...)
 }
 
 // ZInterWithScores is ZInter with each member's aggregated score.
 //
 //zipline:twins ZInterWithScores
 func zinterWithScoresCmd(s ZStore) command[[]Z] {
-	return cmd(decZs, specZINTER, s.appendTo(nil, true)...)
+	return define(decZs, specZINTER, s.appendTo(nil, true)...)
 }
 
 // ZUnionStore stores ZUnion's result, with scores, in dst and returns its
@@ -365,7 +365,7 @@ func zinterWithScoresCmd(s ZStore) command[[]Z] {
 //
 //zipline:twins ZUnionStore
 func zunionStoreCmd(dst string, s ZStore) command[int64] {
-	return cmd(decInt, specZUNIONSTORE, s.appendTo([]arg{keyArg(dst)}, false)...)
+	return define(decInt, specZUNIONSTORE, s.appendTo([]arg{keyArg(dst)}, false)...)
 }
 
 // ZInterStore stores ZInter's result, with scores, in dst and returns its
@@ -373,7 +373,7 @@ func zunionStoreCmd(dst string, s ZStore) command[int64] {
 //
 //zipline:twins ZInterStore
 func zinterStoreCmd(dst string, s ZStore) command[int64] {
-	return cmd(decInt, specZINTERSTORE, s.appendTo([]arg{keyArg(dst)}, false)...)
+	return define(decInt, specZINTERSTORE, s.appendTo([]arg{keyArg(dst)}, false)...)
 }
 
 // ZInterCard returns how many members the sets have in common, counting
@@ -381,7 +381,7 @@ func zinterStoreCmd(dst string, s ZStore) command[int64] {
 //
 //zipline:twins ZInterCard
 func zinterCardCmd(limit int64, keys ...string) command[int64] {
-	return cmd(decInt, specZINTERCARD, numKeysLimit(keys, limit)...)
+	return define(decInt, specZINTERCARD, numKeysLimit(keys, limit)...)
 }
 
 // ZDiff returns the members of the first set that are in none of the
@@ -389,21 +389,21 @@ func zinterCardCmd(limit int64, keys ...string) command[int64] {
 //
 //zipline:twins ZDiff
 func zdiffCmd(keys ...string) command[[]string] {
-	return cmd(decStrings, specZDIFF, numKeys(keys)...)
+	return define(decStrings, specZDIFF, numKeys(keys)...)
 }
 
 // ZDiffWithScores is ZDiff with each member's score.
 //
 //zipline:twins ZDiffWithScores
 func zdiffWithScoresCmd(keys ...string) command[[]Z] {
-	return cmd(decZs, specZDIFF, append(numKeys(keys), str("WITHSCORES"))...)
+	return define(decZs, specZDIFF, append(numKeys(keys), str("WITHSCORES"))...)
 }
 
 // ZDiffStore stores ZDiff's result in dst and returns its size.
 //
 //zipline:twins ZDiffStore
 func zdiffStoreCmd(dst string, keys ...string) command[int64] {
-	return cmd(decInt, specZDIFFSTORE, append([]arg{keyArg(dst)}, numKeys(keys)...)...)
+	return define(decInt, specZDIFFSTORE, append([]arg{keyArg(dst)}, numKeys(keys)...)...)
 }
 
 // numKeys is numkeys, then the keys.
@@ -447,7 +447,7 @@ func zmpopArgs(timeout *time.Duration, from ZEnd, count int64, keys []string) []
 //
 //zipline:twins ZMPop
 func zmpopCmd(from ZEnd, count int64, keys ...string) command[KeyZs] {
-	return cmd(decKeyZs, specZMPOP, zmpopArgs(nil, from, count, keys)...)
+	return define(decKeyZs, specZMPOP, zmpopArgs(nil, from, count, keys)...)
 }
 
 // BZPopMin is ZPopMin over several keys that waits up to timeout (0: until
@@ -455,14 +455,14 @@ func zmpopCmd(from ZEnd, count int64, keys ...string) command[KeyZs] {
 //
 //zipline:twins BZPopMin
 func bzpopMinCmd(timeout time.Duration, keys ...string) command[KeyZ] {
-	return blockingCmd(decKeyZ, timeout, specBZPOPMIN, keysThenTimeout(keys, timeout)...)
+	return defineBlocking(decKeyZ, timeout, specBZPOPMIN, keysThenTimeout(keys, timeout)...)
 }
 
 // BZPopMax is BZPopMin for the highest score.
 //
 //zipline:twins BZPopMax
 func bzpopMaxCmd(timeout time.Duration, keys ...string) command[KeyZ] {
-	return blockingCmd(decKeyZ, timeout, specBZPOPMAX, keysThenTimeout(keys, timeout)...)
+	return defineBlocking(decKeyZ, timeout, specBZPOPMAX, keysThenTimeout(keys, timeout)...)
 }
 
 // BZMPop is ZMPop that waits up to timeout for one of the sorted sets to
@@ -470,5 +470,5 @@ func bzpopMaxCmd(timeout time.Duration, keys ...string) command[KeyZ] {
 //
 //zipline:twins BZMPop
 func bzmpopCmd(timeout time.Duration, from ZEnd, count int64, keys ...string) command[KeyZs] {
-	return blockingCmd(decKeyZs, timeout, specBZMPOP, zmpopArgs(&timeout, from, count, keys)...)
+	return defineBlocking(decKeyZs, timeout, specBZMPOP, zmpopArgs(&timeout, from, count, keys)...)
 }
