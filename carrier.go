@@ -9,6 +9,7 @@ import (
 	"context"
 
 	"github.com/ziplinekv/zipline/internal/pipe"
+	"github.com/ziplinekv/zipline/internal/resp"
 )
 
 // A carrier takes requests to the servers and brings back their replies.
@@ -128,3 +129,65 @@ func (d *direct) close() error {
 	d.dedicated.close()
 	return d.pipe.Close()
 }
+
+func (st *Stats) addPipe(p *pipe.Pipe) {
+	ps := p.Stats()
+	st.Writes += ps.Batches.Load()
+	st.Requests += ps.Calls.Load()
+	st.Reconnects += ps.Reconnect.Load()
+	for i := range st.WriteSizes {
+		st.WriteSizes[i] += ps.WriteSizes[i].Load()
+	}
+	st.InFlight += p.InFlight()
+	st.Queued += int64(p.Queued())
+	st.PendingBytes += p.PendingBytes()
+}
+
+// sendDirect is sendRequest for the one case that needs no request: a
+// command that does not block, on the shared connection of one server,
+// without hooks. Nothing routes it, so it goes straight into a call, as
+// the seam's carriers would send it. It is most commands of most clients,
+// and at hundreds of callers in flight the request's own cache lines,
+// touched again as each caller resumes, cost a tenth of the throughput
+// (bench/RESULTS.md#client-ab). The reply is left in v.
+func (c *Client) sendDirect(ctx context.Context, d *direct, v *resp.Value, spec *commandSpec, args []arg, expect resp.TypeSet) (valueReply, error) {
+	values, vr, err := c.lookupValues(spec, args)
+	if err != nil {
+		return vr, err
+	}
+	call := c.s.calls.Get()
+	c.appendCommand(call, spec, args, expect, values)
+	if err := d.pipe.Do(ctx, call); err != nil {
+		return vr, err
+	}
+	*v = call.Reply(0)
+	call.Release()
+	if v.Type().Failed() {
+		return vr, c.s.errorOf(*v)
+	}
+	return vr, nil
+}
+
+// Errors about the connection, which the connections (internal/pipe) give
+// and the carriers pass on. Each is checked with errors.Is; the error
+// returned wraps the underlying cause as well. errors.go has the others.
+var (
+	// ErrClosed: the Client was closed.
+	ErrClosed = pipe.ErrClosed
+	// ErrNotSent is matched by every error of a request that never reached
+	// the server, so retrying it is always safe.
+	ErrNotSent = pipe.ErrNotSent
+	// ErrNotConnected: the connection was down, and the request failed at
+	// once (see Options.WaitForReconnect). It matches ErrNotSent.
+	ErrNotConnected = pipe.ErrNotConnected
+	// ErrConnLost: the connection broke after the request was written. The
+	// server may or may not have run it; zipline never retries it.
+	ErrConnLost = pipe.ErrConnLost
+	// ErrPendingLimit: the bytes queued and in flight on the connection
+	// reached Options.MaxPendingBytes, and Options.FailWhenPendingFull is
+	// set. It matches ErrNotSent.
+	ErrPendingLimit = pipe.ErrPendingLimit
+)
+
+// writeSizeBuckets is how many buckets Stats.WriteSizes has.
+const writeSizeBuckets = pipe.WriteSizeBuckets

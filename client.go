@@ -1,18 +1,19 @@
 package zipline
 
+// This file is the Client: it encodes commands, expands stored values,
+// runs hooks and decodes replies. It reaches the servers only through a
+// carrier (carrier.go), as net/http's client.go reaches the network
+// through transport.go; connect.go makes the carriers.
+
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/ziplinekv/zipline/internal/pipe"
 	"github.com/ziplinekv/zipline/internal/resp"
 )
 
@@ -38,7 +39,7 @@ type shared struct {
 	opts     Options
 	limits   resp.Limits
 	codec    *valueCodec // as configured; a Raw Client has none of its own
-	calls    *pipe.CallPool
+	calls    *callPool
 	requests sync.Pool
 	hooks    hooks
 	// routing is the server's command table on a cluster (where keys are,
@@ -71,7 +72,7 @@ func New(opts Options) (*Client, error) {
 	s := &shared{
 		opts:  opts,
 		codec: vc,
-		calls: pipe.NewCallPool(),
+		calls: newCallPool(),
 		limits: resp.Limits{
 			MaxBulkLen:      opts.ReplyLimits.MaxBulkLen,
 			MaxAggregateLen: opts.ReplyLimits.MaxAggregateLen,
@@ -92,184 +93,6 @@ func New(opts Options) (*Client, error) {
 	}
 	s.top = k
 	return &Client{s: s, carrier: k, codec: vc}, nil
-}
-
-// connect reaches the first seed that answers and, unless Options.Cluster
-// says otherwise, asks it whether it is part of a cluster: then the Client
-// discovers the cluster from it; else it talks to that one server.
-func (s *shared) connect() (carrier, error) {
-	seeds := s.opts.Addrs
-	if len(seeds) == 0 {
-		seeds = []string{s.opts.Addr}
-	}
-	var errs []error
-	for _, addr := range seeds {
-		ctx, cancel := context.WithTimeout(context.Background(), s.opts.DialTimeout)
-		d, err := newDirect(s, addr, ctx)
-		if err != nil {
-			cancel()
-			errs = append(errs, err)
-			continue
-		}
-		mode := s.opts.Cluster
-		if mode == ClusterAuto {
-			mode = ClusterOff
-			if clusterEnabled(ctx, d) {
-				mode = ClusterOn
-			}
-		}
-		s.server = versionOf(d.pipe.Server())
-		if mode == ClusterOff {
-			cancel()
-			return d, nil
-		}
-		// A cluster's connections are set up differently (see
-		// pipeOptions): start again with those.
-		d.close()
-		s.routing = serverCommands{}
-		if s.cache != nil {
-			s.cache.slots = make([]atomic.Uint32, slotCount)
-		}
-		c, err := newCluster(ctx, s, addr, seeds)
-		cancel()
-		if err != nil {
-			return nil, err
-		}
-		return c, nil
-	}
-	return nil, errors.Join(errs...)
-}
-
-// versionOf reads what a server said it is; a server of a kind the spec
-// was not read from counts as unknown.
-func versionOf(p pipe.Server) serverVersion {
-	switch p.Name {
-	case "redis":
-		return serverVersion{kind: serverRedis, version: p.Version}
-	case "valkey":
-		return serverVersion{kind: serverValkey, version: p.Version}
-	}
-	return serverVersion{}
-}
-
-// clusterEnabled asks a server whether it is a cluster node. It is the
-// Client's own set-up, so it goes straight to the connection, past hooks.
-func clusterEnabled(ctx context.Context, d *direct) bool {
-	c := d.pipe.NewCall()
-	c.Buf = appendCommandStrings(c.Buf, "INFO", "cluster")
-	c.N = 1
-	if err := d.pipe.Do(ctx, c); err != nil {
-		return false
-	}
-	defer c.Release()
-	return strings.Contains(string(c.Reply(0).Bytes()), "cluster_enabled:1")
-}
-
-// appendCommandStrings encodes a command of plain string arguments.
-func appendCommandStrings(dst []byte, args ...string) []byte {
-	dst = resp.AppendArrayLen(dst, len(args))
-	for _, a := range args {
-		dst = resp.AppendBulkString(dst, a)
-	}
-	return dst
-}
-
-// newDirect connects to one server. With the client-side cache on, its
-// shared connection tracks the keys read through it (and only that one:
-// dedicated connections do not).
-func newDirect(s *shared, addr string, ctx context.Context) (*direct, error) {
-	po := s.pipeOptions(addr)
-	dedicated := po
-	var tc *trackedConn
-	if s.cache != nil {
-		tc = s.cache.track(&po)
-	}
-	p, err := pipe.New(ctx, po)
-	if err != nil {
-		return nil, connectError(addr, err)
-	}
-	if tc != nil {
-		tc.attach(p)
-	}
-	return &direct{addr: addr, pipe: p, dedicated: newDedicatedPool(s, dedicated, addr), tracked: tc}, nil
-}
-
-// pipeOptions are the settings of every connection to addr. On a cluster,
-// connections fail fast while down (the router waits for the next topology
-// instead of a reconnect), and send READONLY when reads may go to replicas.
-func (s *shared) pipeOptions(addr string) pipe.Options {
-	o := s.opts
-	var onConnect func(*pipe.Setup) error
-	if s.routing != nil {
-		o.WaitForReconnect = false
-		if o.ReadFrom != ReadPrimary {
-			onConnect = func(su *pipe.Setup) error {
-				_, err := su.Do("READONLY") // an error reply (a primary's) is harmless
-				return err
-			}
-		}
-	}
-	return pipe.Options{
-		OnConnect:           onConnect,
-		Dial:                s.dialer(addr),
-		Protocol:            o.Protocol,
-		Username:            o.Username,
-		Password:            o.Password,
-		DB:                  o.DB,
-		ClientName:          o.ClientName,
-		HandshakeTimeout:    o.DialTimeout,
-		IOTimeout:           o.IOTimeout,
-		HealthCheckInterval: o.HealthCheckInterval,
-		MaxFlushDelay:       o.MaxFlushDelay,
-		ReconnectBackoffMin: o.ReconnectBackoffMin,
-		ReconnectBackoffMax: o.ReconnectBackoffMax,
-		WaitForReconnect:    o.WaitForReconnect,
-		MaxPendingBytes:     o.MaxPendingBytes,
-		FailWhenPendingFull: o.FailWhenPendingFull,
-		Limits:              s.limits,
-		Logger:              o.Logger.With("addr", addr),
-		Calls:               s.calls,
-	}
-}
-
-// connectError turns a failed set-up into an error that says where, and
-// exposes a refused HELLO/AUTH as a *ServerError.
-func connectError(addr string, err error) error {
-	var he *pipe.HandshakeError
-	if errors.As(err, &he) && he.Reply.IsError() {
-		return fmt.Errorf("zipline: connect %s: %s: %w", addr, he.Command, serverError(he.Reply))
-	}
-	return fmt.Errorf("zipline: connect %s: %w", addr, err)
-}
-
-// dialer opens connections to addr: TCP (or a unix socket), then TLS when
-// configured, through the dial hooks.
-func (s *shared) dialer(addr string) func(ctx context.Context) (net.Conn, error) {
-	o := s.opts
-	dial := o.Dialer
-	if dial == nil {
-		d := &net.Dialer{KeepAlive: 15 * time.Second}
-		dial = d.DialContext
-	}
-	base := func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dial(ctx, network, addr)
-		if err != nil || o.TLSConfig == nil {
-			return c, err
-		}
-		cfg := o.TLSConfig
-		if cfg.ServerName == "" && strings.HasPrefix(network, "tcp") {
-			cfg = cfg.Clone()
-			cfg.ServerName, _, _ = net.SplitHostPort(addr)
-		}
-		tc := tls.Client(c, cfg)
-		if err := tc.HandshakeContext(ctx); err != nil {
-			c.Close()
-			return nil, err
-		}
-		return tc, nil
-	}
-	hooked := s.hooks.dial(base)
-	return func(ctx context.Context) (net.Conn, error) { return hooked(ctx, o.Network, addr) }
 }
 
 // shards returns a Client pinned to each shard, for commands that concern
@@ -348,7 +171,7 @@ type Stats struct {
 	Writes, Requests, Reconnects uint64
 	// WriteSizes is the histogram of requests per write: bucket i counts
 	// writes of 2^i to 2^(i+1)-1 requests, the last one everything larger.
-	WriteSizes [pipe.WriteSizeBuckets]uint64
+	WriteSizes [writeSizeBuckets]uint64
 	// InFlight requests were written and wait for their replies; Queued
 	// ones wait to be written; PendingBytes is the size of both, as counted
 	// against Options.MaxPendingBytes.
@@ -360,19 +183,6 @@ type Stats struct {
 	Compression CompressionStats
 	// Cache counts what the client-side cache did.
 	Cache CacheStats
-}
-
-func (st *Stats) addPipe(p *pipe.Pipe) {
-	ps := p.Stats()
-	st.Writes += ps.Batches.Load()
-	st.Requests += ps.Calls.Load()
-	st.Reconnects += ps.Reconnect.Load()
-	for i := range st.WriteSizes {
-		st.WriteSizes[i] += ps.WriteSizes[i].Load()
-	}
-	st.InFlight += p.InFlight()
-	st.Queued += int64(p.Queued())
-	st.PendingBytes += p.PendingBytes()
 }
 
 // Stats returns the Client's counters and gauges.
@@ -447,31 +257,6 @@ func (c *Client) sendRequest(ctx context.Context, spec *commandSpec, args []arg,
 	}
 	v, err := c.send(ctx, r)
 	return v, vr, err
-}
-
-// sendDirect is sendRequest for the one case that needs no request: a
-// command that does not block, on the shared connection of one server,
-// without hooks. Nothing routes it, so it goes straight into a call, as
-// the seam's carriers would send it. It is most commands of most clients,
-// and at hundreds of callers in flight the request's own cache lines,
-// touched again as each caller resumes, cost a tenth of the throughput
-// (bench/RESULTS.md#client-ab). The reply is left in v.
-func (c *Client) sendDirect(ctx context.Context, d *direct, v *resp.Value, spec *commandSpec, args []arg, expect resp.TypeSet) (valueReply, error) {
-	values, vr, err := c.lookupValues(spec, args)
-	if err != nil {
-		return vr, err
-	}
-	call := c.s.calls.Get()
-	c.appendCommand(call, spec, args, expect, values)
-	if err := d.pipe.Do(ctx, call); err != nil {
-		return vr, err
-	}
-	*v = call.Reply(0)
-	call.Release()
-	if v.Type().Failed() {
-		return vr, c.s.errorOf(*v)
-	}
-	return vr, nil
 }
 
 // send runs a one-command request, through the hooks if there are any,

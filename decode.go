@@ -456,3 +456,43 @@ type scanPage struct {
 	cursor string
 	items  []resp.Value
 }
+
+// each decodes every element of an array with f.
+func each[T any](v resp.Value, f func(resp.Value) (T, error)) ([]T, error) {
+	elems := v.Elems()
+	out := make([]T, len(elems))
+	for i, e := range elems {
+		var err error
+		if out[i], err = f(e); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// eachNonNull is each, skipping null elements (XAUTOCLAIM before 7.0
+// answered deleted entries with nulls).
+func eachNonNull[T any](v resp.Value, f func(resp.Value) (T, error)) ([]T, error) {
+	var out []T
+	for _, e := range v.Elems() {
+		if e.IsNull() {
+			continue
+		}
+		x, err := f(e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	return out, nil
+}
+
+// fieldMap reads a map (RESP3) or flat array of pairs (RESP2) by name.
+func fieldMap(v resp.Value) map[string]resp.Value {
+	e := v.Elems()
+	m := make(map[string]resp.Value, len(e)/2)
+	for i := 0; i+1 < len(e); i += 2 {
+		m[string(e[i].Bytes())] = e[i+1]
+	}
+	return m
+}

@@ -5,33 +5,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ziplinekv/zipline/internal/pipe"
 	"github.com/ziplinekv/zipline/internal/resp"
 )
 
 // Nil is returned when a key, field or element does not exist: the server
 // replied with a null. Check for it with errors.Is(err, zipline.Nil).
 var Nil = errors.New("zipline: nil")
-
-// Errors about the connection. Each is checked with errors.Is; the error
-// returned wraps the underlying cause as well.
-var (
-	// ErrClosed: the Client was closed.
-	ErrClosed = pipe.ErrClosed
-	// ErrNotSent is matched by every error of a request that never reached
-	// the server, so retrying it is always safe.
-	ErrNotSent = pipe.ErrNotSent
-	// ErrNotConnected: the connection was down, and the request failed at
-	// once (see Options.WaitForReconnect). It matches ErrNotSent.
-	ErrNotConnected = pipe.ErrNotConnected
-	// ErrConnLost: the connection broke after the request was written. The
-	// server may or may not have run it; zipline never retries it.
-	ErrConnLost = pipe.ErrConnLost
-	// ErrPendingLimit: the bytes queued and in flight on the connection
-	// reached Options.MaxPendingBytes, and Options.FailWhenPendingFull is
-	// set. It matches ErrNotSent.
-	ErrPendingLimit = pipe.ErrPendingLimit
-)
 
 // ErrTxFailed is returned by Exec on a transaction that the server aborted
 // because a key watched with Watch changed.

@@ -11,6 +11,11 @@ import (
 	"github.com/ziplinekv/zipline/internal/resp"
 )
 
+// callPool recycles the calls requests are encoded into.
+type callPool = pipe.CallPool
+
+func newCallPool() *callPool { return pipe.NewCallPool() }
+
 // A request is what crosses the seam between the command layer and a
 // carrier: one or more encoded commands in a pipe.Call, written together,
 // and what routing needs to know about each without parsing them again.

@@ -9,6 +9,7 @@ import (
 	"go/printer"
 	"go/token"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -54,16 +55,18 @@ type param struct{ name, typ string }
 
 const directive = "//zipline:twins"
 
-// twinsFile writes commands_gen.go from the definitions in dir.
-func twinsFile(dir string) ([]byte, error) {
+// twinsFiles writes, for each file of definitions in dir, <file>_gen.go
+// with their twins, and commands_gen.go with the Commands interface.
+func twinsFiles(dir string) (map[string][]byte, error) {
 	fset := token.NewFileSet()
-	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		return nil, err
 	}
-	var twins []*twin
+	byFile := map[string][]*twin{}
 	var handWritten []method // Client command methods written by hand
-	for _, path := range files {
+	seen := map[string]bool{}
+	for _, path := range paths {
 		base := filepath.Base(path)
 		if strings.HasSuffix(base, "_test.go") || strings.HasSuffix(base, "_gen.go") {
 			continue
@@ -88,47 +91,76 @@ func twinsFile(dir string) ([]byte, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: %s: %w", fset.Position(fd.Pos()), fd.Name.Name, err)
 			}
-			if tw != nil {
-				tw.file = base
-				twins = append(twins, tw)
+			if tw == nil {
+				continue
+			}
+			if seen[tw.method] {
+				return nil, fmt.Errorf("two definitions of %s", tw.method)
+			}
+			seen[tw.method] = true
+			tw.file = base
+			byFile[base] = append(byFile[base], tw)
+		}
+	}
+	files := map[string][]byte{}
+	methods := handWritten
+	for base, twins := range byFile {
+		sort.Slice(twins, func(i, j int) bool { return twins[i].method < twins[j].method })
+		var body bytes.Buffer
+		for _, tw := range twins {
+			writeTwins(&body, fset, tw)
+			if !tw.manual {
+				methods = append(methods, tw.signature())
 			}
 		}
-	}
-	sort.Slice(twins, func(i, j int) bool { return twins[i].method < twins[j].method })
-	seen := map[string]bool{}
-	var body bytes.Buffer
-	methods := handWritten
-	for _, tw := range twins {
-		if seen[tw.method] {
-			return nil, fmt.Errorf("two definitions of %s", tw.method)
+		name := strings.TrimSuffix(base, ".go") + "_gen.go"
+		src, err := goFile(fmt.Sprintf("// The Client and Batch methods of the commands defined in %s.\n\n", base), body.Bytes())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		seen[tw.method] = true
-		writeTwins(&body, fset, tw)
-		if !tw.manual {
-			methods = append(methods, tw.signature())
-		}
+		files[name] = src
 	}
 	for _, m := range handWritten {
-		if seen[m.name] && !isManual(twins, m.name) {
+		if seen[m.name] && !isManualIn(byFile, m.name) {
 			return nil, fmt.Errorf("Client.%s is written by hand and defined with %s", m.name, directive)
 		}
 	}
+	var body bytes.Buffer
 	writeInterface(&body, methods)
+	src, err := goFile("", body.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("commands_gen.go: %w", err)
+	}
+	files["commands_gen.go"] = src
+	return files, nil
+}
+
+// goFile makes a formatted file of package zipline: the header, the
+// imports body uses, a comment, then body.
+func goFile(comment string, body []byte) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString(header)
 	b.WriteString("package zipline\n\nimport (\n")
 	for _, pkg := range []string{"context", "iter", "time"} {
-		if pkg == "context" || bytes.Contains(body.Bytes(), []byte(pkg+".")) {
+		if regexp.MustCompile(`\b` + pkg + `\.[A-Z]`).Match(body) {
 			fmt.Fprintf(&b, "\t%q\n", pkg)
 		}
 	}
 	b.WriteString(")\n\n")
-	b.Write(body.Bytes())
-	out, err := format.Source(b.Bytes())
-	if err != nil {
-		return nil, fmt.Errorf("formatting commands_gen.go: %w\n%s", err, b.Bytes())
+	b.WriteString(comment)
+	b.Write(body)
+	return format.Source(b.Bytes())
+}
+
+func isManualIn(byFile map[string][]*twin, name string) bool {
+	for _, twins := range byFile {
+		for _, tw := range twins {
+			if tw.method == name {
+				return tw.manual
+			}
+		}
 	}
-	return out, nil
+	return false
 }
 
 func parseTwin(fset *token.FileSet, fd *ast.FuncDecl) (*twin, error) {
@@ -318,15 +350,6 @@ func clientCommand(fset *token.FileSet, fd *ast.FuncDecl) (method, bool) {
 	}
 	sig := exprString(fset, fd.Type)
 	return method{fd.Name.Name, strings.TrimPrefix(sig, "func")}, true
-}
-
-func isManual(twins []*twin, name string) bool {
-	for _, tw := range twins {
-		if tw.method == name {
-			return tw.manual
-		}
-	}
-	return false
 }
 
 // signature is the generated Client method's, for the Commands interface.
