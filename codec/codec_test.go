@@ -129,7 +129,7 @@ func TestGLIDEVectors(t *testing.T) {
 // TestGLIDEVectorsLZ4Identical checks that negative LZ4 levels produce
 // liblz4's exact bytes, as GLIDE writes them.
 func TestGLIDEVectorsLZ4Identical(t *testing.T) {
-	dir := vectorsOrSkip(t)
+	dir := vectors(t)
 	for _, tc := range []struct {
 		level   int
 		variant string
@@ -154,7 +154,7 @@ func TestGLIDEVectorsLZ4Identical(t *testing.T) {
 // Encode makes the same decision, a header of the right form and a size
 // close to GLIDE's.
 func TestEncodeLikeGLIDE(t *testing.T) {
-	dir := vectorsOrSkip(t)
+	dir := vectors(t)
 	for _, b := range []Backend{Zstd, LZ4} {
 		c := mustNew(t, b)
 		for n := 1; n <= 5; n++ {
@@ -216,7 +216,7 @@ func edgeCases(tb testing.TB) (plain []byte, cases []edgeCase) {
 		Plain string     `json:"plaintext_ascii"`
 		Cases []edgeCase `json:"cases"`
 	}
-	if err := json.Unmarshal(readFile(tb, filepath.Join(vectorsOrSkip(tb), "edge_cases.json")), &f); err != nil {
+	if err := json.Unmarshal(readFile(tb, filepath.Join(vectors(tb), "edge_cases.json")), &f); err != nil {
 		tb.Fatal(err)
 	}
 	if len(f.Cases) == 0 || f.Plain == "" {
@@ -341,7 +341,7 @@ func TestMaxDecompressedSize(t *testing.T) {
 // their size. A smaller limit must still read them (klauspost's decoder
 // would refuse the window).
 func TestSmallLimitLargeWindow(t *testing.T) {
-	dir := vectorsOrSkip(t)
+	dir := vectors(t)
 	stored := readFile(t, filepath.Join(dir, "zstd_2.bin")) // 64 × 'A', window 2 MiB
 	for _, limit := range []int64{64, 1000, 1 << 20, zstdMaxWindow - 1} {
 		c := mustNew(t, Zstd, WithMaxDecompressedSize(limit))
@@ -433,7 +433,7 @@ func TestEncodeRules(t *testing.T) {
 }
 
 func TestStats(t *testing.T) {
-	dir := vectorsOrSkip(t)
+	dir := vectors(t)
 	c := mustNew(t, Zstd)
 	plain := readFile(t, filepath.Join(dir, "1.plain"))
 	out, _ := c.Encode([]byte("dst"), plain)

@@ -14,16 +14,34 @@ import (
 	"testing"
 )
 
-// vectorDir holds the GLIDE vectors: shared/ sits beside the repository.
-const vectorDir = "../../shared/vectors/glide"
+// vectorDir holds the GLIDE vectors, kept in the repository (see
+// testdata/README.md).
+const vectorDir = "../testdata/glide"
 
-// vectorsOrSkip returns vectorDir, or skips the test if it is absent.
-func vectorsOrSkip(tb testing.TB) string {
+// vectors returns vectorDir, or fails the test if it is absent: the
+// vectors are part of the repository, so missing ones are a bug.
+func vectors(tb testing.TB) string {
 	tb.Helper()
 	if _, err := os.Stat(vectorDir); err != nil {
-		tb.Skipf("GLIDE vectors not found at %s (shared/ is beside the repo in CI): %v", vectorDir, err)
+		tb.Fatalf("GLIDE vectors not found at %s (testdata/glide in the repository): %v", vectorDir, err)
 	}
 	return vectorDir
+}
+
+// TestVectorsPresent fails when the GLIDE vectors are incomplete. Some
+// tests and fuzz seeds use them only when present (readFileIfExists), so
+// this test is what keeps them from quietly going without.
+func TestVectorsPresent(t *testing.T) {
+	dir := vectors(t)
+	for _, name := range []string{"1.plain", "2.plain", "3.plain", "4.plain", "5.plain", "edge_cases.json",
+		"zstd_1.bin", "zstd_5.bin", "lz4_1.bin", "lz4_5.bin"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			t.Error(err)
+		}
+	}
+	if bins, _ := filepath.Glob(filepath.Join(dir, "*.bin")); len(bins) != 22 {
+		t.Errorf("%d *.bin files in %s, want 22", len(bins), dir)
+	}
 }
 
 func readFile(tb testing.TB, name string) []byte {
@@ -44,7 +62,7 @@ type vector struct {
 // glideVectors returns every *.bin with its n.plain, sorted by name.
 func glideVectors(tb testing.TB) []vector {
 	tb.Helper()
-	dir := vectorsOrSkip(tb)
+	dir := vectors(tb)
 	bins, err := filepath.Glob(filepath.Join(dir, "*.bin"))
 	if err != nil {
 		tb.Fatal(err)
@@ -67,13 +85,10 @@ func glideVectors(tb testing.TB) []vector {
 	return vs
 }
 
-// jsonDoc is a ~2 KB JSON document, GLIDE's vector 1.plain when present.
+// jsonDoc is a ~2 KB JSON document: GLIDE's vector 1.plain.
 func jsonDoc(tb testing.TB) []byte {
 	tb.Helper()
-	if b, err := os.ReadFile(filepath.Join(vectorDir, "1.plain")); err == nil {
-		return b
-	}
-	return compressible(rand.New(rand.NewPCG(1, 1)), 2005)
+	return readFile(tb, filepath.Join(vectors(tb), "1.plain"))
 }
 
 var words = []string{"id", "name", "email", "created_at", "true", "false", "null",
@@ -198,22 +213,19 @@ func testDict(tb testing.TB) []byte {
 	return d
 }
 
-// corpusPath holds JSON records from a public corpus; shared/ sits beside
-// the repository.
-const corpusPath = "../../shared/corpus/json/random.json"
+// corpusPath holds JSON user records from a public corpus. The CLI embeds
+// the corpus, so it lives in the corpus package (see testdata/README.md).
+const corpusPath = "../cmd/zipline/bench/corpus/realjson/random.json"
 
 // corpusRecords returns the compact elements of the corpus's result array,
-// or skips the test if the corpus is absent.
+// or fails the test if the corpus is absent: it is part of the repository.
 func corpusRecords(tb testing.TB) [][]byte {
 	tb.Helper()
-	raw, err := os.ReadFile(corpusPath)
-	if err != nil {
-		tb.Skipf("JSON corpus not found at %s: %v", corpusPath, err)
-	}
+	raw := readFile(tb, corpusPath)
 	var f struct {
 		Result []json.RawMessage `json:"result"`
 	}
-	if err := json.Unmarshal(raw, &f); err != nil || len(f.Result) < 100 {
+	if err := json.Unmarshal(raw, &f); err != nil || len(f.Result) < 1000 {
 		tb.Fatalf("%s: %d records, %v", corpusPath, len(f.Result), err)
 	}
 	out := make([][]byte, len(f.Result))

@@ -21,7 +21,8 @@ import (
 
 func runDemo(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	addr := fs.String("addr", "", "server address (default: start a local redis-server)")
+	addr := fs.String("addr", "", "server address (default: start a local redis-server); the demo refuses a server that "+
+		"holds any of the keys it writes, and deletes them all when it ends")
 	conc := fs.Int("c", 256, "goroutines for the concurrent run")
 	dur := fs.Duration("d", 3*time.Second, "duration of each run")
 	size := fs.Int("size", 256, "value size in bytes")
@@ -73,6 +74,32 @@ func runDemo(ctx context.Context, args []string) error {
 	}
 
 	w := workload{keys: *keys, value: demoValue(*size), getRatio: *getRatio}
+	env := &demoEnv{addr: serverAddr, srv: srv, client: c, dur: *dur}
+	// Every key the demo writes is declared before the first write. A
+	// server given with -addr must hold none of them, and the deferred
+	// cleanup deletes them all, on every path out of here.
+	written := &env.keys
+	written.add(w.keys, w.key)
+	for _, section := range demoSections {
+		section.declare(written)
+	}
+	if srv == nil {
+		if err := written.checkUnused(ctx, c, serverAddr); err != nil {
+			return err
+		}
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		n, err := written.remove(cctx, c)
+		switch {
+		case err != nil:
+			fmt.Fprintf(os.Stderr, "demo: deleting the demo's keys from %s: %v; it may have left some of %s\n",
+				serverAddr, err, written.describe())
+		case srv == nil:
+			fmt.Printf("\nDeleted the %d keys the demo had left on %s (%s).\n", n, serverAddr, written.describe())
+		}
+	}()
 	if err := w.prefill(ctx, c); err != nil {
 		return err
 	}
@@ -102,22 +129,35 @@ func runDemo(ctx context.Context, args []string) error {
 	fmt.Println("each reply before sending the next request, as a pool client does. zipline shares one connection:")
 	fmt.Println("with one goroutine it costs the same round trip; with many, requests share writes.")
 
-	env := &demoEnv{addr: serverAddr, srv: srv, client: c, dur: *dur}
-	for _, section := range []func(context.Context, *demoEnv) error{demoCompression, demoLayouts, demoFanout} {
-		if err := section(ctx, env); err != nil {
+	for _, section := range demoSections {
+		if err := section.run(ctx, env); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// demoSection is one section of the demo after the pipelining table.
+type demoSection struct {
+	run     func(context.Context, *demoEnv) error
+	declare func(*demoKeys) // declares every key run writes
+}
+
+// demoSections run in order.
+var demoSections = []demoSection{
+	{demoCompression, declareCompressionKeys},
+	{demoLayouts, declareLayoutKeys},
+	{demoFanout, func(*demoKeys) {}}, // PUBLISH only: no keys
+}
+
 // demoEnv is what the demo's sections share: the server, a client on it,
-// and the duration of a timed run.
+// the duration of a timed run, and the keys the demo writes.
 type demoEnv struct {
 	addr   string
 	srv    *localserver.Server // nil when the demo runs against -addr
 	client *zipline.Client
 	dur    time.Duration
+	keys   demoKeys
 }
 
 // demoValue returns the workload's value of size bytes.

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/compression"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 )
 
 // demoCompression shows what transparent compression saves on realistic
@@ -19,7 +21,7 @@ import (
 // own prefix and are deleted afterwards, so it can run against a server
 // given with -addr.
 func demoCompression(ctx context.Context, d *demoEnv) error {
-	const prefix = "zipline-demo:compression:"
+	const prefix = demoCompressionPrefix
 	keys := demoCompressionKeys
 	fmt.Printf("\n== Compression (byte-compatible with Valkey GLIDE) ==\n\n")
 	variants := compression.ZiplineVariants()
@@ -58,46 +60,281 @@ func demoCompression(ctx context.Context, d *demoEnv) error {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
-
-	// Throughput: 64 goroutines sending batches of 10, a third of the
-	// demo's run time per variant (capped, so the section stays short).
-	phase := min(max(d.dur/6, 200*time.Millisecond), 2*time.Second)
-	cfg := compression.MatrixConfig{Addr: d.addr, Data: data, Goroutines: []int{64}, Batches: []int{10},
-		Duration: phase, Warmup: 100 * time.Millisecond, StopTimeout: 5 * time.Second, ServerPID: serverPID(d.srv)}
-	m, err := compression.RunMatrix(ctx, cfg, variants)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("\n%d goroutines, batches of %d %s values (%d keys), %v per phase:\n\n", 64, 10, corpus.JSON1884, keys, phase)
-	tw = tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "compression\tSET keys/s\tvs none\tGET keys/s\tvs none\tclient CPU µs/key (SET, GET)\t")
-	for _, b := range compression.Backends {
-		fmt.Fprintf(tw, "%s\t", b.Label())
-		var cpu []string
-		for _, op := range compression.Ops {
-			p, ok := m.Point(compression.ZiplineName, b, op, 64, 10)
-			if !ok {
-				fmt.Fprintf(tw, "failed (%s)\t\t", p.Failed)
-				cpu = append(cpu, "-")
-				continue
-			}
-			ratio := "1.00×"
-			if b != compression.None {
-				if x, ok := m.Ratio(compression.ZiplineName, b, op, 64, 10); ok {
-					ratio = fmt.Sprintf("%.2f×", x)
-				}
-			}
-			fmt.Fprintf(tw, "%.0f\t%s\t", p.TPS(), ratio)
-			cpu = append(cpu, fmt.Sprintf("%.2f", p.ClientUS))
-		}
-		fmt.Fprintf(tw, "%s\t\n", strings.Join(cpu, ", "))
-	}
-	tw.Flush()
 	fmt.Println("\nMemory is the server's used_memory growth (MB = 10^6 B); values read back unchanged. GLIDE's published")
 	fmt.Println("figures come from its own corpus; `zipline bench compression` and bench/cmd/compbench run the full comparison.")
-	return nil
+	return demoCompressionThroughput(ctx, d, data, variants)
 }
 
 // demoCompressionKeys is how many values each part of the compression demo
 // stores; tests lower it.
 var demoCompressionKeys = 5000
+
+// demoCompressionPrefix starts the names of the compression section's keys:
+// prefix+"mem:0000000" … for the memory table, prefix+"tps:0000000" … for
+// the throughput table (compression.NewDataset's names).
+const demoCompressionPrefix = "zipline-demo:compression:"
+
+// declareCompressionKeys declares the keys demoCompression writes.
+func declareCompressionKeys(k *demoKeys) {
+	for _, part := range []string{"mem:", "tps:"} {
+		k.add(demoCompressionKeys, func(i int) string { return fmt.Sprintf("%s%s%07d", demoCompressionPrefix, part, i) })
+	}
+}
+
+// The throughput table measures each variant in demoCompressionRounds
+// rounds (tests lower it); each round runs every variant once, in an order
+// rotated from round to round, so that drift on a shared machine hits them
+// alike, and each figure is the median of its rounds. A round during which
+// other processes used more than demoNoisyOther % of one CPU (read from
+// /proc, bench/harness's threshold) is left out of a figure when enough
+// others remain. A figure is marked as too noisy to trust when its middle
+// rounds spread over more than demoNoisySpread of their median, or too few
+// quiet rounds remain.
+var demoCompressionRounds = 5
+
+const (
+	demoNoisySpread = 0.20
+	demoNoisyOther  = 25.0
+)
+
+// demoThroughputGoroutines and demoThroughputBatch are the throughput
+// table's cell: goroutines sharing one client, keys per batch.
+const demoThroughputGoroutines, demoThroughputBatch = 64, 10
+
+// demoCompressionThroughput measures and prints the throughput table:
+// SET and GET keys/s with each backend, the median of several rounds.
+func demoCompressionThroughput(ctx context.Context, d *demoEnv, data compression.Dataset, variants []compression.Variant) error {
+	g, batch, rounds := demoThroughputGoroutines, demoThroughputBatch, max(demoCompressionRounds, 1)
+	// Each phase lasts a tenth of the demo's run time, between 300 ms and
+	// 2 s, after 150 ms of warm-up (the client is warm already: it wrote
+	// every key first). With the default -d 3s the table takes about 16 s
+	// and measures each figure for 1.5 s, in 5 rounds of 300 ms.
+	phase := min(max(d.dur/10, 300*time.Millisecond), 2*time.Second)
+	cfg := compression.MatrixConfig{Addr: d.addr, Data: data, Goroutines: []int{g}, Batches: []int{batch},
+		Duration: phase, Warmup: 150 * time.Millisecond, StopTimeout: 5 * time.Second, ServerPID: serverPID(d.srv)}
+	// The quiet-machine check before measuring: what other processes use
+	// while the demo is idle. During the phases, with a server of its own
+	// (whose CPU it can tell apart), the demo reads it for each phase.
+	idle := sysstat.Take()
+	if !sleepCtx(ctx, 300*time.Millisecond) {
+		return ctx.Err()
+	}
+	tp := demoThroughput{idleOther: sysstat.Take().Sub(idle).OtherPercent(), rounds: rounds, knowOther: d.srv != nil}
+	for r := range rounds {
+		order := append(append([]compression.Variant(nil), variants[r%len(variants):]...), variants[:r%len(variants)]...)
+		m, err := compression.RunMatrix(ctx, cfg, order)
+		if err != nil {
+			return err
+		}
+		for _, b := range compression.Backends {
+			for _, op := range compression.Ops {
+				p, ok := m.Point(compression.ZiplineName, b, op, g, batch)
+				if !ok {
+					if p.Failed == "" {
+						p.Failed = "not measured"
+					}
+					tp.failures = append(tp.failures, fmt.Sprintf("%s %s, round %d of %d: failed (%s)", b.Label(), op, r+1, rounds, p.Failed))
+					continue
+				}
+				tp.add(b, op, r, p)
+			}
+		}
+	}
+
+	fmt.Printf("\n%d goroutines, batches of %d %s values (%d keys). Each figure is the median of %d rounds of %v per\n"+
+		"phase, the variants in an order rotated from round to round; spread is (max - min) / median of its middle rounds:\n\n",
+		g, batch, corpus.JSON1884, len(data.Keys), rounds, phase)
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "compression\tSET keys/s\tvs none\tGET keys/s\tvs none\tclient CPU µs/key (SET, GET)\tspread (SET, GET)\t")
+	noisy := false
+	for _, b := range compression.Backends {
+		fmt.Fprintf(tw, "%s\t", b.Label())
+		var cpu, spread []string
+		for _, op := range compression.Ops {
+			st, ok := tp.stats(b, op)
+			if !ok {
+				fmt.Fprintf(tw, "failed\t\t")
+				cpu, spread = append(cpu, "-"), append(spread, "-")
+				continue
+			}
+			mark := ""
+			if st.noisy {
+				mark, noisy = " *", true
+			}
+			ratio := "1.00×"
+			if b != compression.None {
+				ratio = "-"
+				if x, ok := tp.ratio(b, op); ok {
+					ratio = fmt.Sprintf("%.2f×", x)
+				}
+			}
+			fmt.Fprintf(tw, "%.0f%s\t%s\t", st.tps, mark, ratio)
+			cpu = append(cpu, fmt.Sprintf("%.2f", st.clientUS))
+			spread = append(spread, fmt.Sprintf("%.0f %%", 100*st.spread))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t\n", strings.Join(cpu, ", "), strings.Join(spread, ", "))
+	}
+	tw.Flush()
+	for _, f := range tp.failures {
+		fmt.Println("  " + f)
+	}
+	if noisy {
+		fmt.Printf("\n* Too noisy to trust: the middle rounds of this figure spread over %.0f %% of their median, or fewer than\n"+
+			"  %d quiet rounds were left. Rerun on a quiet machine, or with a longer -d.\n", 100*demoNoisySpread, tp.quorum())
+	}
+	if w := tp.warning(); w != "" {
+		fmt.Println("\n" + w)
+	}
+	return nil
+}
+
+// demoThroughput collects the rounds of the throughput table.
+type demoThroughput struct {
+	rounds    int
+	points    map[demoCell][]demoRound // successful rounds
+	failures  []string
+	idleOther float64 // % of one CPU other processes used before the table; -1 unknown
+	knowOther bool    // whether the phases' OtherCPU leaves the server out
+}
+
+type demoCell struct {
+	b  compression.Backend
+	op compression.Op
+}
+
+type demoRound struct {
+	round int
+	p     compression.Point
+}
+
+func (t *demoThroughput) add(b compression.Backend, op compression.Op, round int, p compression.Point) {
+	if t.points == nil {
+		t.points = map[demoCell][]demoRound{}
+	}
+	c := demoCell{b, op}
+	t.points[c] = append(t.points[c], demoRound{round, p})
+}
+
+// disturbed reports whether other processes used more than demoNoisyOther
+// during p.
+func (t *demoThroughput) disturbed(p compression.Point) bool {
+	return t.knowOther && p.OtherCPU > demoNoisyOther
+}
+
+// quorum is how many quiet rounds a figure needs: a majority.
+func (t *demoThroughput) quorum() int { return t.rounds/2 + 1 }
+
+// used returns the rounds a figure is computed from: its quiet ones if
+// there are a quorum of them, else all, and whether they were enough.
+func (t *demoThroughput) used(c demoCell) ([]demoRound, bool) {
+	all := t.points[c]
+	var quiet []demoRound
+	for _, r := range all {
+		if !t.disturbed(r.p) {
+			quiet = append(quiet, r)
+		}
+	}
+	if len(quiet) >= t.quorum() {
+		// With -addr, the phases cannot tell other processes from the
+		// server: only the check before the table can speak for them.
+		return quiet, t.knowOther || t.idleOther <= demoNoisyOther
+	}
+	return all, false
+}
+
+// demoStats is one figure of the table over its rounds.
+type demoStats struct {
+	tps      float64 // median keys/s
+	spread   float64 // (max - min) / median of the middle rounds
+	clientUS float64 // median client CPU per key
+	noisy    bool
+}
+
+func (t *demoThroughput) stats(b compression.Backend, op compression.Op) (demoStats, bool) {
+	rs, enough := t.used(demoCell{b, op})
+	if len(rs) == 0 {
+		return demoStats{}, false
+	}
+	var tps, cpu []float64
+	for _, r := range rs {
+		tps, cpu = append(tps, r.p.TPS()), append(cpu, r.p.ClientUS)
+	}
+	st := demoStats{tps: median(tps), clientUS: median(cpu)}
+	if st.tps > 0 {
+		// The middle rounds: without the highest and lowest quarter, so
+		// that one odd round of five is tolerated, as the median does.
+		trim := len(tps) / 4
+		st.spread = (tps[len(tps)-1-trim] - tps[trim]) / st.tps
+	}
+	st.noisy = !enough || st.spread > demoNoisySpread
+	return st, true
+}
+
+// ratio is the median over rounds of b's keys/s over no compression's in
+// the same round: neighbouring measurements, so drift cancels.
+func (t *demoThroughput) ratio(b compression.Backend, op compression.Op) (float64, bool) {
+	rs, _ := t.used(demoCell{b, op})
+	base, _ := t.used(demoCell{compression.None, op})
+	var xs []float64
+	for _, r := range rs {
+		for _, n := range base {
+			if n.round == r.round && n.p.TPS() > 0 {
+				xs = append(xs, r.p.TPS()/n.p.TPS())
+			}
+		}
+	}
+	if len(xs) == 0 {
+		return 0, false
+	}
+	return median(xs), true
+}
+
+// warning says how busy other processes kept the machine, when that was
+// over demoNoisyOther, or "".
+func (t *demoThroughput) warning() string {
+	if !t.knowOther {
+		if t.idleOther <= demoNoisyOther {
+			return ""
+		}
+		return fmt.Sprintf("Warning: other processes used %.0f %% of a CPU just before the table was measured, and the demo\n"+
+			"cannot tell them from a server given with -addr while it measures: every figure may be disturbed.", t.idleOther)
+	}
+	phases, busy, most := 0, 0, 0.0
+	for _, rs := range t.points {
+		for _, r := range rs {
+			phases++
+			if t.disturbed(r.p) {
+				busy++
+			}
+			most = max(most, r.p.OtherCPU)
+		}
+	}
+	if busy == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Warning: other processes used over %.0f %% of a CPU (up to %.0f %%) during %d of the %d phases. Figures\n"+
+		"leave those rounds out where a majority of quiet ones remains, and are marked * where none does.",
+		demoNoisyOther, most, busy, phases)
+}
+
+// median returns the median of xs, which it sorts.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	n := len(xs)
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}
+
+// sleepCtx sleeps for d and reports whether ctx is still live.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

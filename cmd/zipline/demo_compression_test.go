@@ -24,9 +24,9 @@ func TestDemoCompression(t *testing.T) {
 	if err := c.Set(ctx, "mine", []byte("keep me")); err != nil {
 		t.Fatal(err)
 	}
-	saved := demoCompressionKeys
-	demoCompressionKeys = 300
-	defer func() { demoCompressionKeys = saved }()
+	saved, savedRounds := demoCompressionKeys, demoCompressionRounds
+	demoCompressionKeys, demoCompressionRounds = 300, 3
+	defer func() { demoCompressionKeys, demoCompressionRounds = saved, savedRounds }()
 	out, err := stdoutOf(t, func() error {
 		return demoCompression(ctx, &demoEnv{addr: srv.Addr, client: c, dur: 600 * time.Millisecond})
 	})
@@ -35,7 +35,8 @@ func TestDemoCompression(t *testing.T) {
 	}
 	// The table's columns widen with their content (a failed point's text):
 	// look for words, not exact spacing.
-	for _, want := range []string{"300 × json-1884", "300 × html-1247", "49.3 %", "SET keys/s", "GET keys/s", "zstd", "LZ4"} {
+	for _, want := range []string{"300 × json-1884", "300 × html-1247", "49.3 %", "SET keys/s", "GET keys/s", "zstd", "LZ4",
+		"median of 3 rounds", "spread (SET, GET)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -28,7 +28,8 @@ func TestDemoFanout(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	for _, want := range []string{"20 WebSocket clients", "off", "stateless", "shared", "permessage-deflate", "compressions/message"} {
+	for _, want := range []string{"20 WebSocket clients", "60 real JSON messages", "random.json", "off", "stateless", "shared",
+		"permessage-deflate", "compressions/message"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

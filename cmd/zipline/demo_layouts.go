@@ -19,6 +19,17 @@ import (
 // section stores (tests lower it).
 var demoLayoutRecords = 100_000
 
+// The names of the namespace section's keys: records are stored as plain
+// keys demoLayoutPrefix+id, and through the namespace under
+// demoLayoutZipAs, which the demo owns whole.
+const demoLayoutPrefix, demoLayoutZipAs = "demo:user:", "demo:u:"
+
+// declareLayoutKeys declares the keys demoLayouts writes.
+func declareLayoutKeys(k *demoKeys) {
+	k.add(demoLayoutRecords, func(id int) string { return demoLayoutPrefix + strconv.Itoa(id) })
+	k.addPrefix(demoLayoutZipAs)
+}
+
 // demoRow is one row of the demo's namespace section: records written as
 // plain keys, then through a namespace.
 type demoRow struct {
@@ -36,7 +47,7 @@ type demoRow struct {
 // afterwards.
 func demoLayouts(ctx context.Context, d *demoEnv) error {
 	c, n := d.client, demoLayoutRecords
-	const prefix, zipAs = "demo:user:", "demo:u:"
+	const prefix, zipAs = demoLayoutPrefix, demoLayoutZipAs
 	// The dictionary is trained on other records than the ones stored.
 	var samples [][]byte
 	for id := n; id < n+1000; id++ {

@@ -54,9 +54,8 @@ func ParseClasses(s string) ([]corpus.Class, error) {
 }
 
 // CorpusCheck measures how the generated classes and the real JSON samples
-// compress (see Measure), generated first. n is the number of generated
-// values per class; the real samples are skipped, with a note, when they
-// cannot be found.
+// (embedded in package corpus) compress (see Measure), generated first. n
+// is the number of generated values per class.
 func CorpusCheck(classes []corpus.Class, n int, seed int64) ([]Compressibility, string, error) {
 	var out []Compressibility
 	for _, c := range classes {
@@ -66,11 +65,7 @@ func CorpusCheck(classes []corpus.Class, n int, seed int64) ([]Compressibility, 
 		}
 		out = append(out, r)
 	}
-	dir, err := corpus.FindRealJSON()
-	if err != nil {
-		return out, "The real JSON samples (shared/corpus/json) were not found, so only the generated classes are shown.", nil
-	}
-	real, err := corpus.LoadRealJSON(dir)
+	real, err := corpus.RealJSON()
 	if err != nil {
 		return out, "", err
 	}
@@ -81,7 +76,7 @@ func CorpusCheck(classes []corpus.Class, n int, seed int64) ([]Compressibility, 
 		}
 		out = append(out, r)
 	}
-	note := fmt.Sprintf("Generated classes (%d values each, seed %d) beside the real JSON samples in %s (one value per tweet, "+
-		"GitHub event, user record). Generated json-1884 should compress within the real samples' range.", n, seed, dir)
+	note := fmt.Sprintf("Generated classes (%d values each, seed %d) beside %s: one value per tweet, "+
+		"GitHub event, user record. Generated json-1884 should compress within the real samples' range.", n, seed, corpus.RealJSONSource)
 	return out, note, nil
 }

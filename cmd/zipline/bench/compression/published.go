@@ -3,8 +3,8 @@ package compression
 import "github.com/ziplinekv/zipline/codec"
 
 // GLIDE's published figures, from the blog "Transparent Compression in
-// Valkey GLIDE" (valkey-io/valkey-io.github.io PR #469; see
-// shared/notes/glide-compression.md §7): Go GLIDE at default levels, 10,000
+// Valkey GLIDE" (valkey-io/valkey-io.github.io PR #469, its section on the
+// benchmark): Go GLIDE at default levels, 10,000
 // values per class, Valkey 8.0 on an 8-vCPU Graviton3 host with the client
 // on another.
 

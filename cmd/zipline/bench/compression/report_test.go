@@ -201,9 +201,8 @@ func TestCorpusCheck(t *testing.T) {
 	if g.Name != "json-1884" || g.Zstd < 0.35 || g.Zstd > 0.6 || g.LZ4 <= g.Zstd || g.LZ4 > 0.8 {
 		t.Errorf("json-1884: %+v", g)
 	}
-	if len(rows) == 1 {
-		t.Logf("no real samples: %s", note)
-		return
+	if len(rows) != 1+len(corpus.RealJSONFiles) || !strings.Contains(note, "real JSON samples") {
+		t.Fatalf("%d rows, note %q: want the generated class and every real sample", len(rows), note)
 	}
 	lo, hi := 1.0, 0.0
 	for _, r := range rows[1:] {

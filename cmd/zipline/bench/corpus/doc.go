@@ -1,14 +1,16 @@
 // Package corpus generates realistic documents for compression benchmarks,
-// the CLI demo and tests, and loads the real JSON samples kept beside the
-// project.
+// the CLI demo and tests, and loads the real JSON samples embedded in it
+// (realjson/, see RealJSON).
 //
 // # Why a synthetic corpus
 //
 // GLIDE's compression blog reports memory savings for 10,000 JSON values
 // averaging 1,884 B, and a table of nine classes: JSON of 98, 461 and
 // 1,884 B, HTML of 193, 556 and 1,247 B, and sessions of 198, 480 and
-// 951 B. Its corpus was never published (see
-// shared/corpus/glide/README.md), so this package makes an equivalent one.
+// 951 B. Its corpus was never published (the benchmark data the blog links
+// to, valkey-glide's benchmarks/compression_benchmark, exists on no branch
+// or pull request of the repository), so this package makes an equivalent
+// one.
 // Compression ratios depend on content far more than on size, so the
 // documents are built from real field names and value shapes, not filler:
 //

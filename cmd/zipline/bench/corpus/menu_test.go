@@ -5,8 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 
@@ -167,12 +165,8 @@ func TestMenuCompressibility(t *testing.T) {
 			t.Errorf("%s-sized menus: LZ4 ratio %.2f, want within 10%% of DoorDash's %.2f", ex.name, l, want)
 		}
 	}
-	dir, err := FindRealJSON()
-	if err != nil {
-		t.Skipf("real JSON samples not found: %v", err)
-	}
 	for _, name := range RealJSONFiles {
-		raw, err := os.ReadFile(filepath.Join(dir, name+".json"))
+		raw, err := realJSONFile(name)
 		if err != nil {
 			t.Fatal(err)
 		}

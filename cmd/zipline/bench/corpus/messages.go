@@ -2,12 +2,18 @@ package corpus
 
 import "fmt"
 
-// RealJSONMessages returns real JSON messages of about size bytes for
-// broadcast benchmarks: consecutive user records of random.json (~460 B
-// each, from LoadRealJSON on dir) grouped into JSON arrays until a group
-// reaches size. With size 1024 that is two records, ~920 B, a typical
-// realtime update. Consecutive messages share field names and shapes but
-// no values, as the updates of one channel do.
+// RealMessages returns real JSON messages of about size bytes for
+// broadcast benchmarks and the demo, from the embedded samples: consecutive
+// user records of random.json (~460 B each) grouped into JSON arrays until
+// a group reaches size. With size 1024 that is two records, ~920 B, a
+// typical realtime update, and 500 messages. Consecutive messages share
+// field names and shapes but no values, as the updates of one channel do.
+func RealMessages(size int) ([][]byte, error) {
+	return RealJSONMessages(EmbeddedRealJSON, size)
+}
+
+// RealJSONMessages is RealMessages on the samples LoadRealJSON reads from
+// dir (EmbeddedRealJSON for the embedded ones).
 func RealJSONMessages(dir string, size int) ([][]byte, error) {
 	vals, err := LoadRealJSON(dir)
 	if err != nil {

@@ -2,11 +2,12 @@ package corpus
 
 import (
 	"bytes"
+	"embed"
 	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
 )
 
 // RealJSONFiles names the real JSON samples that LoadRealJSON reads, in a
@@ -14,47 +15,41 @@ import (
 // without its ".json" extension.
 var RealJSONFiles = []string{"twitter", "github_events", "random"}
 
-// FindRealJSON returns the directory of the real JSON samples,
-// shared/corpus/json in the shared folder beside the project root (its
-// README.md says where the files come from and how each is split). It
-// looks from the working directory upwards, so that tests, run in their
-// package's directory, and the commands, run anywhere in a checkout, find
-// it. If no directory above holds all of RealJSONFiles, the error matches
-// fs.ErrNotExist.
-func FindRealJSON() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("corpus: %w", err)
-	}
-	for {
-		p := filepath.Join(dir, "shared", "corpus", "json")
-		if hasAll(p) {
-			return p, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("corpus: shared/corpus/json not found above the working directory: %w", fs.ErrNotExist)
-		}
-		dir = parent
-	}
+// realJSON is the real JSON samples, built into every binary that uses
+// this package, so that the CLI finds them from any working directory.
+// realjson/README.md says where the files come from and how they were
+// trimmed.
+//
+//go:embed realjson/*.json realjson/README.md
+var realJSON embed.FS
+
+// RealJSONSource names the embedded samples in reports.
+const RealJSONSource = "the real JSON samples of simdjson/simdjson-data embedded in zipline (cmd/zipline/bench/corpus/realjson)"
+
+// EmbeddedRealJSON is the name FindRealJSON returns: LoadRealJSON and
+// RealJSONMessages read the embedded samples when given it.
+const EmbeddedRealJSON = "embedded:realjson"
+
+// RealJSON returns the embedded real JSON samples, split into values as
+// LoadRealJSON describes. Every call returns values of its own, which the
+// caller may modify.
+func RealJSON() (map[string][][]byte, error) {
+	return LoadRealJSON(EmbeddedRealJSON)
 }
 
-// hasAll reports whether dir holds every real sample file.
-func hasAll(dir string) bool {
-	for _, name := range RealJSONFiles {
-		if _, err := os.Stat(filepath.Join(dir, name+".json")); err != nil {
-			return false
-		}
-	}
-	return true
-}
+// FindRealJSON returns EmbeddedRealJSON: the samples are built into the
+// binary, so there is nothing to search for and no error.
+//
+// Deprecated: use RealJSON, or RealMessages, which read the embedded
+// samples directly.
+func FindRealJSON() (string, error) { return EmbeddedRealJSON, nil }
 
-// LoadRealJSON reads the real JSON samples in dir and splits each file into
-// one value per element, the way a cache would store them: twitter.json's
-// "statuses" array (one tweet per value), github_events.json's top-level
-// array (one event per value) and random.json's "result" array (one user
-// record per value). The result maps each name in RealJSONFiles to its
-// values.
+// LoadRealJSON reads the real JSON samples in dir (EmbeddedRealJSON for the
+// ones built into the binary) and splits each file into one value per
+// element, the way a cache would store them: twitter.json's "statuses"
+// array (one tweet per value), github_events.json's top-level array (one
+// event per value) and random.json's "result" array (one user record per
+// value). The result maps each name in RealJSONFiles to its values.
 //
 // Each value keeps its original bytes, keys in their original order and
 // string escapes untouched; only insignificant whitespace is removed (with
@@ -62,23 +57,36 @@ func hasAll(dir string) bool {
 // map[string]any and marshalling again would reorder keys and rewrite
 // escapes, which changes how well the values compress.
 //
-// A missing file is reported with an error that matches fs.ErrNotExist,
-// so callers such as tests can skip when the samples are absent.
+// A missing file is reported with an error that matches fs.ErrNotExist.
 func LoadRealJSON(dir string) (map[string][][]byte, error) {
+	fsys, root := fs.FS(realJSON), "realjson"
+	if dir != EmbeddedRealJSON {
+		fsys, root = os.DirFS(dir), "."
+	}
 	out := make(map[string][][]byte, len(RealJSONFiles))
 	for _, name := range RealJSONFiles {
-		values, err := loadRealJSONFile(filepath.Join(dir, name+".json"), name)
+		values, err := loadRealJSONFile(fsys, path.Join(root, name+".json"), name)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%w (in %s)", err, dir)
 		}
 		out[name] = values
 	}
 	return out, nil
 }
 
+// realJSONFile returns the bytes of one embedded sample file, name being
+// one of RealJSONFiles.
+func realJSONFile(name string) ([]byte, error) {
+	b, err := realJSON.ReadFile(path.Join("realjson", name+".json"))
+	if err != nil {
+		return nil, fmt.Errorf("corpus: %w", err)
+	}
+	return b, nil
+}
+
 // loadRealJSONFile reads one sample file and returns its elements, compacted.
-func loadRealJSONFile(path, name string) ([][]byte, error) {
-	data, err := os.ReadFile(path)
+func loadRealJSONFile(fsys fs.FS, file, name string) ([][]byte, error) {
+	data, err := fs.ReadFile(fsys, file)
 	if err != nil {
 		return nil, fmt.Errorf("corpus: %w", err)
 	}
@@ -100,17 +108,17 @@ func loadRealJSONFile(path, name string) ([][]byte, error) {
 		err = json.Unmarshal(data, &elems)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("corpus: parsing %s: %w", path, err)
+		return nil, fmt.Errorf("corpus: parsing %s: %w", file, err)
 	}
 	if len(elems) == 0 {
-		return nil, fmt.Errorf("corpus: %s holds no values", path)
+		return nil, fmt.Errorf("corpus: %s holds no values", file)
 	}
 	values := make([][]byte, len(elems))
 	var buf bytes.Buffer
 	for i, e := range elems {
 		buf.Reset()
 		if err := json.Compact(&buf, e); err != nil {
-			return nil, fmt.Errorf("corpus: compacting value %d of %s: %w", i, path, err)
+			return nil, fmt.Errorf("corpus: compacting value %d of %s: %w", i, file, err)
 		}
 		values[i] = bytes.Clone(buf.Bytes())
 	}

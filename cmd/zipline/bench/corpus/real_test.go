@@ -14,7 +14,7 @@ func TestLoadRealJSON(t *testing.T) {
 		n      int
 		prefix string // how every value starts: original key order kept
 	}{
-		"twitter":       {100, `{"metadata":{"result_type":"recent",`},
+		"twitter":       {12, `{"metadata":{"result_type":"recent",`},
 		"github_events": {30, `{"type":"`},
 		"random":        {1000, `{"id":`},
 	}
@@ -45,6 +45,45 @@ func TestLoadRealJSON(t *testing.T) {
 	}
 	if len(real) != len(RealJSONFiles) {
 		t.Errorf("LoadRealJSON returned %d sets, want %d", len(real), len(RealJSONFiles))
+	}
+}
+
+// The samples are embedded, so FindRealJSON always succeeds, and its name
+// reads the same values as RealJSON; random.json's records are the size the
+// layouts benchmark's json-random class and the demo's messages assume.
+func TestRealJSONEmbedded(t *testing.T) {
+	dir, err := FindRealJSON()
+	if err != nil || dir != EmbeddedRealJSON {
+		t.Fatalf("FindRealJSON() = %q, %v", dir, err)
+	}
+	viaDir, err := LoadRealJSON(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	real := loadReal(t)
+	for _, name := range RealJSONFiles {
+		if len(viaDir[name]) != len(real[name]) || !bytes.Equal(viaDir[name][0], real[name][0]) {
+			t.Errorf("%s: LoadRealJSON(FindRealJSON()) differs from RealJSON()", name)
+		}
+	}
+	n := 0
+	for _, v := range real["random"] {
+		n += len(v)
+	}
+	if mean := n / len(real["random"]); mean < 440 || mean > 480 {
+		t.Errorf("random: mean %d B, want about 460", mean)
+	}
+	msgs, err := RealMessages(1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range msgs {
+		if len(m) > 1024 || len(m) < 700 || !json.Valid(m) {
+			t.Fatalf("message %d: %d B, valid %v", i, len(m), json.Valid(m))
+		}
+	}
+	if len(msgs) < 400 {
+		t.Errorf("%d messages of ~1 KiB, want at least 400 (the demo sends 200, a fanout benchmark more)", len(msgs))
 	}
 }
 

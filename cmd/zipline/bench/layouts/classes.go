@@ -56,7 +56,7 @@ func Classes() []Class {
 		{Name: "ints", Desc: "random 9-digit integers (100000000..999999999)", gen: intsGen, Small: true},
 		{Name: "english", Desc: "short English strings, 2-9 words from a list (about 10-60 B)", gen: englishGen, Small: true},
 		html(100), html(500), html(1000), html(4000),
-		{Name: "json-random", Desc: "real user records of shared/corpus/json/random.json, compact, mean 461 B " +
+		{Name: "json-random", Desc: "real user records of random.json (simdjson-data, embedded), compact, mean 461 B " +
 			"(records 500-999 stored, cycled; 0-499 train the dictionary)", gen: randomJSONGen},
 		{Name: "json-98", Desc: "JSON from the corpus generator (tokens, flags, user summaries), mean 98 B", gen: corpusGen(corpus.JSON98)},
 		{Name: "json-461", Desc: "JSON from the corpus generator (profiles, orders, events), mean 461 B", gen: corpusGen(corpus.JSON461)},
@@ -159,11 +159,7 @@ func mixedGen(n int) ([][]byte, [][]byte, error) {
 // randomJSONGen serves random.json's user records: the second half is
 // stored (cycled through), the first half trains the dictionary.
 func randomJSONGen(int) ([][]byte, [][]byte, error) {
-	dir, err := corpus.FindRealJSON()
-	if err != nil {
-		return nil, nil, err
-	}
-	real, err := corpus.LoadRealJSON(dir)
+	real, err := corpus.RealJSON()
 	if err != nil {
 		return nil, nil, err
 	}

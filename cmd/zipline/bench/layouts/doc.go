@@ -15,9 +15,9 @@
 //
 // Value classes (see Classes) follow the article: counters written by INCR,
 // random 9-digit integers, short English strings, HTML fragments of about
-// 100, 500, 1,000 and 4,000 bytes, and JSON objects (real user records from
-// shared/corpus/json/random.json and the corpus generator's json-98 and
-// json-461). Layouts (see Layouts) go from plain keys to zipped keys, hash
+// 100, 500, 1,000 and 4,000 bytes, and JSON objects (real user records of
+// random.json, embedded in package corpus, and the corpus generator's
+// json-98 and json-461). Layouts (see Layouts) go from plain keys to zipped keys, hash
 // buckets, and buckets with zipped keys and zstd, plain or with a trained
 // dictionary.
 //

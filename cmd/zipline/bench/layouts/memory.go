@@ -431,13 +431,19 @@ func (r *MemoryRunner) prepare(cell Cell) (lay Layout, data *Data, dict *Dict, k
 // many, oversize values) through each cell's layout on a fresh server and
 // flushes them, so that what the server allocates once, on the first use
 // of a command or script (and keeps after FLUSHALL), is not charged to the
-// first cell that uses it.
+// first cell that uses it. Each cell starts on a flushed server, as when
+// it is measured: cells of one key family share bucket names, and a
+// counter's HINCRBY would fail on a field another class left a document
+// in.
 func (r *MemoryRunner) warm(ctx context.Context, on Servers, cells []Cell) error {
 	c := on.c
 	for _, cell := range cells {
 		lay, data, dict, keys, err := r.prepare(cell)
 		if err != nil {
 			return fmt.Errorf("%s: %w", cell, err)
+		}
+		if err := on.flush(ctx); err != nil {
+			return err
 		}
 		var st *layout.Store
 		if !lay.Baseline {
