@@ -1,18 +1,21 @@
 # The two commands a new machine needs; each installs what it is missing.
 #   make demo   run the main job: the demo against a local redis-server
-#   make test   run vet, the race-enabled tests and the fuzz seed corpora, then
-#               the allocation tests without the race detector
+#   make test   run vet, the race-enabled tests and the fuzz seed corpora of
+#               every module (the library, testbed, cmd/zipline, bench, otel),
+#               then the allocation tests without the race detector
 .PHONY: demo test fuzz bench soak bench-compression bench-ab spec
 
 demo:
 	scripts/setup.sh redis
-	go run ./cmd/zipline demo
+	go -C cmd/zipline run . demo
 
 test:
 	scripts/setup.sh
 	go vet ./...
 	go run ./internal/cmdspec/gen -check # the generated code is current
 	scripts/check-layers.sh
+	cd testbed && go vet ./... && go test -race -count=1 ./...
+	cd cmd/zipline && go vet ./... && go test -race -count=1 ./...
 	cd bench && go vet ./... && go test -count=1 ./...
 	cd otel && go vet ./... && go test -race -count=1 ./...
 	go test -race -count=1 ./...
@@ -32,7 +35,7 @@ fuzz:
 
 # The comparisons with other clients, in the bench module (see bench/README.md):
 # the client comparison, and the compression benchmark beside GLIDE Go (cgo).
-# The CLI runs zipline's own suites: go run ./cmd/zipline bench compression|layouts.
+# The CLI runs zipline's own memory table: go -C cmd/zipline run . bench layouts.
 bench:
 	scripts/setup.sh redis
 	cd bench && go run ./cmd/clientbench -out results/clients.md

@@ -3,7 +3,7 @@ package zipline
 // This file is the cluster carrier: its nodes and what it gives callers
 // through the seam (carrier.go). Its routing and redirects are in
 // cluster_route.go, its route table in cluster_topology.go (elected from the
-// nodes' CLUSTER SHARDS, cluster_shards.go), failovers in failover.go,
+// nodes' CLUSTER SHARDS, cluster_shards.go), failovers in cluster_failover.go,
 // transactions, Watch and Dedicated in cluster_lease.go, how Do finds a
 // command's keys in cluster_keys.go, and splitting a multi-key command by
 // slot in crossslot.go.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline/codec"
+	"github.com/ziplinekv/zipline/internal/cmdspec"
 	"github.com/ziplinekv/zipline/internal/testkit"
 )
 
@@ -288,11 +289,11 @@ func TestClusterViewsAgree(t *testing.T) {
 		return true
 	})
 	for _, n := range cl.Nodes() {
-		shards, err := n.Do(ctx, "CLUSTER", "SHARDS")
+		shards, err := cmdspec.Ask(ctx, n.Addr, 2, "CLUSTER", "SHARDS")
 		if err != nil {
 			t.Fatal(err)
 		}
-		slots, err := n.Do(ctx, "CLUSTER", "SLOTS")
+		slots, err := cmdspec.Ask(ctx, n.Addr, 2, "CLUSTER", "SLOTS")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -55,11 +55,12 @@
 //   - layout: key zipping, hash buckets and migration, built on the client.
 //   - cache: cache-aside with single flight, a cross-process lock, early
 //     refresh and negative caching, built on the client.
-//   - internal/localserver: real servers on loopback for the demo, benchmarks and tests.
-//   - internal/testkit: test support (servers per test, fault injection).
-//   - cmd/zipline: the command-line tool; cmd/zipline/bench holds what its
-//     benchmarks are built from (compression, layouts, corpus, chart,
-//     latency, sysstat), importable by the bench module.
-//   - bench: a separate module comparing zipline with other clients.
-//   - otel: a separate module (package ziplineotel) with OpenTelemetry tracing and metrics.
+//   - fanout: a WebSocket hub relaying pub/sub, each message compressed once.
+//   - internal/testkit: test support (fault injection, leak checks).
+//
+// Beside the library, in modules of their own: testbed (real servers and
+// clusters on loopback, and the documents tests and benchmarks use),
+// cmd/zipline (the command-line tool), bench (comparisons with other
+// clients) and otel (package ziplineotel: OpenTelemetry tracing and
+// metrics).
 package zipline

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
 	"github.com/ziplinekv/zipline/codec"
+	"github.com/ziplinekv/zipline/testbed/corpus"
 )
 
 // glidePython finds the Python that has valkey-glide installed:

@@ -18,19 +18,19 @@ import (
 	"testing"
 
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
-	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 var (
 	serverOnce sync.Once
-	server     *localserver.Server
+	server     *testbed.Server
 	serverErr  error
 )
 
 // benchServer starts one redis-server for the whole test binary.
-func benchServer(b *testing.B) *localserver.Server {
-	serverOnce.Do(func() { server, serverErr = localserver.Start(localserver.Config{}) })
-	if errors.Is(serverErr, localserver.ErrNoBinary) {
+func benchServer(b *testing.B) *testbed.Server {
+	serverOnce.Do(func() { server, serverErr = testbed.Start(testbed.Config{}) })
+	if errors.Is(serverErr, testbed.ErrNoBinary) {
 		b.Skip(serverErr)
 	}
 	if serverErr != nil {
@@ -81,7 +81,7 @@ func benchOp(b *testing.B, get bool) {
 	}
 }
 
-func benchCell(b *testing.B, srv *localserver.Server, f Factory, get bool, val []byte, conc, par int) {
+func benchCell(b *testing.B, srv *testbed.Server, f Factory, get bool, val []byte, conc, par int) {
 	if err := Prefill(srv.Addr, val); err != nil {
 		b.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 // Every cluster adapter reads what it writes, on a real cluster: single
@@ -14,8 +14,8 @@ import (
 func TestClusterAdapters(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	cl, err := localserver.StartCluster(ctx, localserver.ClusterConfig{})
-	if errors.Is(err, localserver.ErrNoBinary) {
+	cl, err := testbed.StartCluster(ctx, testbed.ClusterConfig{})
+	if errors.Is(err, testbed.ErrNoBinary) {
 		t.Skip(err)
 	}
 	if err != nil {

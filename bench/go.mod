@@ -2,7 +2,11 @@ module github.com/ziplinekv/zipline/bench
 
 go 1.26.0
 
-replace github.com/ziplinekv/zipline => ../
+replace (
+	github.com/ziplinekv/zipline => ../
+	github.com/ziplinekv/zipline/cmd/zipline => ../cmd/zipline
+	github.com/ziplinekv/zipline/testbed => ../testbed
+)
 
 require (
 	github.com/centrifugal/centrifuge v0.38.0
@@ -16,6 +20,8 @@ require (
 	github.com/redis/rueidis v1.0.79
 	github.com/valkey-io/valkey-glide/go/v2 v2.5.3
 	github.com/ziplinekv/zipline v0.0.0-00010101000000-000000000000
+	github.com/ziplinekv/zipline/cmd/zipline v0.0.0-00010101000000-000000000000
+	github.com/ziplinekv/zipline/testbed v0.0.0-00010101000000-000000000000
 )
 
 require (

@@ -77,7 +77,7 @@
 //
 // Mean stored/original size, header included, at level 3, dictionary of
 // 16 KiB trained on 1000 other values of the same kind (TestDictRatio;
-// "random" is 500 records of random.json (cmd/zipline/bench/corpus), trained on the
+// "random" is 500 records of random.json (testbed/corpus), trained on the
 // other 500):
 //
 //	values              zstd   zstd+dict   lz4

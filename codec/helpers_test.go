@@ -215,7 +215,7 @@ func testDict(tb testing.TB) []byte {
 
 // corpusPath holds JSON user records from a public corpus. The CLI embeds
 // the corpus, so it lives in the corpus package (see testdata/README.md).
-const corpusPath = "../cmd/zipline/bench/corpus/realjson/random.json"
+const corpusPath = "../testbed/corpus/realjson/random.json"
 
 // corpusRecords returns the compact elements of the corpus's result array,
 // or fails the test if the corpus is absent: it is part of the repository.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -15,9 +14,9 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
 	"github.com/ziplinekv/zipline/fanout"
 	"github.com/ziplinekv/zipline/fanout/wsclient"
+	"github.com/ziplinekv/zipline/testbed/corpus"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -95,19 +94,12 @@ func read(t *testing.T, c *wsclient.Conn) []byte {
 }
 
 // messages returns n real JSON messages of about 1 KiB (pairs of
-// random.json records), or generated JSON of the same size where the
-// samples are absent.
+// random.json records).
 func messages(t testing.TB, n int) [][]byte {
 	t.Helper()
-	var all [][]byte
-	if dir, err := corpus.FindRealJSON(); err == nil {
-		if all, err = corpus.RealJSONMessages(dir, 1024); err != nil {
-			t.Fatal(err)
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
+	all, err := corpus.RealMessages(1024)
+	if err != nil {
 		t.Fatal(err)
-	} else {
-		all = corpus.Generate(corpus.JSON1884, n, 1)
 	}
 	out := make([][]byte, n)
 	for i := range out {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/ziplinekv/zipline"
 	"github.com/ziplinekv/zipline/codec"
-	"github.com/ziplinekv/zipline/internal/resp"
 	"github.com/ziplinekv/zipline/internal/testkit"
 )
 
@@ -43,10 +42,10 @@ func (b clusterBed) keys(t testing.TB, pattern string) []string {
 	return out
 }
 
-func (b clusterBed) do(ctx context.Context, key string, args ...any) (resp.Value, error) {
+func (b clusterBed) do(ctx context.Context, key string, args ...any) (testkit.Value, error) {
 	srv, err := b.KeyOwner(ctx, key)
 	if err != nil {
-		return resp.Value{}, err
+		return testkit.Value{}, err
 	}
 	return srv.Do(ctx, args...)
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/ziplinekv/zipline"
-	"github.com/ziplinekv/zipline/internal/resp"
 	"github.com/ziplinekv/zipline/internal/testkit"
 )
 
@@ -103,7 +102,7 @@ func account(t testing.TB, b bed, s *Store) accounting {
 	ctx := context.Background()
 	var a accounting
 	names := b.keys(t, globEscape(s.stored)+"*")
-	do := func(args ...any) resp.Value {
+	do := func(args ...any) testkit.Value {
 		t.Helper()
 		v, err := b.do(ctx, args[1].(string), args...)
 		if err != nil {
@@ -172,7 +171,7 @@ func account(t testing.TB, b bed, s *Store) accounting {
 // pattern on every primary, and a command on a key's own node.
 type bed interface {
 	keys(t testing.TB, pattern string) []string
-	do(ctx context.Context, key string, args ...any) (resp.Value, error)
+	do(ctx context.Context, key string, args ...any) (testkit.Value, error)
 }
 
 type serverBed struct{ *testkit.Server }
@@ -190,7 +189,7 @@ func (b serverBed) keys(t testing.TB, pattern string) []string {
 	return out
 }
 
-func (b serverBed) do(ctx context.Context, _ string, args ...any) (resp.Value, error) {
+func (b serverBed) do(ctx context.Context, _ string, args ...any) (testkit.Value, error) {
 	return b.Do(ctx, args...)
 }
 

@@ -1,19 +1,60 @@
 #!/bin/sh
-# The layering DEVELOPERS.md promises, checked on what the linker sees:
-# the library's packages import no tooling (benchmarks, the CLI's bench
-# packages, the test kit), and the CLI binary does not link package testing.
+# The layering DEVELOPERS.md promises, checked on what the compiler and the
+# linker see:
+#   1. the library module holds no tooling: no benchmark or CLI packages, and
+#      the CLI and the test bed are modules of their own;
+#   2. the library's packages link no tooling (the test bed, the test kit,
+#      package testing), and the CLI binary does not link package testing;
+#   3. the seam holds: no type switch or assertion on a carrier outside the
+#      carriers' own files, bar the one named fast path (fastDirect);
+#   4. internal/pipe is imported only by the carriers, request encoding, the
+#      subscriber connection and the client cache.
 set -eu
 cd "$(dirname "$0")/.."
 mod=github.com/ziplinekv/zipline
-lib=$(go list ./... | grep -v -e "^$mod/cmd/" -e "^$mod/internal/testkit" -e "^$mod/internal/localserver")
-bad=$(go list -deps $lib | grep -e "^$mod/cmd/" -e "^$mod/internal/testkit" -e "^$mod/internal/localserver" -e '^testing$' || true)
-if [ -n "$bad" ]; then
-	echo "check-layers: the library links tooling:" >&2
-	echo "$bad" >&2
+fail() {
+	echo "check-layers: $*" >&2
 	exit 1
+}
+
+# 1. Modules.
+for m in cmd/zipline testbed bench otel; do
+	[ -f "$m/go.mod" ] || fail "$m is not a module of its own (no $m/go.mod)"
+done
+all=$(go list ./...)
+tooling=$(echo "$all" | grep -E "^$mod/(cmd|bench|testbed)(/|$)|/bench(/|$)" || true)
+[ -z "$tooling" ] || fail "the library module holds tooling packages:
+$tooling"
+
+# 2. What the library and the CLI link.
+lib=$(echo "$all" | grep -v -e "^$mod/internal/testkit$" -e "^$mod/internal/cmdspec/fetch$" -e "^$mod/internal/cmdspec/gen$")
+bad=$(go list -deps $lib | grep -e "^$mod/testbed" -e "^$mod/cmd/" -e "^$mod/internal/testkit" -e '^testing$' || true)
+[ -z "$bad" ] || fail "the library links tooling:
+$bad"
+if go -C cmd/zipline list -deps . | grep -qx -e testing -e "$mod/internal/testkit" -e "$mod/testbed/servertest"; then
+	fail "cmd/zipline links package testing or the test kit"
 fi
-if go list -deps ./cmd/zipline | grep -qx -e testing -e "$mod/internal/testkit"; then
-	echo "check-layers: cmd/zipline links package testing or the test kit" >&2
-	exit 1
-fi
-echo "check-layers: ok (library: $(echo "$lib" | wc -l) packages, no tooling; the CLI links no testing)"
+
+# 3. The seam. The carriers' own files may name their types; anywhere else
+# in the root package, asking which carrier one holds is refused.
+carriers='direct|lease|cluster|watchLease|lazyLease'
+own='^(carrier|lease|cluster|cluster_[a-z]+)\.go$'
+leaks=$(for f in *.go; do
+	case "$f" in *_test.go) continue ;; esac
+	echo "$f" | grep -qE "$own" && continue
+	grep -nE "\.\(\*($carriers)\)|case \*($carriers)[,:]" "$f" | sed "s|^|$f:|"
+done)
+[ -z "$leaks" ] || fail "a type switch or assertion on a carrier outside the carriers' files:
+$leaks"
+asserts=$(grep -nE "\.\(\*($carriers)\)|case \*($carriers)[,:]" carrier.go lease.go cluster*.go | grep -v _test.go | grep -v "^carrier.go:.*k\.(\*direct)" || true)
+[ -z "$asserts" ] || fail "carriers assert on carriers besides fastDirect (carrier.go):
+$asserts"
+
+# 4. internal/pipe's importers.
+allowed='carrier.go clientcache.go connect.go lease.go request.go subscriber.go'
+pipes=$(grep -l "\"$mod/internal/pipe\"" $(go list -f '{{range .GoFiles}}{{$.Dir}}/{{.}} {{end}}' $lib) | sed "s|^$(pwd)/||")
+for f in $pipes; do
+	case " $allowed " in *" $f "*) ;; *) fail "$f imports internal/pipe (allowed: $allowed)" ;; esac
+done
+
+echo "check-layers: ok (library: $(echo "$lib" | wc -l) packages, no tooling; modules: cmd/zipline, testbed, bench, otel; the seam: one fast path; internal/pipe: $(echo $pipes | wc -w) files)"

@@ -4,16 +4,12 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
+	"github.com/ziplinekv/zipline/testbed/corpus"
 )
 
 // realMessages are ~1 KiB real JSON updates (pairs of random.json users).
 func realMessages(tb testing.TB) [][]byte {
-	dir, err := corpus.FindRealJSON()
-	if err != nil {
-		tb.Skipf("skipping: %v", err)
-	}
-	msgs, err := corpus.RealJSONMessages(dir, 1024)
+	msgs, err := corpus.RealMessages(1024)
 	if err != nil {
 		tb.Fatal(err)
 	}

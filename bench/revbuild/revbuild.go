@@ -10,9 +10,11 @@
 // Build returns, whether it succeeds or not.
 //
 // Only the client comes from the revision. The bench module (adapters,
-// package harness, reports) is the checked-out one, and so are the helper
-// packages it imports from the zipline module (latency histograms, /proc
-// readers, the local server): every package of the zipline module that the
+// package harness, reports) is the checked-out one, and so are the modules
+// nested in the zipline module's tree (the CLI's helper packages: latency
+// histograms, /proc readers; the test bed's local server), which the
+// extracted revision loses, and the helper packages it imports from the
+// zipline module itself: every package of the zipline module that the
 // command imports but the zipline client package does not, at either tree,
 // is copied from the checked-out tree over the extracted revision. Both
 // binaries therefore measure with the same code, and a revision from before
@@ -83,6 +85,21 @@ func Build(ctx context.Context, o Options, rev, out string) (hash string, err er
 	src := filepath.Join(tmp, "zipline")
 	if err := extract(ctx, repo, hash, src); err != nil {
 		return "", err
+	}
+	// The modules that live inside the zipline module's tree (the CLI, the
+	// test bed, this one) come from the checkout, through the bench
+	// module's replace directives. A revision from before one of them
+	// became a module holds its packages inside the zipline module; they
+	// are dropped from the extracted tree, or a package would be found in
+	// two modules.
+	nested, err := nestedModules(strings.TrimSpace(checkedOut))
+	if err != nil {
+		return "", err
+	}
+	for _, rel := range nested {
+		if err := os.RemoveAll(filepath.Join(src, rel)); err != nil {
+			return "", err
+		}
 	}
 	modfile := filepath.Join(tmp, "build.mod") // go derives build.sum from it
 	if err := copyFile(filepath.Join(bench, "go.mod"), modfile); err != nil {
@@ -205,6 +222,34 @@ func extract(ctx context.Context, repo, hash, dir string) error {
 		return fmt.Errorf("tar -x: %w: %s", untarErr, strings.TrimSpace(untarStderr.String()))
 	}
 	return nil
+}
+
+// nestedModules returns the directories under root, relative to it, that
+// hold a go.mod of their own (modules nested in root's), leaving out
+// hidden directories and testdata.
+func nestedModules(root string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() || path == root {
+			return nil
+		}
+		if name := d.Name(); strings.HasPrefix(name, ".") || name == "testdata" {
+			return filepath.SkipDir
+		}
+		if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+			rel, err := filepath.Rel(root, path)
+			if err != nil {
+				return err
+			}
+			out = append(out, rel)
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	return out, err
 }
 
 // replaceFiles makes the regular files of directory dst those of src,

@@ -7,11 +7,12 @@ import (
 )
 
 // benchSuites are the benchmarks "zipline bench <suite>" runs. Each suite
-// parses its own flags.
+// parses its own flags. The benchmarks that set zipline beside its peers
+// (GLIDE's compression benchmark, DoorDash's) have their one front door in
+// the bench module, which links the peers' clients: cd bench && go run
+// ./cmd/compbench (or ./cmd/doordashbench), adding -tags glide for GLIDE Go.
 var benchSuites = map[string]command{
-	"compression": {"GLIDE's compression benchmark: memory per corpus class and the TPS matrix, with charts", runBenchCompression},
-	"layouts":     {"the me-redis memory table: bytes per pair for each layout and value class, and speed ratios", runBenchLayouts},
-	"doordash":    {"DoorDash's table: SET and GET of 10,000 menus, uncompressed, LZ4 and zstd, over loopback shaped to 1 and 10 Gbit/s", runBenchDoorDash},
+	"layouts": {"the me-redis memory table: bytes per pair for each layout and value class, and speed ratios", runBenchLayouts},
 }
 
 func runBench(ctx context.Context, args []string) error {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/layouts"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
-	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 // runBenchLayouts runs the layout benchmark (see package layouts): the
@@ -107,7 +107,7 @@ func runBenchLayouts(ctx context.Context, args []string) error {
 	}
 
 	rep := &layouts.Report{
-		Command: strings.TrimSpace("go run ./cmd/zipline bench layouts " + strings.Join(args, " ")),
+		Command: strings.TrimSpace("zipline bench layouts " + strings.Join(args, " ")),
 		Date:    time.Now(),
 		Machine: sysstat.Machine() + "; client and server share the CPUs",
 		Go:      runtime.Version(),
@@ -134,7 +134,7 @@ func runBenchLayouts(ctx context.Context, args []string) error {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("memory measured on a cluster of %d primaries without replicas: "+
 				"`used_memory` growth summed over the primaries", layouts.ClusterPrimaries))
 		}
-		runner := &layouts.MemoryRunner{Pairs: rep.Pairs, Log: progress, Cluster: *cluster, Kind: localserver.Kind(*kind)}
+		runner := &layouts.MemoryRunner{Pairs: rep.Pairs, Log: progress, Cluster: *cluster, Kind: testbed.Kind(*kind)}
 		if err := runMemoryTable(ctx, rep, runner, families, classList, layoutList, *raised, *extras, progress); err != nil {
 			return err
 		}

@@ -16,7 +16,7 @@ import (
 	"github.com/ziplinekv/zipline"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/latency"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
-	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 func runDemo(ctx context.Context, args []string) error {
@@ -154,7 +154,7 @@ var demoSections = []demoSection{
 // the duration of a timed run, and the keys the demo writes.
 type demoEnv struct {
 	addr   string
-	srv    *localserver.Server // nil when the demo runs against -addr
+	srv    *testbed.Server // nil when the demo runs against -addr
 	client *zipline.Client
 	dur    time.Duration
 	keys   demoKeys
@@ -220,7 +220,7 @@ func round(d time.Duration) time.Duration {
 }
 
 // run drives n goroutines for d, each on the client that conn returns.
-func (w workload) run(ctx context.Context, n int, d time.Duration, srv *localserver.Server,
+func (w workload) run(ctx context.Context, n int, d time.Duration, srv *testbed.Server,
 	conn func() (*zipline.Client, func(), error)) (*runResult, error) {
 	clients := make([]*zipline.Client, n)
 	for i := range clients {
@@ -281,7 +281,7 @@ func (w workload) run(ctx context.Context, n int, d time.Duration, srv *localser
 }
 
 // serverPID returns the process of srv, or 0 for a server given with -addr.
-func serverPID(srv *localserver.Server) int {
+func serverPID(srv *testbed.Server) int {
 	if srv == nil {
 		return 0
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/ziplinekv/zipline"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/failover"
-	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 // clusterDemo is `zipline demo -cluster`: the demo's workload on a local
@@ -33,7 +33,7 @@ const clusterNodeTimeout = time.Second
 
 func (d clusterDemo) run(ctx context.Context) error {
 	start := time.Now()
-	cl, err := localserver.StartCluster(ctx, localserver.ClusterConfig{Kind: localserver.Redis, Primaries: 3, Replicas: 1,
+	cl, err := testbed.StartCluster(ctx, testbed.ClusterConfig{Kind: testbed.Redis, Primaries: 3, Replicas: 1,
 		NodeTimeout: clusterNodeTimeout})
 	if err != nil {
 		return fmt.Errorf("starting a local Redis Cluster: %w", err)
@@ -81,7 +81,7 @@ func (d clusterDemo) run(ctx context.Context) error {
 }
 
 // printSlots prints which primary serves which slots, and its replicas.
-func printSlots(ctx context.Context, cl *localserver.Cluster) error {
+func printSlots(ctx context.Context, cl *testbed.Cluster) error {
 	t, err := cl.Topology(ctx)
 	if err != nil {
 		return err
@@ -117,7 +117,7 @@ func (z ziplineLoad) Set(ctx context.Context, key string, val []byte) error {
 // slot 0 after half of d.dur, keeps going for d.dur after the cluster has
 // settled (the client takes a little longer to be back to normal), and
 // prints what the client saw.
-func (d clusterDemo) runFailover(ctx context.Context, cl *localserver.Cluster, c *zipline.Client) error {
+func (d clusterDemo) runFailover(ctx context.Context, cl *testbed.Cluster, c *zipline.Client) error {
 	victim, err := cl.SlotOwner(ctx, 0)
 	if err != nil {
 		return err

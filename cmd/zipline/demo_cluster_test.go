@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 // The cluster demo with -failover, kept short: it starts a cluster, prints
@@ -16,7 +16,7 @@ import (
 // failover from the client's side (only documented error classes), with
 // the slots moved to the promoted replica; the cluster is gone afterwards.
 func TestDemoClusterFailover(t *testing.T) {
-	if _, err := localserver.Binary(localserver.Redis); errors.Is(err, localserver.ErrNoBinary) {
+	if _, err := testbed.Binary(testbed.Redis); errors.Is(err, testbed.ErrNoBinary) {
 		t.Skip(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

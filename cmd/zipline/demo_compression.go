@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/compression"
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
+	"github.com/ziplinekv/zipline/testbed/corpus"
 )
 
 // demoCompression shows what transparent compression saves on realistic
@@ -61,7 +61,7 @@ func demoCompression(ctx context.Context, d *demoEnv) error {
 	}
 	tw.Flush()
 	fmt.Println("\nMemory is the server's used_memory growth (MB = 10^6 B); values read back unchanged. GLIDE's published")
-	fmt.Println("figures come from its own corpus; `zipline bench compression` and bench/cmd/compbench run the full comparison.")
+	fmt.Println("figures come from its own corpus; bench/cmd/compbench runs the full comparison, beside GLIDE Go.")
 	return demoCompressionThroughput(ctx, d, data, variants)
 }
 

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
-	"github.com/ziplinekv/zipline/internal/testkit"
+	"github.com/ziplinekv/zipline/testbed"
+	"github.com/ziplinekv/zipline/testbed/servertest"
 )
 
 // The demo section prints memory and throughput for every backend, and
 // leaves the server as it found it.
 func TestDemoCompression(t *testing.T) {
-	srv := testkit.NewServer(t, testkit.Config{})
+	srv := servertest.NewServer(t, testbed.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c, err := zipline.New(zipline.Options{Addr: srv.Addr})

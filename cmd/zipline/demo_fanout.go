@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 	"github.com/ziplinekv/zipline/fanout"
 	"github.com/ziplinekv/zipline/fanout/wsclient"
+	"github.com/ziplinekv/zipline/testbed/corpus"
 )
 
 // demoFanoutClients and demoFanoutMessages size the demo's fanout section

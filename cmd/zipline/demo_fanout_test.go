@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
-	"github.com/ziplinekv/zipline/internal/testkit"
+	"github.com/ziplinekv/zipline/testbed"
+	"github.com/ziplinekv/zipline/testbed/servertest"
 )
 
 // The fanout section relays every message to every client intact, in each
 // mode, and shows that compression shrinks the wire bytes.
 func TestDemoFanout(t *testing.T) {
-	srv := testkit.NewServer(t, testkit.Config{})
+	srv := servertest.NewServer(t, testbed.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c, err := zipline.New(zipline.Options{Addr: srv.Addr})

@@ -11,8 +11,9 @@ import (
 
 	"github.com/ziplinekv/zipline"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/compression"
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
-	"github.com/ziplinekv/zipline/internal/testkit"
+	"github.com/ziplinekv/zipline/testbed"
+	"github.com/ziplinekv/zipline/testbed/corpus"
+	"github.com/ziplinekv/zipline/testbed/servertest"
 )
 
 // smallDemo shrinks the demo's sections for a test.
@@ -29,9 +30,9 @@ func smallDemo(t *testing.T) {
 
 // demoServer starts a server holding one key of the user's, and returns a
 // client on it.
-func demoServer(t *testing.T) (*testkit.Server, *zipline.Client) {
+func demoServer(t *testing.T) (*testbed.Server, *zipline.Client) {
 	t.Helper()
-	srv := testkit.NewServer(t, testkit.Config{})
+	srv := servertest.NewServer(t, testbed.Config{})
 	c, err := zipline.New(zipline.Options{Addr: srv.Addr})
 	if err != nil {
 		t.Fatal(err)

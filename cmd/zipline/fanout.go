@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"html/template"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -16,8 +15,8 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
 	"github.com/ziplinekv/zipline/fanout"
+	"github.com/ziplinekv/zipline/testbed/corpus"
 )
 
 // runFanout is `zipline fanout`: a fanout hub relaying a Redis server's
@@ -349,18 +348,9 @@ func globQuote(s string) string {
 	return b.String()
 }
 
-// sampleMessages are ~1 KiB real JSON updates, or generated ones where the
-// samples are absent.
-func sampleMessages() ([][]byte, error) {
-	dir, err := corpus.FindRealJSON()
-	if errors.Is(err, fs.ErrNotExist) {
-		return corpus.Generate(corpus.JSON461, 100, 1), nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return corpus.RealJSONMessages(dir, 1024)
-}
+// sampleMessages are ~1 KiB real JSON updates (the samples embedded in the
+// binary).
+func sampleMessages() ([][]byte, error) { return corpus.RealMessages(1024) }
 
 func publishSamples(ctx context.Context, c *zipline.Client, channel string, every time.Duration, samples [][]byte, log *slog.Logger) {
 	t := time.NewTicker(every)

@@ -11,7 +11,8 @@ import (
 	"github.com/ziplinekv/zipline"
 	"github.com/ziplinekv/zipline/fanout"
 	"github.com/ziplinekv/zipline/fanout/wsclient"
-	"github.com/ziplinekv/zipline/internal/testkit"
+	"github.com/ziplinekv/zipline/testbed"
+	"github.com/ziplinekv/zipline/testbed/servertest"
 )
 
 // `zipline fanout` relays only the channels of its allow-list: by default
@@ -20,7 +21,7 @@ import (
 // 403 and no WebSocket; one that asks for allowed channels gets what is
 // published on them.
 func TestFanoutAllowList(t *testing.T) {
-	redis := testkit.NewServer(t, testkit.Config{})
+	redis := servertest.NewServer(t, testbed.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	start := func(allow string) *fanoutServer {

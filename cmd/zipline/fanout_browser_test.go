@@ -20,7 +20,8 @@ import (
 	"github.com/ziplinekv/zipline"
 	"github.com/ziplinekv/zipline/fanout"
 	"github.com/ziplinekv/zipline/fanout/wsclient"
-	"github.com/ziplinekv/zipline/internal/testkit"
+	"github.com/ziplinekv/zipline/testbed"
+	"github.com/ziplinekv/zipline/testbed/servertest"
 )
 
 // chromiumArgs are what headless Chromium needs on this kind of machine:
@@ -156,7 +157,7 @@ func (d *devtools) waitText(t *testing.T, what, cond string) string {
 // and shows what is published to Redis, as a person would see it.
 func TestFanoutPageInChromium(t *testing.T) {
 	bin := chromium(t)
-	redis := testkit.NewServer(t, testkit.Config{})
+	redis := servertest.NewServer(t, testbed.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	srv, err := startFanout(ctx, fanoutConfig{redis: zipline.Options{Addr: redis.Addr}, listen: "127.0.0.1:0",

@@ -3,7 +3,7 @@
 //	zipline demo [flags]     the main job: implicit pipelining against a local server
 //	                         (-cluster: on a local Redis Cluster; -failover: kill a primary midway)
 //	zipline migrate [flags]  move a namespace to a new key layout, live
-//	zipline bench <suite>    benchmarks: compression, layouts, doordash
+//	zipline bench <suite>    benchmarks: layouts (the peers' comparisons run from bench/)
 //	zipline fanout [flags]   a WebSocket hub relaying Redis pub/sub, with a demo page
 //
 // Run "zipline <command> -h" for a command's flags.
@@ -27,7 +27,7 @@ type command struct {
 var commands = map[string]command{
 	"demo":    {"run a mixed workload through zipline and through one request per round trip, and compare", runDemo},
 	"migrate": {"move a namespace's keys to a new layout, live, resumable (-dry-run projects the saving)", runMigrate},
-	"bench":   {"benchmarks: compression (GLIDE's table), layouts (the me-redis table), doordash (large values over a bandwidth limit)", runBench},
+	"bench":   {"benchmarks: layouts (the me-redis table); GLIDE's and DoorDash's run from the bench module", runBench},
 	"fanout":  {"relay Redis pub/sub to WebSocket clients, compressing each message once; demo page at /", runFanout},
 }
 

@@ -15,8 +15,9 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
-	"github.com/ziplinekv/zipline/internal/testkit"
 	"github.com/ziplinekv/zipline/layout"
+	"github.com/ziplinekv/zipline/testbed"
+	"github.com/ziplinekv/zipline/testbed/servertest"
 )
 
 func TestParseNamespace(t *testing.T) {
@@ -46,7 +47,7 @@ func captureStdout(t *testing.T, fn func() error) string {
 }
 
 func TestMigrateCommand(t *testing.T) {
-	srv := testkit.NewServer(t, testkit.Config{})
+	srv := servertest.NewServer(t, testbed.Config{})
 	ctx := context.Background()
 	c, err := zipline.New(zipline.Options{Addr: srv.Addr})
 	if err != nil {
@@ -112,13 +113,13 @@ func TestMigrateChildProcess(t *testing.T) {
 // leaves no orphaned oversize value. Bounded to a few seconds: the child
 // moves about 4000 keys a second and is killed after its first pages.
 func TestMigrateKilledAndResumed(t *testing.T) {
-	for _, kind := range []testkit.Kind{testkit.Redis, testkit.Valkey} {
+	for _, kind := range []testbed.Kind{testbed.Redis, testbed.Valkey} {
 		t.Run(string(kind), func(t *testing.T) { killedAndResumed(t, kind) })
 	}
 }
 
-func killedAndResumed(t *testing.T, kind testkit.Kind) {
-	srv := testkit.NewServer(t, testkit.Config{Kind: kind})
+func killedAndResumed(t *testing.T, kind testbed.Kind) {
+	srv := servertest.NewServer(t, testbed.Config{Kind: kind})
 	ctx := context.Background()
 	c, err := zipline.New(zipline.Options{Addr: srv.Addr})
 	if err != nil {
@@ -236,7 +237,7 @@ func killedAndResumed(t *testing.T, kind testkit.Kind) {
 		t.Fatalf("the child was not killed part-way (%v):\n%s", err, out.String())
 	}
 	left, _ := s.Source().Count(ctx)
-	if left <= int64(len(ttl)) && kind == testkit.Redis || left == 0 {
+	if left <= int64(len(ttl)) && kind == testbed.Redis || left == 0 {
 		t.Fatalf("only %d keys left in the old layout when the child was killed: not part-way", left)
 	}
 	for range 100 {
@@ -268,7 +269,7 @@ func killedAndResumed(t *testing.T, kind testkit.Kind) {
 		t.Fatal(err)
 	}
 	for _, e := range keys.Elems() {
-		if k := string(e.Bytes()); kind == testkit.Valkey || !ttl[k] {
+		if k := string(e.Bytes()); kind == testbed.Valkey || !ttl[k] {
 			t.Fatalf("%s left in the old layout", k)
 		}
 	}
@@ -383,7 +384,7 @@ func TestMigratePasswordSources(t *testing.T) {
 // a second run finds it complete, and -sweep deletes the tombstones that
 // the application's deletions left meanwhile.
 func TestMigrateCommandOnCluster(t *testing.T) {
-	cl := testkit.NewCluster(t, testkit.ClusterConfig{Replicas: -1})
+	cl := servertest.NewCluster(t, testbed.ClusterConfig{Replicas: -1})
 	ctx := context.Background()
 	c, err := zipline.New(zipline.Options{Addrs: cl.Addrs()})
 	if err != nil {

@@ -5,17 +5,17 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 // localServer returns addr if given; otherwise it starts a throwaway
 // redis-server on a free loopback port and returns its address and a stop
 // function.
-func localServer(addr string) (string, *localserver.Server, func(), error) {
+func localServer(addr string) (string, *testbed.Server, func(), error) {
 	if addr != "" {
 		return addr, nil, func() {}, nil
 	}
-	srv, err := localserver.Start(localserver.Config{})
+	srv, err := testbed.Start(testbed.Config{})
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("starting a local redis-server (or pass -addr): %w", err)
 	}
@@ -23,8 +23,8 @@ func localServer(addr string) (string, *localserver.Server, func(), error) {
 	return srv.Addr, srv, srv.Stop, nil
 }
 
-func serverVersion(srv *localserver.Server) string {
-	bin, err := localserver.Binary(srv.Kind)
+func serverVersion(srv *testbed.Server) string {
+	bin, err := testbed.Binary(srv.Kind)
 	if err != nil {
 		return string(srv.Kind)
 	}

@@ -82,20 +82,7 @@ func loadTable(t *testing.T, srv *testkit.Server, proto int) Table {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if proto == 3 {
-		// localserver's Do opens a connection per call: send HELLO 3 and
-		// COMMAND together through a pipelined helper instead.
-		v, err := doRESP3(ctx, srv.Addr, "COMMAND")
-		if err != nil {
-			t.Fatal(err)
-		}
-		tab, err := Parse(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return tab
-	}
-	v, err := srv.Do(ctx, "COMMAND")
+	v, err := Ask(ctx, srv.Addr, proto, "COMMAND")
 	if err != nil {
 		t.Fatal(err)
 	}

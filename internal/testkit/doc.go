@@ -1,7 +1,8 @@
 // Package testkit is zipline's test support: real servers started for a
 // test and stopped when it ends, and the tools that break them on purpose.
-// Only tests import it; the command-line tool never links it (it starts
-// its servers with internal/localserver, which this package builds on).
+// Only tests import it. The servers come from the testbed module beside
+// the library (testbed starts them, testbed/servertest binds them to a
+// test), which the CLI and bench/ use too.
 //
 //   - NewServer starts a redis-server or valkey-server; Pause and Restart
 //     wrap its process faults so that a failing test never leaves a stopped

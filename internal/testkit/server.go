@@ -1,64 +1,65 @@
 package testkit
 
 import (
-	"errors"
-	"sync"
 	"testing"
 
-	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/testbed"
+	"github.com/ziplinekv/zipline/testbed/servertest"
 )
 
-// Server and Config are localserver's, so tests need only this package.
+// The test bed's servers and clusters, so that the library's tests need
+// only this package. testbed (its own module, beside the library) starts
+// them; servertest binds them to a test.
 type (
-	Server = localserver.Server
-	Config = localserver.Config
-	Kind   = localserver.Kind
+	Server        = testbed.Server
+	Value         = testbed.Value
+	Config        = testbed.Config
+	Kind          = testbed.Kind
+	Cluster       = testbed.Cluster
+	ClusterConfig = testbed.ClusterConfig
+	Topology      = testbed.Topology
+	ClusterNode   = testbed.Node
+	SlotRange     = testbed.SlotRange
 )
 
-// Server kinds.
+// Server kinds and cluster node roles.
 const (
-	Redis  = localserver.Redis
-	Valkey = localserver.Valkey
+	Redis   = testbed.Redis
+	Valkey  = testbed.Valkey
+	Primary = testbed.Primary
+	Replica = testbed.Replica
 )
 
-// NewServer starts a server for a test and stops it when the test ends. It
-// skips the test if the binary is missing, and fails it on any other error.
+// NewServer starts a server for a test and stops it when the test ends
+// (servertest.NewServer).
 func NewServer(tb testing.TB, cfg Config) *Server {
 	tb.Helper()
-	s, err := localserver.Start(cfg)
-	if errors.Is(err, localserver.ErrNoBinary) {
-		tb.Skipf("skipping: %v", err)
-	}
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(s.Stop)
-	return s
+	return servertest.NewServer(tb, cfg)
+}
+
+// NewCluster starts a cluster for a test and stops it when the test ends
+// (servertest.NewCluster).
+func NewCluster(tb testing.TB, cfg ClusterConfig) *Cluster {
+	tb.Helper()
+	return servertest.NewCluster(tb, cfg)
+}
+
+// Pause freezes s for a test; the test's cleanup resumes it
+// (servertest.Pause).
+func Pause(tb testing.TB, s *Server) (resume func()) {
+	tb.Helper()
+	return servertest.Pause(tb, s)
+}
+
+// Restart starts s again on the same port (servertest.Restart).
+func Restart(tb testing.TB, s *Server) {
+	tb.Helper()
+	servertest.Restart(tb, s)
 }
 
 // Binary returns the path of the server binary for kind.
-func Binary(kind Kind) (string, error) { return localserver.Binary(kind) }
+func Binary(kind Kind) (string, error) { return testbed.Binary(kind) }
 
-// Pause freezes s (SIGSTOP) for a test and returns the function that
-// resumes it. Resume is also registered with tb.Cleanup, so a test that
-// fails or returns early never leaves a stopped server behind; calling the
-// returned function more than once, or after Kill, is harmless.
-func Pause(tb testing.TB, s *Server) (resume func()) {
-	tb.Helper()
-	if err := s.Pause(); err != nil {
-		tb.Fatalf("testkit: pause %s: %v", s.Addr, err)
-	}
-	var once sync.Once
-	resume = func() { once.Do(func() { s.Resume() }) } // fails only if the process is gone
-	tb.Cleanup(resume)
-	return resume
-}
-
-// Restart starts s again on the same port after Kill (or kills and restarts
-// it), waits until it answers, and fails the test if it cannot.
-func Restart(tb testing.TB, s *Server) {
-	tb.Helper()
-	if err := s.Restart(); err != nil {
-		tb.Fatalf("testkit: restart %s: %v", s.Addr, err)
-	}
-}
+// KeySlot returns the hash slot of key, computed independently of the
+// client under test.
+func KeySlot(key string) int { return testbed.KeySlot(key) }

@@ -30,7 +30,7 @@ import (
 	"github.com/ziplinekv/zipline/bench/harness"
 	"github.com/ziplinekv/zipline/bench/revbuild"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
-	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 func main() {
@@ -144,7 +144,7 @@ func run() error {
 	}
 	defer releaseIdle()
 
-	srv, err := localserver.Start(localserver.Config{})
+	srv, err := testbed.Start(testbed.Config{})
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ import (
 
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/latency"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
-	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -99,7 +99,7 @@ func run() error {
 	}
 	addr := o.addr
 	if addr == "" {
-		srv, err := localserver.Start(localserver.Config{})
+		srv, err := testbed.Start(testbed.Config{})
 		if err != nil {
 			return err
 		}

@@ -23,7 +23,7 @@ import (
 
 	"github.com/ziplinekv/zipline/bench"
 	"github.com/ziplinekv/zipline/bench/harness"
-	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 func main() {
@@ -115,7 +115,7 @@ func run() error {
 	rn := &runner{warmup: o.warmup, duration: o.duration, addr: o.addr}
 	var serverVersion string
 	if o.addr == "" {
-		s, err := localserver.Start(localserver.Config{})
+		s, err := testbed.Start(testbed.Config{})
 		if err != nil {
 			return err
 		}

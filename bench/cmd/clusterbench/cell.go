@@ -10,7 +10,7 @@ import (
 
 	"github.com/ziplinekv/zipline/bench"
 	"github.com/ziplinekv/zipline/bench/harness"
-	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 // point is where a client is measured: an operation at a concurrency.
@@ -43,7 +43,7 @@ type result struct {
 
 // runner runs cells against one cluster.
 type runner struct {
-	cluster  *localserver.Cluster
+	cluster  *testbed.Cluster
 	pids     []int // every node's server process
 	warmup   time.Duration
 	duration time.Duration

@@ -27,7 +27,7 @@ import (
 
 	"github.com/ziplinekv/zipline/bench"
 	"github.com/ziplinekv/zipline/bench/harness"
-	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 func main() {
@@ -46,7 +46,7 @@ type options struct {
 	duration    time.Duration
 	warmup      time.Duration
 	runs        int
-	kind        localserver.Kind
+	kind        testbed.Kind
 	out         string
 	maxOther    float64
 	maxWait     time.Duration
@@ -86,13 +86,13 @@ func parseFlags() (*options, error) {
 			return nil, err
 		}
 	}
-	o := &options{size: *size, duration: *duration, warmup: *warmup, runs: *runs, kind: localserver.Kind(*kind),
+	o := &options{size: *size, duration: *duration, warmup: *warmup, runs: *runs, kind: testbed.Kind(*kind),
 		out: *out, maxOther: *maxOther, maxWait: *maxWait, cpuProfile: *cpuProfile, mutexProf: *mutexProf,
 		blockProf: *blockProf, nodeTimeout: *nodeTimeout}
 	if o.runs < 1 || o.duration <= 0 || o.warmup < 0 || o.maxOther < 0 || o.maxWait < 0 || o.size < 1 {
 		return nil, errors.New("need -runs ≥ 1, -duration > 0, -warmup ≥ 0, -max-other ≥ 0, -max-wait ≥ 0, -size ≥ 1")
 	}
-	if o.kind != localserver.Redis && o.kind != localserver.Valkey {
+	if o.kind != testbed.Redis && o.kind != testbed.Valkey {
 		return nil, fmt.Errorf("-kind: %q is neither redis nor valkey", *kind)
 	}
 	var err error
@@ -167,7 +167,7 @@ func run() error {
 	fmt.Fprintln(os.Stderr, rep.Command)
 
 	ctx := context.Background()
-	cl, err := localserver.StartCluster(ctx, localserver.ClusterConfig{Kind: o.kind, NodeTimeout: o.nodeTimeout})
+	cl, err := testbed.StartCluster(ctx, testbed.ClusterConfig{Kind: o.kind, NodeTimeout: o.nodeTimeout})
 	if err != nil {
 		return fmt.Errorf("starting the cluster: %w", err)
 	}
@@ -238,7 +238,7 @@ func run() error {
 }
 
 // serverDescription names the cluster's server version and shape.
-func serverDescription(ctx context.Context, cl *localserver.Cluster) string {
+func serverDescription(ctx context.Context, cl *testbed.Cluster) string {
 	nodes := cl.Nodes()
 	version := string(cl.Kind)
 	if info, err := nodes[0].Info(ctx, "server"); err == nil {

@@ -14,9 +14,9 @@
 // the matrix ~5.3 s per cell and variant at the default -duration 2s
 // -warmup 500ms (40 cells × 6 variants ≈ 21 min), ~1.4 s with -quick
 // (9 cells). -memory=false or -matrix=false runs one part only. Without
-// -tags glide only zipline runs (no cgo). The engine is the main module's
-// cmd/zipline/bench/compression, which "zipline bench compression" runs
-// for zipline alone.
+// -tags glide only zipline runs (no cgo). This is the benchmark's one front door;
+// its engine is the CLI module's cmd/zipline/bench/compression (whose
+// memory table the demo also shows).
 package main
 
 import (
@@ -121,7 +121,7 @@ func quoteArgs(args []string) []string {
 func notes(s *compression.Suite) []string {
 	n := []string{
 		"Method, as GLIDE's blog describes it (shared/notes/glide-compression.md §7), with the differences that matter: " +
-			"the corpus is cmd/zipline/bench/corpus (GLIDE's was never published), generated with seed 1, the same keys and values for " +
+			"the corpus is testbed/corpus (GLIDE's was never published), generated with seed 1, the same keys and values for " +
 			"every client; the server is Debian's redis-server 7.0, not Valkey 8; client and server share this machine's " +
 			"CPUs instead of two 8-vCPU hosts, so absolute TPS is far below GLIDE's and CPU spent compressing competes with the " +
 			"server; every client is shared by the cell's goroutines (GLIDE's harness gave each goroutine its own client). " +

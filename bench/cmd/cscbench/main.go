@@ -12,7 +12,7 @@
 // ≤ 100 ns and 0 allocations per hit at one goroutine; 64 goroutines show
 // what contention on the cache's locks and counters adds.
 //
-// Set-up: one redis-server on a free loopback port (internal/localserver),
+// Set-up: one redis-server on a free loopback port (testbed),
 // the benchmark's 1,000 keys (bench.Keys, 16 B) written once with 64-byte
 // values (bench.Prefill). Each cell makes a fresh client, reads every key
 // twice (the first pass fills the cache, the second must be all hits),
@@ -40,7 +40,7 @@ import (
 	"github.com/ziplinekv/zipline/bench"
 	"github.com/ziplinekv/zipline/bench/harness"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
-	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 func main() {
@@ -141,7 +141,7 @@ func run() error {
 	}
 	fmt.Fprintln(os.Stderr, rep.Command)
 
-	s, err := localserver.Start(localserver.Config{})
+	s, err := testbed.Start(testbed.Config{})
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,8 @@
 //	go run -tags glide ./cmd/doordashbench -out results/doordash.md           # 3 rounds, ~10 min
 //	go run -tags glide ./cmd/doordashbench -quick -out /tmp/doordash.md       # 300 menus, 1 round
 //
-// Without -tags glide only zipline runs (no cgo), as "zipline bench
-// doordash" does. The engine is the main module's cmd/zipline/bench/doordash.
+// Without -tags glide only zipline runs (no cgo). This is the benchmark's
+// one front door; its engine is package bench/doordash.
 package main
 
 import (
@@ -24,8 +24,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/ziplinekv/zipline/bench/doordash"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/compression"
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/doordash"
 )
 
 // Filled by glide.go under the glide build tag.

@@ -30,7 +30,7 @@ import (
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/chart"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/failover"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
-	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 func main() {
@@ -43,7 +43,7 @@ func main() {
 type options struct {
 	clients     []bench.ClusterFactory
 	rounds      int
-	kind        localserver.Kind
+	kind        testbed.Kind
 	nodeTimeout time.Duration
 	seeds       int
 	out, svg    string
@@ -73,14 +73,14 @@ func parseFlags() (*options, error) {
 	if flag.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", flag.Args())
 	}
-	o := &options{rounds: *rounds, kind: localserver.Kind(*kind), nodeTimeout: *nodeTimeout, seeds: *seeds, out: *out, svg: *svg}
+	o := &options{rounds: *rounds, kind: testbed.Kind(*kind), nodeTimeout: *nodeTimeout, seeds: *seeds, out: *out, svg: *svg}
 	if o.seeds < 1 || o.seeds > 6 {
 		return nil, errors.New("-seeds: 1 to 6 (the cluster's nodes)")
 	}
 	if o.rounds < 1 || *conc < 1 || *keys < 1 || *size < 1 || *before <= 0 || *after <= 0 || *bucket <= 0 || *timeout <= 0 {
 		return nil, errors.New("need -rounds, -conc, -keys, -size ≥ 1 and -before, -after, -bucket, -timeout > 0")
 	}
-	if o.kind != localserver.Redis && o.kind != localserver.Valkey {
+	if o.kind != testbed.Redis && o.kind != testbed.Valkey {
 		return nil, fmt.Errorf("-kind: %q is neither redis nor valkey", *kind)
 	}
 	o.cfg = failover.Config{Goroutines: *conc, Keys: *keys, Value: bench.Value(*size), Warmup: *warmup, Before: *before,
@@ -149,7 +149,7 @@ func run() error {
 // runOne starts a cluster for f, runs the timeline through f's client and
 // stops both. It also describes the server.
 func runOne(ctx context.Context, o *options, f bench.ClusterFactory) (*failover.Timeline, string, error) {
-	cl, err := localserver.StartCluster(ctx, localserver.ClusterConfig{Kind: o.kind, NodeTimeout: o.nodeTimeout})
+	cl, err := testbed.StartCluster(ctx, testbed.ClusterConfig{Kind: o.kind, NodeTimeout: o.nodeTimeout})
 	if err != nil {
 		return nil, "", fmt.Errorf("starting the cluster: %w", err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/ziplinekv/zipline/bench"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/failover"
-	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 // The report lists every run and the medians, and the chart draws round 1
@@ -20,7 +20,7 @@ func TestReportAndChart(t *testing.T) {
 	o := &options{clients: []bench.ClusterFactory{zl, peer}, rounds: 2, seeds: 1, svg: "x.svg",
 		cfg: failover.Config{Before: 200 * time.Millisecond, After: 300 * time.Millisecond}.WithDefaults()}
 	tl := func(promoted, back time.Duration) *failover.Timeline {
-		t := &failover.Timeline{Bucket: 100 * time.Millisecond, Promotion: localserver.Promotion{Window: promoted},
+		t := &failover.Timeline{Bucket: 100 * time.Millisecond, Promotion: testbed.Promotion{Window: promoted},
 			Errors: 3, FirstErr: time.Millisecond, LastErr: 2 * time.Millisecond, Recovered: back,
 			Classes: []failover.Class{{Name: "zipline.ErrConnLost", Count: 3}}}
 		for i := range 5 {

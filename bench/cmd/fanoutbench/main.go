@@ -36,8 +36,8 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
 	"github.com/ziplinekv/zipline/fanout"
+	"github.com/ziplinekv/zipline/testbed/corpus"
 )
 
 func main() {
@@ -65,12 +65,7 @@ func main() {
 		}
 		bs = append(bs, b)
 	}
-	dir, err := corpus.FindRealJSON()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "fanoutbench:", err)
-		os.Exit(1)
-	}
-	payloads, err := corpus.RealJSONMessages(dir, 1024)
+	payloads, err := corpus.RealMessages(1024)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "fanoutbench:", err)
 		os.Exit(1)

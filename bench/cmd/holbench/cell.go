@@ -12,10 +12,10 @@ import (
 
 	"github.com/ziplinekv/zipline/bench"
 	"github.com/ziplinekv/zipline/bench/harness"
+	"github.com/ziplinekv/zipline/bench/netshape"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/latency"
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/netshape"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
-	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 // smallSize is the small values' size.
@@ -51,7 +51,7 @@ var quantiles = [3]float64{0.5, 0.99, 0.999}
 // alone and with the large values moving.
 func (c config) measure(ctx context.Context, path *netshape.Path, _ struct{}) (profileResult, error) {
 	var res profileResult
-	srv, err := localserver.Start(localserver.Config{})
+	srv, err := testbed.Start(testbed.Config{})
 	if err != nil {
 		return res, err
 	}

@@ -27,7 +27,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline/bench"
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/netshape"
+	"github.com/ziplinekv/zipline/bench/netshape"
 )
 
 func main() {

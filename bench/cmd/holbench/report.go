@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/netshape"
+	"github.com/ziplinekv/zipline/bench/netshape"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 )
 

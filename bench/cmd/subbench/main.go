@@ -13,7 +13,7 @@
 // from the first message received to the last, and received against
 // published.
 //
-// Set-up: one redis-server on a free loopback port (internal/localserver:
+// Set-up: one redis-server on a free loopback port (testbed:
 // --save "" --appendonly no), with the pub/sub output-buffer limit lifted
 // (CONFIG SET client-output-buffer-limit "pubsub 0 0 0") so that the server
 // buffers a slow subscriber's backlog instead of disconnecting it, which
@@ -45,7 +45,7 @@ import (
 
 	"github.com/ziplinekv/zipline/bench/harness"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
-	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 func main() {
@@ -207,7 +207,7 @@ func run() error {
 	}
 	fmt.Fprintln(os.Stderr, rep.Command)
 
-	s, err := localserver.Start(localserver.Config{})
+	s, err := testbed.Start(testbed.Config{})
 	if err != nil {
 		return err
 	}
@@ -297,7 +297,7 @@ func (r *recorder) add(k int64) {
 // runCell subscribes a fresh client of v on a fresh channel, publishes
 // o.messages to it and waits until all have arrived or none came for
 // o.idle after publishing ended.
-func runCell(s *localserver.Server, o *options, v variant, round int) (res result) {
+func runCell(s *testbed.Server, o *options, v variant, round int) (res result) {
 	res = result{variant: v, round: round, published: int64(o.messages), dropped: -1, gaps: -1, server: -1, other: -1}
 	channel := fmt.Sprintf("subbench:%d:%s:%d", round, v, time.Now().UnixNano())
 	rec := newRecorder(int64(o.messages), o.size)
@@ -381,7 +381,7 @@ wait:
 }
 
 // waitSubscribed polls PUBSUB NUMSUB until the channel has a subscriber.
-func waitSubscribed(ctx context.Context, s *localserver.Server, channel string) error {
+func waitSubscribed(ctx context.Context, s *testbed.Server, channel string) error {
 	for {
 		v, err := s.Do(ctx, "PUBSUB", "NUMSUB", channel)
 		if err != nil {

@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline/internal/cmdspec"
-	"github.com/ziplinekv/zipline/internal/localserver"
 	"github.com/ziplinekv/zipline/internal/resp"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 func main() {
@@ -31,7 +31,7 @@ func main() {
 	defer cancel()
 	var spec cmdspec.ServerSpec
 	perServer := map[string]map[string]*cmdspec.Row{}
-	for _, kind := range []localserver.Kind{localserver.Redis, localserver.Valkey} {
+	for _, kind := range []testbed.Kind{testbed.Redis, testbed.Valkey} {
 		rows, version, err := fetch(ctx, kind)
 		if err != nil {
 			log.Fatalf("fetch: %s: %v", kind, err)
@@ -51,28 +51,28 @@ func main() {
 }
 
 // fetch starts a server of kind and reads its commands.
-func fetch(ctx context.Context, kind localserver.Kind) (map[string]*cmdspec.Row, string, error) {
-	srv, err := localserver.Start(localserver.Config{Kind: kind})
+func fetch(ctx context.Context, kind testbed.Kind) (map[string]*cmdspec.Row, string, error) {
+	srv, err := testbed.Start(testbed.Config{Kind: kind})
 	if err != nil {
 		return nil, "", err
 	}
 	defer srv.Stop()
-	hello, err := srv.Do(ctx, "HELLO", "2")
+	hello, err := cmdspec.Ask(ctx, srv.Addr, 2, "HELLO", "2")
 	if err != nil {
 		return nil, "", err
 	}
 	version := string(field(hello, "version").Bytes())
-	info, err := srv.Do(ctx, "COMMAND", "INFO")
+	info, err := cmdspec.Ask(ctx, srv.Addr, 2, "COMMAND", "INFO")
 	if err != nil {
 		return nil, "", err
 	}
 	if len(info.Elems()) == 0 {
 		// Servers before 7.0 want names: COMMAND lists everything.
-		if info, err = srv.Do(ctx, "COMMAND"); err != nil {
+		if info, err = cmdspec.Ask(ctx, srv.Addr, 2, "COMMAND"); err != nil {
 			return nil, "", err
 		}
 	}
-	docs, err := srv.Do(ctx, "COMMAND", "DOCS")
+	docs, err := cmdspec.Ask(ctx, srv.Addr, 2, "COMMAND", "DOCS")
 	if err != nil {
 		return nil, "", err
 	}

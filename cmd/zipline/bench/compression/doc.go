@@ -19,9 +19,9 @@
 // Report writes the markdown (tables, the points that miss issue 3's bar,
 // GLIDE's published figures beside ours) and WriteCharts the SVG charts (a
 // bar chart of memory saved per class, heatmaps of TPS ratios, drawn by
-// package chart). The commands are "zipline bench compression" (zipline
-// alone, no cgo) and the bench module's cmd/compbench (zipline and GLIDE Go
-// in one run); the package is outside internal/ so that the bench module
+// package chart). Its one front door is the bench module's cmd/compbench
+// (zipline alone without cgo; with -tags glide, GLIDE Go in the same run);
+// the demo runs a small part of it; the package is outside internal/ so that the bench module
 // can import it.
 //
 // Both measurements need a real server. They read it through a zipline

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
+	"github.com/ziplinekv/zipline/testbed/corpus"
 )
 
 // ParseInts reads a comma-separated list of positive integers, such as a

@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
-	"github.com/ziplinekv/zipline/internal/testkit"
+	"github.com/ziplinekv/zipline/testbed"
+	"github.com/ziplinekv/zipline/testbed/corpus"
+	"github.com/ziplinekv/zipline/testbed/servertest"
 )
 
 func TestRunMatrix(t *testing.T) {
-	srv := testkit.NewServer(t, testkit.Config{})
+	srv := servertest.NewServer(t, testbed.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cells := 0

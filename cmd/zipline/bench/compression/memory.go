@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
+	"github.com/ziplinekv/zipline/testbed/corpus"
 )
 
 // Dataset is the keys and values a measurement stores: the first n

@@ -6,14 +6,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
-	"github.com/ziplinekv/zipline/internal/testkit"
+	"github.com/ziplinekv/zipline/testbed"
+	"github.com/ziplinekv/zipline/testbed/corpus"
+	"github.com/ziplinekv/zipline/testbed/servertest"
 )
 
 // quietServer starts a server whose used_memory moves only with the data
 // (see admin.quietMemory).
-func quietServer(t *testing.T, ctx context.Context) *testkit.Server {
-	srv := testkit.NewServer(t, testkit.Config{})
+func quietServer(t *testing.T, ctx context.Context) *testbed.Server {
+	srv := servertest.NewServer(t, testbed.Config{})
 	a, err := dialAdmin(srv.Addr)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +75,7 @@ func TestMeasureMemory(t *testing.T) {
 // Without Flush the runs delete their own keys and leave other keys alone.
 func TestMeasureMemoryKeepsOtherKeys(t *testing.T) {
 	t.Parallel()
-	srv := testkit.NewServer(t, testkit.Config{})
+	srv := servertest.NewServer(t, testbed.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if _, err := srv.Do(ctx, "SET", "unrelated", "x"); err != nil {
@@ -115,7 +116,7 @@ func (c truncating) SetBatch(ctx context.Context, keys []string, vals [][]byte) 
 
 func TestMeasureMemoryVerifies(t *testing.T) {
 	t.Parallel()
-	srv := testkit.NewServer(t, testkit.Config{})
+	srv := servertest.NewServer(t, testbed.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	bad := Zipline(None)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
+	"github.com/ziplinekv/zipline/testbed/corpus"
 )
 
 const ref = "GLIDE Go"

@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
-	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/testbed"
+	"github.com/ziplinekv/zipline/testbed/corpus"
 )
 
 // Suite is a whole benchmark run, as the commands configure it from flags:
@@ -156,7 +156,7 @@ func (s *Suite) Run(ctx context.Context, variants []Variant) (*Report, error) {
 	if len(variants) == 0 {
 		return nil, ErrNoVariants
 	}
-	srv, err := localserver.Start(localserver.Config{})
+	srv, err := testbed.Start(testbed.Config{})
 	if err != nil {
 		return nil, fmt.Errorf("starting redis-server: %w", err)
 	}
@@ -169,7 +169,7 @@ func (s *Suite) Run(ctx context.Context, variants []Variant) (*Report, error) {
 	if err := adm.quietMemory(ctx); err != nil {
 		return nil, err
 	}
-	bin, _ := localserver.Binary(srv.Kind)
+	bin, _ := testbed.Binary(srv.Kind)
 	r := &Report{Title: s.Title, Command: s.Command, Date: time.Now(), Machine: sysstat.Machine(),
 		Server: fmt.Sprintf("%s (%s) on %s, started for the run: no persistence, latency-tracking and slow log off",
 			adm.serverVersion(ctx), bin, srv.Addr),

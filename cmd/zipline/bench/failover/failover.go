@@ -1,6 +1,6 @@
 // Package failover measures what the crash of a cluster primary looks like
 // from a client's side: goroutines run GETs and SETs through the client
-// against a local cluster (localserver.Cluster), a primary is killed with
+// against a local cluster (testbed.Cluster), a primary is killed with
 // SIGKILL while they do, and every call is recorded with its start, its
 // latency and its error. The Timeline cuts the run into buckets around the
 // kill (calls, errors, p50 and p99 per bucket), classifies the errors, and
@@ -23,7 +23,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
-	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 // Client is what the load calls: any client, through a small adapter.
@@ -35,9 +35,9 @@ type Client interface {
 
 // Config describes a run. Zero fields take the defaults in brackets.
 type Config struct {
-	Cluster *localserver.Cluster
+	Cluster *testbed.Cluster
 	// Victim is the primary to kill [the one serving slot 0].
-	Victim *localserver.Server
+	Victim *testbed.Server
 
 	Goroutines int    // calling the client in a loop [64]
 	Keys       int    // distinct keys, prefilled, read and written at random [10,000]
@@ -161,7 +161,7 @@ func Run(ctx context.Context, cfg Config, c Client) (*Timeline, error) {
 		return nil, ctx.Err()
 	}
 	type killed struct {
-		p   localserver.Promotion
+		p   testbed.Promotion
 		at  time.Time
 		err error
 	}

@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
-	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 // Timeline is one run, every time relative to the kill.
 type Timeline struct {
-	Victim    string                // the primary killed
-	Promotion localserver.Promotion // the cluster's side: kill to promotion, and to settled
+	Victim    string            // the primary killed
+	Promotion testbed.Promotion // the cluster's side: kill to promotion, and to settled
 	Bucket    time.Duration
 	Buckets   []Bucket // from -Before to the end of the run
 

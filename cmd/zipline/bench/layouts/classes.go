@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/ziplinekv/zipline"
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
 	"github.com/ziplinekv/zipline/codec"
+	"github.com/ziplinekv/zipline/testbed/corpus"
 )
 
 // A Class is a kind of value the benchmark stores, one row of the memory

@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ziplinekv/zipline/internal/testkit"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 // needServer skips the test when redis-server is not installed.
 func needServer(t *testing.T) {
 	t.Helper()
-	if _, err := testkit.Binary(testkit.Redis); err != nil {
+	if _, err := testbed.Binary(testbed.Redis); err != nil {
 		t.Skip(err)
 	}
 }

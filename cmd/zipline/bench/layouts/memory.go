@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
-	"github.com/ziplinekv/zipline/internal/localserver"
 	"github.com/ziplinekv/zipline/layout"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 // A Cell is one measurement: a value class stored under a key family in a
@@ -91,7 +91,7 @@ type MemoryRunner struct {
 	// used_memory summed over the primaries.
 	Cluster bool
 	// Kind is the server, Redis (the default) or Valkey.
-	Kind localserver.Kind
+	Kind testbed.Kind
 
 	idsMu sync.Mutex
 	ids   map[bool][]uint64
@@ -172,7 +172,7 @@ func (r *MemoryRunner) withServer(ctx context.Context, lpv int, fn func(Servers)
 	var on Servers
 	var addrs []string
 	if r.Cluster {
-		cl, err := localserver.StartCluster(ctx, localserver.ClusterConfig{Kind: r.Kind, Primaries: ClusterPrimaries,
+		cl, err := testbed.StartCluster(ctx, testbed.ClusterConfig{Kind: r.Kind, Primaries: ClusterPrimaries,
 			Replicas: -1, Args: args})
 		if err != nil {
 			return err
@@ -188,7 +188,7 @@ func (r *MemoryRunner) withServer(ctx context.Context, lpv int, fn func(Servers)
 			on.nodes = append(on.nodes, node)
 		}
 	} else {
-		srv, err := localserver.Start(localserver.Config{Kind: r.Kind, Args: args})
+		srv, err := testbed.Start(testbed.Config{Kind: r.Kind, Args: args})
 		if err != nil {
 			return err
 		}
@@ -250,7 +250,7 @@ func (on Servers) memory(ctx context.Context) (int64, error) {
 		if err != nil {
 			return err
 		}
-		m, err := datasetMemory(localserver.ParseInfo(text))
+		m, err := datasetMemory(testbed.ParseInfo(text))
 		total += m
 		return err
 	})

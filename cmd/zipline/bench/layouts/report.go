@@ -117,7 +117,7 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	p("- server: %s, Debian's redis-server package, linked to the system jemalloc, whose quantum is 16 B "+
 		"(size classes 16, 32, 48, 64, 80, …; no 24/40/56). Official builds (bundled jemalloc, quantum 8) "+
 		"put a plain key about 8 B lower (size classes 8, 16, 24, 32, …).\n", r.Server)
-	p("- server directives: `--save \"\" --appendonly no` (internal/localserver) `%s`, plus "+
+	p("- server directives: `--save \"\" --appendonly no` (testbed) `%s`, plus "+
 		"`--hash-max-listpack-value N` where a table says so\n", strings.Join(ServerArgs(0), " "))
 	p("- pairs per memory cell: %d\n", r.Pairs)
 	for _, n := range r.Notes {

@@ -16,8 +16,8 @@ import (
 
 	"github.com/ziplinekv/zipline"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
-	"github.com/ziplinekv/zipline/internal/localserver"
 	"github.com/ziplinekv/zipline/layout"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 // An Op is one row of the speed table.
@@ -158,7 +158,7 @@ func RunSpeed(ctx context.Context, cfg SpeedConfig) (*SpeedReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv, err := localserver.Start(localserver.Config{Args: ServerArgs(cfg.ListpackValue)})
+	srv, err := testbed.Start(testbed.Config{Args: ServerArgs(cfg.ListpackValue)})
 	if err != nil {
 		return nil, err
 	}

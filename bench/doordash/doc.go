@@ -26,8 +26,8 @@
 // much; on unshaped loopback LZ4 stays within 10 % of no compression; and
 // zipline beats the reference peer at every point.
 //
-// "zipline bench doordash" runs it for zipline alone; the bench module's
-// cmd/doordashbench adds GLIDE Go (build tag glide). Both call ServeChild
-// first, since the measurement of each profile runs in a child process
-// inside its namespace.
+// cmd/doordashbench runs it: zipline alone, or with GLIDE Go beside it
+// under the glide build tag. It calls ServeChild first, since the
+// measurement of each profile runs in a child process inside its
+// namespace.
 package doordash

@@ -48,22 +48,18 @@ func TestLoadRealJSON(t *testing.T) {
 	}
 }
 
-// The samples are embedded, so FindRealJSON always succeeds, and its name
-// reads the same values as RealJSON; random.json's records are the size the
+// The samples are embedded, and their name reads the same values as
+// RealJSON; random.json's records are the size the
 // layouts benchmark's json-random class and the demo's messages assume.
 func TestRealJSONEmbedded(t *testing.T) {
-	dir, err := FindRealJSON()
-	if err != nil || dir != EmbeddedRealJSON {
-		t.Fatalf("FindRealJSON() = %q, %v", dir, err)
-	}
-	viaDir, err := LoadRealJSON(dir)
+	viaDir, err := LoadRealJSON(EmbeddedRealJSON)
 	if err != nil {
 		t.Fatal(err)
 	}
 	real := loadReal(t)
 	for _, name := range RealJSONFiles {
 		if len(viaDir[name]) != len(real[name]) || !bytes.Equal(viaDir[name][0], real[name][0]) {
-			t.Errorf("%s: LoadRealJSON(FindRealJSON()) differs from RealJSON()", name)
+			t.Errorf("%s: LoadRealJSON(EmbeddedRealJSON) differs from RealJSON()", name)
 		}
 	}
 	n := 0

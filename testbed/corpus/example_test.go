@@ -3,7 +3,7 @@ package corpus_test
 import (
 	"fmt"
 
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
+	"github.com/ziplinekv/zipline/testbed/corpus"
 )
 
 // GLIDE's headline memory benchmark used 10,000 JSON values averaging

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ziplinekv/zipline/bench/netshape"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/compression"
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/netshape"
 	"github.com/ziplinekv/zipline/codec"
-	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/testbed"
+	"github.com/ziplinekv/zipline/testbed/corpus"
 )
 
 // phase makes a phase that took d, with every latency quantile at lat.
@@ -85,7 +85,7 @@ func TestGoals(t *testing.T) {
 // rate-limiting proxy (no namespace, no root needed), and checks the
 // report and chart.
 func TestRunThroughProxy(t *testing.T) {
-	if _, err := localserver.Binary(localserver.Redis); errors.Is(err, localserver.ErrNoBinary) {
+	if _, err := testbed.Binary(testbed.Redis); errors.Is(err, testbed.ErrNoBinary) {
 		t.Skip(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -141,7 +141,7 @@ func TestRunThroughProxy(t *testing.T) {
 // codec.Decode into a new buffer, as a GET does, and into a reused one.
 // The difference is allocating, zeroing and faulting in the result.
 //
-//	go test -run '^$' -bench Expand ./cmd/zipline/bench/doordash/
+//	cd bench && go test -run '^$' -bench Expand ./doordash/
 func BenchmarkExpand(b *testing.B) {
 	menus := corpus.Menus(500, 1)
 	for _, be := range []codec.Backend{codec.LZ4, codec.Zstd} {

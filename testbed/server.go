@@ -1,4 +1,4 @@
-// Package localserver runs real redis-server and valkey-server processes on
+// Package testbed runs real redis-server and valkey-server processes on
 // free loopback ports, each in its own temporary directory, for the demo,
 // benchmarks and (through internal/testkit) tests. It never touches a server
 // it did not start, and it does not import package testing, so the
@@ -12,7 +12,7 @@
 // Binaries are found from the environment first (ZIPLINE_REDIS_SERVER,
 // ZIPLINE_VALKEY_SERVER, ZIPLINE_REDIS_CLI), then in the module's
 // .tools/bin (where scripts/setup.sh puts the Valkey binary), then on PATH.
-package localserver
+package testbed
 
 import (
 	"bufio"
@@ -29,8 +29,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/ziplinekv/zipline/internal/resp"
 )
 
 // Kind selects the server implementation.
@@ -42,7 +40,7 @@ const (
 )
 
 // ErrNoBinary means the server binary is not installed; tests skip on it.
-var ErrNoBinary = errors.New("localserver: server binary not found")
+var ErrNoBinary = errors.New("testbed: server binary not found")
 
 // Config describes a server to start. The zero value starts redis-server.
 type Config struct {
@@ -96,7 +94,7 @@ func Binary(kind Kind) (string, error) {
 func findBinary(name, env string) (string, error) {
 	if p := os.Getenv(env); p != "" {
 		if _, err := os.Stat(p); err != nil {
-			return "", fmt.Errorf("localserver: %s=%s: %w", env, p, err)
+			return "", fmt.Errorf("testbed: %s=%s: %w", env, p, err)
 		}
 		return p, nil
 	}
@@ -113,9 +111,9 @@ func findBinary(name, env string) (string, error) {
 	return p, nil
 }
 
-// moduleRoot finds the zipline module root by walking up from the working
-// directory; the bench module lives inside it, so "go.mod of zipline" is the
-// outermost go.mod on the way up.
+// moduleRoot finds the zipline repository's root by walking up from the
+// working directory; the other modules (testbed, cmd/zipline, bench, otel)
+// live inside it, so the library's go.mod is the outermost on the way up.
 func moduleRoot() (string, bool) {
 	dir, err := os.Getwd()
 	if err != nil {
@@ -191,10 +189,10 @@ func startOn(cfg Config, pick func() (int, error)) (*Server, error) {
 		}
 	}
 	s.cleanup()
-	return nil, fmt.Errorf("localserver: could not start %s on a free port", bin)
+	return nil, fmt.Errorf("testbed: could not start %s on a free port", bin)
 }
 
-var errExited = errors.New("localserver: server exited during start-up")
+var errExited = errors.New("testbed: server exited during start-up")
 
 func (s *Server) start() error {
 	args := []string{
@@ -207,7 +205,7 @@ func (s *Server) start() error {
 	cmd.Dir = s.dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // never outlive the test binary
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("localserver: start %s: %w", s.bin, err)
+		return fmt.Errorf("testbed: start %s: %w", s.bin, err)
 	}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); close(done) }()
@@ -228,7 +226,7 @@ func (s *Server) start() error {
 		time.Sleep(5 * time.Millisecond) // polling a child process for readiness; not test synchronisation
 	}
 	s.kill()
-	return fmt.Errorf("localserver: %s did not answer on %s within 15s: %s", s.bin, s.Addr, s.logTail())
+	return fmt.Errorf("testbed: %s did not answer on %s within 15s: %s", s.bin, s.Addr, s.logTail())
 }
 
 // ping reports whether the server accepts connections and parses commands.
@@ -243,8 +241,8 @@ func (s *Server) ping() error {
 	if _, err := c.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
 		return err
 	}
-	var v resp.Value
-	if err := resp.NewReader(c, 512, resp.Limits{}).ReadValue(&v); err != nil {
+	v, err := readValue(bufio.NewReaderSize(c, 512))
+	if err != nil {
 		return err
 	}
 	if v.IsError() && strings.HasPrefix(string(v.Bytes()), "LOADING") {
@@ -336,7 +334,7 @@ func (s *Server) signal(sig syscall.Signal) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cmd == nil {
-		return errors.New("localserver: not running")
+		return errors.New("testbed: not running")
 	}
 	if err := s.cmd.Process.Signal(sig); err != nil {
 		return err
@@ -381,11 +379,11 @@ func freePort() (int, error) {
 // Do sends one command on a fresh connection and returns the reply. It is a
 // deliberately simple, unpipelined client for test set-up and inspection
 // (CONFIG, ACL, INFO), independent of the client under test.
-func (s *Server) Do(ctx context.Context, args ...any) (resp.Value, error) {
+func (s *Server) Do(ctx context.Context, args ...any) (Value, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", s.Addr)
 	if err != nil {
-		return resp.Value{}, err
+		return Value{}, err
 	}
 	defer c.Close()
 	if dl, ok := ctx.Deadline(); ok {
@@ -393,19 +391,16 @@ func (s *Server) Do(ctx context.Context, args ...any) (resp.Value, error) {
 	} else {
 		c.SetDeadline(time.Now().Add(30 * time.Second))
 	}
-	buf := resp.AppendArrayLen(nil, len(args))
-	for i, a := range args {
-		if buf, err = resp.AppendAny(buf, i, a); err != nil {
-			return resp.Value{}, err
-		}
+	buf, err := appendCommand(nil, args)
+	if err != nil {
+		return Value{}, err
 	}
 	if _, err := c.Write(buf); err != nil {
-		return resp.Value{}, err
+		return Value{}, err
 	}
-	var v resp.Value
-	err = resp.NewReader(c, 0, resp.Limits{}).ReadValue(&v)
+	v, err := readValue(bufio.NewReader(c))
 	if err == nil && v.IsError() {
-		err = fmt.Errorf("localserver: %s", v.Bytes())
+		err = fmt.Errorf("testbed: %s", v.Bytes())
 	}
 	return v, err
 }

@@ -1,4 +1,4 @@
-package localserver
+package testbed
 
 import (
 	"fmt"
@@ -144,7 +144,7 @@ func parseClusterNodes(text string) (nodesView, error) {
 			continue
 		}
 		if len(f) < 8 {
-			return v, fmt.Errorf("localserver: CLUSTER NODES line with %d fields", len(f))
+			return v, fmt.Errorf("testbed: CLUSTER NODES line with %d fields", len(f))
 		}
 		addr, _, _ := strings.Cut(f[1], "@")
 		addr, _, _ = strings.Cut(addr, ",")
@@ -178,7 +178,7 @@ func parseClusterNodes(text string) (nodesView, error) {
 			first, err1 := strconv.Atoi(lo)
 			last, err2 := strconv.Atoi(hi)
 			if err1 != nil || err2 != nil || first < 0 || last < first || last >= Slots {
-				return v, fmt.Errorf("localserver: CLUSTER NODES slot %q", s)
+				return v, fmt.Errorf("testbed: CLUSTER NODES slot %q", s)
 			}
 			n.Slots = append(n.Slots, SlotRange{first, last})
 		}
@@ -186,7 +186,7 @@ func parseClusterNodes(text string) (nodesView, error) {
 		v.nodes = append(v.nodes, n)
 	}
 	if v.self < 0 {
-		return v, fmt.Errorf("localserver: CLUSTER NODES without a myself line")
+		return v, fmt.Errorf("testbed: CLUSTER NODES without a myself line")
 	}
 	self := v.nodes[v.self].ID
 	slices.SortStableFunc(v.nodes, func(a, b Node) int { return strings.Compare(a.Addr, b.Addr) })

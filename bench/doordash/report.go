@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ziplinekv/zipline/bench/netshape"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/chart"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/compression"
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/netshape"
 )
 
 // Report is a whole run: what was measured on each profile, and how it

@@ -24,10 +24,10 @@ var RealJSONFiles = []string{"twitter", "github_events", "random"}
 var realJSON embed.FS
 
 // RealJSONSource names the embedded samples in reports.
-const RealJSONSource = "the real JSON samples of simdjson/simdjson-data embedded in zipline (cmd/zipline/bench/corpus/realjson)"
+const RealJSONSource = "the real JSON samples of simdjson/simdjson-data embedded in zipline (testbed/corpus/realjson)"
 
-// EmbeddedRealJSON is the name FindRealJSON returns: LoadRealJSON and
-// RealJSONMessages read the embedded samples when given it.
+// EmbeddedRealJSON names the embedded samples as a directory: LoadRealJSON
+// and RealJSONMessages read them when given it.
 const EmbeddedRealJSON = "embedded:realjson"
 
 // RealJSON returns the embedded real JSON samples, split into values as
@@ -36,13 +36,6 @@ const EmbeddedRealJSON = "embedded:realjson"
 func RealJSON() (map[string][][]byte, error) {
 	return LoadRealJSON(EmbeddedRealJSON)
 }
-
-// FindRealJSON returns EmbeddedRealJSON: the samples are built into the
-// binary, so there is nothing to search for and no error.
-//
-// Deprecated: use RealJSON, or RealMessages, which read the embedded
-// samples directly.
-func FindRealJSON() (string, error) { return EmbeddedRealJSON, nil }
 
 // LoadRealJSON reads the real JSON samples in dir (EmbeddedRealJSON for the
 // ones built into the binary) and splits each file into one value per

@@ -1,4 +1,4 @@
-package localserver
+package testbed
 
 import (
 	"bytes"
@@ -73,7 +73,7 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 		cfg.Primaries = 3
 	}
 	if cfg.Primaries < 3 {
-		return nil, fmt.Errorf("localserver: a cluster needs at least 3 primaries, not %d", cfg.Primaries)
+		return nil, fmt.Errorf("testbed: a cluster needs at least 3 primaries, not %d", cfg.Primaries)
 	}
 	switch {
 	case cfg.Replicas == 0:
@@ -182,7 +182,7 @@ func (c *Cluster) Topology(ctx context.Context) (Topology, error) {
 			return c.topology(v), nil
 		}
 	}
-	return Topology{}, fmt.Errorf("localserver: topology: %w", err)
+	return Topology{}, fmt.Errorf("testbed: topology: %w", err)
 }
 
 // SlotOwner returns the primary that serves slot, according to Topology.
@@ -193,7 +193,7 @@ func (c *Cluster) SlotOwner(ctx context.Context, slot int) (*Server, error) {
 	}
 	n, ok := t.Owner(slot)
 	if !ok || n.Server == nil {
-		return nil, fmt.Errorf("localserver: no known primary serves slot %d", slot)
+		return nil, fmt.Errorf("testbed: no known primary serves slot %d", slot)
 	}
 	return n.Server, nil
 }
@@ -321,13 +321,13 @@ func (c *Cluster) Kill(ctx context.Context, node *Server) (Promotion, error) {
 	}
 	n, ok := t.Node(node)
 	if !ok || !node.running() {
-		return Promotion{}, fmt.Errorf("localserver: kill: %s is not a running node of this cluster", node.Addr)
+		return Promotion{}, fmt.Errorf("testbed: kill: %s is not a running node of this cluster", node.Addr)
 	}
 	var replicas []*Server
 	if n.Role == Primary && len(n.Slots) > 0 {
 		replicas = runningServers(t.Replicas(n.ID))
 		if len(replicas) == 0 {
-			return Promotion{}, fmt.Errorf("localserver: kill: primary %s has no running replica to take over (KillShard takes a shard down)", node.Addr)
+			return Promotion{}, fmt.Errorf("testbed: kill: primary %s has no running replica to take over (KillShard takes a shard down)", node.Addr)
 		}
 	}
 	start := time.Now()
@@ -336,7 +336,7 @@ func (c *Cluster) Kill(ctx context.Context, node *Server) (Promotion, error) {
 	if len(replicas) > 0 {
 		p.Former = node
 		if p.Primary, err = c.awaitPrimary(ctx, replicas); err != nil {
-			return p, fmt.Errorf("localserver: kill %s: %w", node.Addr, err)
+			return p, fmt.Errorf("testbed: kill %s: %w", node.Addr, err)
 		}
 		p.Window = time.Since(start)
 	}
@@ -358,19 +358,19 @@ func (c *Cluster) Failover(ctx context.Context, replica *Server) (Promotion, err
 	}
 	n, ok := t.Node(replica)
 	if !ok || n.Role != Replica {
-		return Promotion{}, fmt.Errorf("localserver: failover: %s is not a replica of this cluster", replica.Addr)
+		return Promotion{}, fmt.Errorf("testbed: failover: %s is not a replica of this cluster", replica.Addr)
 	}
 	primary, ok := t.ByID(n.PrimaryID)
 	if !ok || primary.Server == nil {
-		return Promotion{}, fmt.Errorf("localserver: failover: %s replicates unknown node %s", replica.Addr, n.PrimaryID)
+		return Promotion{}, fmt.Errorf("testbed: failover: %s replicates unknown node %s", replica.Addr, n.PrimaryID)
 	}
 	p := Promotion{Former: primary.Server}
 	start := time.Now()
 	if _, err := replica.Do(ctx, "CLUSTER", "FAILOVER"); err != nil {
-		return Promotion{}, fmt.Errorf("localserver: failover %s: %w", replica.Addr, err)
+		return Promotion{}, fmt.Errorf("testbed: failover %s: %w", replica.Addr, err)
 	}
 	if p.Primary, err = c.awaitPrimary(ctx, []*Server{replica}); err != nil {
-		return p, fmt.Errorf("localserver: failover %s: %w", replica.Addr, err)
+		return p, fmt.Errorf("testbed: failover %s: %w", replica.Addr, err)
 	}
 	p.Window = time.Since(start)
 	t, err = c.Settle(ctx)
@@ -379,7 +379,7 @@ func (c *Cluster) Failover(ctx context.Context, replica *Server) (Promotion, err
 		return p, err
 	}
 	if f, _ := t.Node(p.Former); f.Role != Replica || f.PrimaryID != n.ID {
-		return p, fmt.Errorf("localserver: failover %s: former primary %s is %s of %q", replica.Addr, p.Former.Addr, f.Role, f.PrimaryID)
+		return p, fmt.Errorf("testbed: failover %s: former primary %s is %s of %q", replica.Addr, p.Former.Addr, f.Role, f.PrimaryID)
 	}
 	return p, nil
 }
@@ -394,7 +394,7 @@ func (c *Cluster) Restart(ctx context.Context, nodes ...*Server) (Topology, erro
 	defer cancel()
 	for _, s := range nodes {
 		if c.Server(s.Addr) != s {
-			return Topology{}, fmt.Errorf("localserver: restart: %s is not a node of this cluster", s.Addr)
+			return Topology{}, fmt.Errorf("testbed: restart: %s is not a node of this cluster", s.Addr)
 		}
 		// The port was free a moment ago; a server that exits at once
 		// (another process took the port) is retried, a few times.
@@ -410,7 +410,7 @@ func (c *Cluster) Restart(ctx context.Context, nodes ...*Server) (Topology, erro
 			}
 		}
 		if err != nil {
-			return Topology{}, fmt.Errorf("localserver: restart %s: %w", s.Addr, err)
+			return Topology{}, fmt.Errorf("testbed: restart %s: %w", s.Addr, err)
 		}
 	}
 	return c.Settle(ctx)
@@ -456,7 +456,7 @@ func (c *Cluster) KillShard(ctx context.Context, primary *Server) (ShardDown, er
 	}
 	n, ok := t.Node(primary)
 	if !ok || n.Role != Primary || len(n.Slots) == 0 || !primary.running() {
-		return ShardDown{}, fmt.Errorf("localserver: kill shard: %s is not a running primary with slots", primary.Addr)
+		return ShardDown{}, fmt.Errorf("testbed: kill shard: %s is not a running primary with slots", primary.Addr)
 	}
 	var replicas []*Server
 	for _, r := range t.Replicas(n.ID) {
@@ -506,9 +506,9 @@ func (c *Cluster) Reshard(ctx context.Context, from, to *Server, n int) (Reshard
 	dst, ok2 := before.Node(to)
 	switch {
 	case !ok1 || !ok2 || src.Role != Primary || dst.Role != Primary || from == to:
-		return Resharding{}, fmt.Errorf("localserver: reshard: %s and %s are not two primaries of this cluster", from.Addr, to.Addr)
+		return Resharding{}, fmt.Errorf("testbed: reshard: %s and %s are not two primaries of this cluster", from.Addr, to.Addr)
 	case n <= 0 || n > src.SlotCount():
-		return Resharding{}, fmt.Errorf("localserver: reshard: cannot move %d slots from %s, which has %d", n, from.Addr, src.SlotCount())
+		return Resharding{}, fmt.Errorf("testbed: reshard: cannot move %d slots from %s, which has %d", n, from.Addr, src.SlotCount())
 	}
 	start := time.Now()
 	if _, err := c.runCLI(ctx, "--cluster", "reshard", from.Addr,
@@ -529,7 +529,7 @@ func (c *Cluster) Reshard(ctx context.Context, from, to *Server, n int) (Reshard
 		}
 	}
 	if len(r.Slots) != n {
-		return r, fmt.Errorf("localserver: reshard moved %d slots, not %d", len(r.Slots), n)
+		return r, fmt.Errorf("testbed: reshard moved %d slots, not %d", len(r.Slots), n)
 	}
 	return r, nil
 }
@@ -705,7 +705,7 @@ func (c *Cluster) runCLI(ctx context.Context, args ...string) ([]byte, error) {
 		if len(tail) > 3000 {
 			tail = tail[len(tail)-3000:]
 		}
-		return out, fmt.Errorf("localserver: redis-cli %s %s: %w\n%s", args[0], args[1], err, bytes.TrimSpace(tail))
+		return out, fmt.Errorf("testbed: redis-cli %s %s: %w\n%s", args[0], args[1], err, bytes.TrimSpace(tail))
 	}
 	return out, nil
 }
@@ -722,11 +722,11 @@ func poll(ctx context.Context, every time.Duration, what string, check func() er
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("localserver: %s: %w; last: %v", what, ctx.Err(), last)
+			return fmt.Errorf("testbed: %s: %w; last: %v", what, ctx.Err(), last)
 		case <-tick.C:
 		}
 	}
-	return fmt.Errorf("localserver: %s: gave up after %d polls; last: %v", what, maxPolls, last)
+	return fmt.Errorf("testbed: %s: gave up after %d polls; last: %v", what, maxPolls, last)
 }
 
 // startNode starts one node, with pick choosing its port, and makes sure
@@ -759,7 +759,7 @@ func (s *Server) checkPID(ctx context.Context) error {
 	defer cancel()
 	info, err := s.Info(ctx, "server")
 	if err != nil {
-		return fmt.Errorf("localserver: %s: %w", s.Addr, err)
+		return fmt.Errorf("testbed: %s: %w", s.Addr, err)
 	}
 	if pid := strconv.Itoa(s.PID()); info["process_id"] != pid {
 		return fmt.Errorf("%w: %s is served by process %s, not %s", errExited, s.Addr, info["process_id"], pid)
@@ -791,7 +791,7 @@ func (ps *portSet) pick() (int, error) {
 			return p, nil
 		}
 	}
-	return 0, errors.New("localserver: found no cluster port unused by the other nodes")
+	return 0, errors.New("testbed: found no cluster port unused by the other nodes")
 }
 
 // clusterPort returns a port p such that p and its cluster bus port
@@ -823,7 +823,7 @@ func clusterPort() (int, error) {
 			return p, nil
 		}
 	}
-	return 0, errors.New("localserver: found no free port whose bus port (+10000) is free too")
+	return 0, errors.New("testbed: found no free port whose bus port (+10000) is free too")
 }
 
 // portFree reports whether 127.0.0.1:port can be listened on now.

@@ -1,13 +1,15 @@
-package testkit
+package servertest
 
 import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 func TestPauseResumes(t *testing.T) {
-	srv := NewServer(t, Config{})
+	srv := NewServer(t, testbed.Config{})
 	ping := func(d time.Duration) error {
 		ctx, cancel := context.WithTimeout(context.Background(), d)
 		defer cancel()

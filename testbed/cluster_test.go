@@ -1,4 +1,4 @@
-package localserver
+package testbed
 
 import (
 	"errors"
@@ -421,7 +421,7 @@ func moved(err error) (slot int, addr string, ok bool) {
 		return 0, "", false
 	}
 	var s string
-	if _, e := fmt.Sscanf(err.Error(), "localserver: MOVED %d %s", &slot, &s); e != nil {
+	if _, e := fmt.Sscanf(err.Error(), "testbed: MOVED %d %s", &slot, &s); e != nil {
 		return 0, "", false
 	}
 	return slot, s, true

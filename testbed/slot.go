@@ -1,4 +1,4 @@
-package localserver
+package testbed
 
 import "strings"
 

@@ -6,8 +6,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/ziplinekv/zipline/bench/netshape"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/compression"
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/netshape"
 )
 
 // Config is one run of the benchmark.

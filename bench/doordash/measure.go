@@ -18,12 +18,12 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/bench/netshape"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/compression"
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/latency"
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/netshape"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
-	"github.com/ziplinekv/zipline/internal/localserver"
+	"github.com/ziplinekv/zipline/testbed"
+	"github.com/ziplinekv/zipline/testbed/corpus"
 )
 
 // Op is a phase of a variant's run.
@@ -171,7 +171,7 @@ func (c *Config) measure(ctx context.Context, path *netshape.Path, _ struct{}) (
 		keys[i] = fmt.Sprintf("menu:%05d", i)
 	}
 
-	srv, err := localserver.Start(localserver.Config{})
+	srv, err := testbed.Start(testbed.Config{})
 	if err != nil {
 		return res, fmt.Errorf("starting redis-server: %w", err)
 	}
@@ -223,7 +223,7 @@ func (c *Config) measure(ctx context.Context, path *netshape.Path, _ struct{}) (
 type session struct {
 	*Config
 	path  *netshape.Path
-	srv   *localserver.Server
+	srv   *testbed.Server
 	adm   *zipline.Client
 	front string
 	keys  []string
@@ -376,8 +376,8 @@ func minorFaults() int64 {
 }
 
 // serverVersion describes the server, e.g. "redis 7.0.15 (/usr/bin/redis-server)".
-func serverVersion(ctx context.Context, adm *zipline.Client, srv *localserver.Server) string {
-	bin, _ := localserver.Binary(srv.Kind)
+func serverVersion(ctx context.Context, adm *zipline.Client, srv *testbed.Server) string {
+	bin, _ := testbed.Binary(srv.Kind)
 	m, err := adm.Info(ctx, "server")
 	if err != nil {
 		return bin

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/corpus"
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/netshape"
+	"github.com/ziplinekv/zipline/bench/netshape"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 	"github.com/ziplinekv/zipline/codec"
+	"github.com/ziplinekv/zipline/testbed/corpus"
 )
 
 // Run measures every profile, each in a child process inside its own
