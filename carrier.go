@@ -7,6 +7,8 @@ package zipline
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/ziplinekv/zipline/internal/pipe"
 	"github.com/ziplinekv/zipline/internal/resp"
@@ -191,3 +193,33 @@ var (
 
 // writeSizeBuckets is how many buckets Stats.WriteSizes has.
 const writeSizeBuckets = pipe.WriteSizeBuckets
+
+// newDirect connects to one server. With the client-side cache on, its
+// shared connection tracks the keys read through it (and only that one:
+// dedicated connections do not).
+func newDirect(s *shared, addr string, ctx context.Context) (*direct, error) {
+	po := s.pipeOptions(addr)
+	dedicated := po
+	var tc *trackedConn
+	if s.cache != nil {
+		tc = s.cache.track(&po)
+	}
+	p, err := pipe.New(ctx, po)
+	if err != nil {
+		return nil, connectError(addr, err)
+	}
+	if tc != nil {
+		tc.attach(p)
+	}
+	return &direct{addr: addr, pipe: p, dedicated: newDedicatedPool(s, dedicated, addr), tracked: tc}, nil
+}
+
+// connectError turns a failed set-up into an error that says where, and
+// exposes a refused HELLO/AUTH as a *ServerError.
+func connectError(addr string, err error) error {
+	var he *pipe.HandshakeError
+	if errors.As(err, &he) && he.Reply.IsError() {
+		return fmt.Errorf("zipline: connect %s: %s: %w", addr, he.Command, serverError(he.Reply))
+	}
+	return fmt.Errorf("zipline: connect %s: %w", addr, err)
+}

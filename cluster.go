@@ -5,7 +5,7 @@ package zipline
 // cluster_route.go, its route table in cluster_topology.go (elected from the
 // nodes' CLUSTER SHARDS, cluster_shards.go), failovers in cluster_failover.go,
 // transactions, Watch and Dedicated in cluster_lease.go, how Do finds a
-// command's keys in cluster_keys.go, and splitting a multi-key command by
+// command's keys in spec_keys.go, and splitting a multi-key command by
 // slot in crossslot.go.
 
 import (
@@ -15,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ziplinekv/zipline/internal/cmdspec"
 )
 
 // cluster carries requests to a Redis or Valkey Cluster. Each command goes
@@ -281,4 +283,22 @@ func (c *cluster) close() error {
 	wg.Wait()
 	c.wg.Wait()
 	return nil
+}
+
+// loadServerCommands asks a node for COMMAND; if that fails the table is
+// empty, and Do routes what the spec does not know by its first argument.
+func loadServerCommands(ctx context.Context, n *node) serverCommands {
+	r := n.direct
+	req := r.pipe.NewCall()
+	req.Buf = appendCommandStrings(req.Buf, "COMMAND")
+	req.N = 1
+	if err := r.pipe.Do(ctx, req); err != nil {
+		return serverCommands{}
+	}
+	defer req.Release()
+	t, err := cmdspec.Parse(req.Reply(0))
+	if err != nil {
+		return serverCommands{}
+	}
+	return serverCommands(t)
 }

@@ -4,7 +4,6 @@ package zipline
 // READONLY, READWRITE).
 
 import (
-	"strings"
 	"time"
 )
 
@@ -83,17 +82,6 @@ func clientUnblockCmd(id int64) command[bool] { return define(decBool, specCLIEN
 //zipline:twins ClientUnblockWithError
 func clientUnblockWithErrorCmd(id int64) command[bool] {
 	return define(decBool, specCLIENT_UNBLOCK, num(id), str("ERROR"))
-}
-
-// clientFields reads one line of CLIENT LIST or INFO: "k=v k=v ...".
-func clientFields(line string) map[string]string {
-	m := map[string]string{}
-	for f := range strings.FieldsSeq(strings.TrimSpace(line)) {
-		if k, v, ok := strings.Cut(f, "="); ok {
-			m[k] = v
-		}
-	}
-	return m
 }
 
 // ReadOnly lets a cluster replica serve reads on this connection: a

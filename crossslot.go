@@ -14,16 +14,6 @@ import (
 // their replies merged back into the reply the whole command would have
 // had, keys in the caller's order.
 
-// mergeKind says how the parts of a split command merge.
-type mergeKind uint8
-
-const (
-	mergeNone  mergeKind = iota
-	mergeArray           // MGET: the parts' arrays, put back in the keys' order
-	mergeSum             // DEL, UNLINK, EXISTS, TOUCH: the parts' counts added up
-	mergeOK              // MSET: OK when every part is
-)
-
 // split records one command encoded as several.
 type split struct {
 	first, n int // its parts: r.cmds[first : first+n]

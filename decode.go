@@ -496,3 +496,28 @@ func fieldMap(v resp.Value) map[string]resp.Value {
 	}
 	return m
 }
+
+// FieldValue is one field of a hash and its value.
+type FieldValue struct {
+	Field string
+	Value []byte
+}
+
+// KeyValues are elements popped from one of several keys (LMPOP, BLMPOP).
+type KeyValues struct {
+	Key    string
+	Values [][]byte
+}
+
+// RankScore is a member's rank with its score.
+type RankScore struct {
+	Rank  int64
+	Score float64
+}
+
+// KeyZs are members popped from one of several sorted sets (ZMPOP,
+// BZMPOP).
+type KeyZs struct {
+	Key     string
+	Members []Z
+}

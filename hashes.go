@@ -2,12 +2,6 @@ package zipline
 
 import "time"
 
-// FieldValue is one field of a hash and its value.
-type FieldValue struct {
-	Field string
-	Value []byte
-}
-
 func hsetArgs(key string, fields []FieldValue) []arg {
 	args := make([]arg, 0, 1+2*len(fields))
 	args = append(args, keyArg(key))

@@ -30,34 +30,6 @@ func existsCmd(keys ...string) command[int64] { return define(decInt, specEXISTS
 //zipline:twins Touch
 func touchCmd(keys ...string) command[int64] { return define(decInt, specTOUCH, keyArgs(keys)...) }
 
-// ExpireCond makes setting an expiry conditional (EXPIRE, HEXPIRE ... NX,
-// XX, GT or LT). The zero ExpireCond sets it whatever the key has.
-type ExpireCond string
-
-// The conditions. A key without an expiry counts as expiring never (later
-// than any time), as the server counts it.
-const (
-	IfNoExpiry ExpireCond = "NX" // only when there is none
-	IfExpiry   ExpireCond = "XX" // only when there is one
-	IfLater    ExpireCond = "GT" // only when later than the current one
-	IfSooner   ExpireCond = "LT" // only when sooner than the current one
-)
-
-// expireArgs is a key, d (in seconds, or milliseconds when finer: the spec
-// says which), and cond. A positive d under a millisecond is rounded up to
-// one: PEXPIRE 0 would delete the key.
-func expireArgs(buf []arg, key string, d time.Duration, cond ExpireCond, inSeconds, inMillis *commandSpec) (*commandSpec, []arg) {
-	spec, n := inSeconds, int64(d/time.Second)
-	if d%time.Second != 0 {
-		spec, n = inMillis, millis(d)
-	}
-	args := append(buf, keyArg(key), num(n))
-	if cond != "" {
-		args = append(args, str(string(cond)))
-	}
-	return spec, args
-}
-
 // Expire sets key to expire after d (EXPIRE, or PEXPIRE below a second),
 // and reports whether the key exists. A positive d under a millisecond
 // counts as one millisecond; a d of zero or less deletes the key, as the

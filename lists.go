@@ -193,12 +193,6 @@ func rpopLPushCmd(src, dst string) command[[]byte] {
 	return define(decBytes, specRPOPLPUSH, keyArg(src), keyArg(dst))
 }
 
-// KeyValues are elements popped from one of several keys (LMPOP, BLMPOP).
-type KeyValues struct {
-	Key    string
-	Values [][]byte
-}
-
 func mpopArgs(timeout *time.Duration, from ListEnd, count int64, keys []string) []arg {
 	args := make([]arg, 0, len(keys)+5)
 	if timeout != nil {

@@ -2,7 +2,6 @@ package zipline
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/ziplinekv/zipline/internal/resp"
@@ -13,35 +12,6 @@ import (
 // the whole keyspace run on every shard of a cluster (hand-written Client
 // methods, client=manual); the others go to whichever node the cluster
 // picks.
-
-// infoMap parses INFO's "field:value" lines, skipping section headers.
-func infoMap(text string) map[string]string {
-	m := make(map[string]string)
-	for line := range strings.Lines(text) {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if ok && !strings.HasPrefix(k, "#") {
-			m[k] = v
-		}
-	}
-	return m
-}
-
-var decInfo = newDecoder(tsText, func(v resp.Value) (map[string]string, error) {
-	text, err := decString.decode(v)
-	if err != nil {
-		return nil, err
-	}
-	return infoMap(text), nil
-})
-
-// strArgs is each string as an argument.
-func strArgs(ss []string) []arg {
-	args := make([]arg, len(ss))
-	for i, s := range ss {
-		args[i] = str(s)
-	}
-	return args
-}
 
 // Info returns the fields of INFO sections ("memory", "server", ...; none
 // means the default set) as a map.
@@ -299,18 +269,6 @@ var (
 			}
 			return l, nil
 		})
-	})
-	decClientInfo = newDecoder(tsText, func(v resp.Value) (map[string]string, error) {
-		return clientFields(string(v.Bytes())), nil
-	})
-	decClientList = newDecoder(tsText, func(v resp.Value) ([]map[string]string, error) {
-		var out []map[string]string
-		for line := range strings.Lines(string(v.Bytes())) {
-			if line = strings.TrimSpace(line); line != "" {
-				out = append(out, clientFields(line))
-			}
-		}
-		return out, nil
 	})
 	decStringIntMap = newDecoder(tsMap, func(v resp.Value) (map[string]int64, error) {
 		elems, err := pairs(v, "map[string]int64")

@@ -201,3 +201,33 @@ func (b blockArg) timeout(args []arg) time.Duration {
 	}
 	return time.Duration(f * float64(b.unit))
 }
+
+// mergeKind says how the parts of a split command merge.
+type mergeKind uint8
+
+const (
+	mergeNone  mergeKind = iota
+	mergeArray           // MGET: the parts' arrays, put back in the keys' order
+	mergeSum             // DEL, UNLINK, EXISTS, TOUCH: the parts' counts added up
+	mergeOK              // MSET: OK when every part is
+)
+
+// Command classes, from a command's row: whether the shared connection
+// may carry it.
+type connClass uint8
+
+const (
+	classPlain connClass = iota
+	// classBlocking commands hold the connection until data arrives, which
+	// would stall every other caller of a shared connection: they run on a
+	// dedicated connection from the pool.
+	classBlocking
+	// classConnState commands change the connection's state (database,
+	// credentials, transactions, tracking); on the shared connection that
+	// would leak into every caller, so they are only allowed on a Client
+	// from Dedicated or Watch.
+	classConnState
+	// classForbidden commands switch the connection into another protocol
+	// mode (pub/sub, MONITOR, replication) or end it; they are never sent.
+	classForbidden
+)

@@ -9,13 +9,6 @@ import (
 // and Batch methods (commands_gen.go). A blocking read (XRead or
 // XReadGroup with Block) runs on a dedicated connection, as BLPOP does.
 
-// XMessage is one stream entry: its ID and its fields, in order. An entry
-// deleted while it was pending has no fields (XREADGROUP of history).
-type XMessage struct {
-	ID     string
-	Values []FieldValue
-}
-
 // Value returns the value of field, and whether the entry has it.
 func (m XMessage) Value(field string) ([]byte, bool) {
 	for _, fv := range m.Values {
@@ -24,12 +17,6 @@ func (m XMessage) Value(field string) ([]byte, bool) {
 		}
 	}
 	return nil, false
-}
-
-// XStream is the entries read from one stream.
-type XStream struct {
-	Stream   string
-	Messages []XMessage
 }
 
 // XAddArgs are XADD's stream, options and fields. The zero ID is "*": the
@@ -303,14 +290,6 @@ func xgroupDelConsumerCmd(stream, group, consumer string) command[int64] {
 	return define(decInt, specXGROUP_DELCONSUMER, keyArg(stream), str(group), str(consumer))
 }
 
-// XPending is a group's pending entries in summary: how many, the lowest
-// and highest IDs, and how many each consumer has.
-type XPending struct {
-	Count         int64
-	Lower, Higher string
-	Consumers     map[string]int64
-}
-
 // XPending summarizes a group's pending entries.
 //
 //zipline:twins XPending
@@ -326,15 +305,6 @@ type XPendingExtArgs struct {
 	Start, End    string
 	Count         int64
 	Consumer      string
-}
-
-// XPendingExt is one pending entry: who has it, for how long, how many
-// times it was delivered.
-type XPendingExt struct {
-	ID         string
-	Consumer   string
-	Idle       time.Duration
-	RetryCount int64
 }
 
 // XPendingExt lists pending entries.
@@ -402,16 +372,6 @@ func (a *XAutoClaimArgs) args() []arg {
 	return args
 }
 
-// XAutoClaimed is what XAUTOCLAIM returns: where to scan next ("0-0": done),
-// the entries claimed, and the IDs of entries no longer in the stream,
-// removed from the pending list (Redis and Valkey 7).
-type XAutoClaimed struct {
-	Next     string
-	Messages []XMessage
-	IDs      []string // with XAutoClaimJustID, instead of Messages
-	Deleted  []string
-}
-
 // XAutoClaim claims idle pending entries, scanning the pending list.
 //
 //zipline:twins XAutoClaim
@@ -426,19 +386,6 @@ func xautoClaimJustIDCmd(a XAutoClaimArgs) command[XAutoClaimed] {
 	return define(decXAutoClaimed, specXAUTOCLAIM, append(a.args(), str("JUSTID"))...)
 }
 
-// XInfoStream describes a stream (XINFO STREAM).
-type XInfoStream struct {
-	Length          int64
-	RadixTreeKeys   int64
-	RadixTreeNodes  int64
-	Groups          int64
-	LastGeneratedID string
-	MaxDeletedID    string
-	EntriesAdded    int64
-	FirstEntry      XMessage
-	LastEntry       XMessage
-}
-
 // XInfoStream describes a stream.
 //
 //zipline:twins XInfoStream
@@ -446,29 +393,11 @@ func xinfoStreamCmd(stream string) command[XInfoStream] {
 	return define(decXInfoStream, specXINFO_STREAM, keyArg(stream))
 }
 
-// XInfoGroup describes a consumer group (XINFO GROUPS).
-type XInfoGroup struct {
-	Name            string
-	Consumers       int64
-	Pending         int64
-	LastDeliveredID string
-	EntriesRead     int64
-	Lag             int64 // -1 when the server cannot tell
-}
-
 // XInfoGroups describes a stream's consumer groups.
 //
 //zipline:twins XInfoGroups
 func xinfoGroupsCmd(stream string) command[[]XInfoGroup] {
 	return define(decXInfoGroups, specXINFO_GROUPS, keyArg(stream))
-}
-
-// XInfoConsumer describes a consumer of a group (XINFO CONSUMERS).
-type XInfoConsumer struct {
-	Name     string
-	Pending  int64
-	Idle     time.Duration // since its last attempted interaction
-	Inactive time.Duration // since its last successful one; -1 if never
 }
 
 // XInfoConsumers describes a group's consumers.

@@ -1,7 +1,7 @@
 package zipline
 
-// This file reads the stream commands' replies, alike from RESP2 and
-// RESP3.
+// This file holds the stream commands' reply types (at its end) and reads
+// them, alike from RESP2 and RESP3.
 
 import (
 	"time"
@@ -162,4 +162,75 @@ func xinfoConsumer(v resp.Value) (XInfoConsumer, error) {
 		c.Inactive = time.Duration(in.Int()) * time.Millisecond
 	}
 	return c, nil
+}
+
+// XMessage is one stream entry: its ID and its fields, in order. An entry
+// deleted while it was pending has no fields (XREADGROUP of history).
+type XMessage struct {
+	ID     string
+	Values []FieldValue
+}
+
+// XStream is the entries read from one stream.
+type XStream struct {
+	Stream   string
+	Messages []XMessage
+}
+
+// XPending is a group's pending entries in summary: how many, the lowest
+// and highest IDs, and how many each consumer has.
+type XPending struct {
+	Count         int64
+	Lower, Higher string
+	Consumers     map[string]int64
+}
+
+// XPendingExt is one pending entry: who has it, for how long, how many
+// times it was delivered.
+type XPendingExt struct {
+	ID         string
+	Consumer   string
+	Idle       time.Duration
+	RetryCount int64
+}
+
+// XAutoClaimed is what XAUTOCLAIM returns: where to scan next ("0-0": done),
+// the entries claimed, and the IDs of entries no longer in the stream,
+// removed from the pending list (Redis and Valkey 7).
+type XAutoClaimed struct {
+	Next     string
+	Messages []XMessage
+	IDs      []string // with XAutoClaimJustID, instead of Messages
+	Deleted  []string
+}
+
+// XInfoStream describes a stream (XINFO STREAM).
+type XInfoStream struct {
+	Length          int64
+	RadixTreeKeys   int64
+	RadixTreeNodes  int64
+	Groups          int64
+	LastGeneratedID string
+	MaxDeletedID    string
+	EntriesAdded    int64
+	FirstEntry      XMessage
+	LastEntry       XMessage
+}
+
+// XInfoGroup describes a consumer group (XINFO GROUPS).
+type XInfoGroup struct {
+	Name            string
+	Consumers       int64
+	Pending         int64
+	LastDeliveredID string
+	EntriesRead     int64
+	Lag             int64 // -1 when the server cannot tell
+}
+
+// XInfoConsumer describes a consumer of a group (XINFO CONSUMERS).
+type XInfoConsumer struct {
+	Name     string
+	Pending  int64
+	Idle     time.Duration // since its last attempted interaction
+	Inactive time.Duration // since its last successful one; -1 if never
 }

@@ -222,12 +222,6 @@ func zrevRankCmd(key, member string) command[int64] {
 	return define(decIntOrNil, specZREVRANK, keyArg(key), str(member))
 }
 
-// RankScore is a member's rank with its score.
-type RankScore struct {
-	Rank  int64
-	Score float64
-}
-
 // ZRankWithScore is ZRank with member's score (Redis 7.2, Valkey 7.2).
 //
 //zipline:twins ZRankWithScore
@@ -411,13 +405,6 @@ func numKeys(keys []string) []arg {
 	args := make([]arg, 0, 1+len(keys))
 	args = append(args, num(int64(len(keys))))
 	return append(args, keyArgs(keys)...)
-}
-
-// KeyZs are members popped from one of several sorted sets (ZMPOP,
-// BZMPOP).
-type KeyZs struct {
-	Key     string
-	Members []Z
 }
 
 // ZEnd names the end of a sorted set ZMPop pops from.

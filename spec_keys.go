@@ -1,12 +1,10 @@
 package zipline
 
-// This file finds, on a cluster, the keys of a command that came without
-// key marks (Do): from its row's key specs, or the server's own COMMAND
-// table for one the spec does not have.
+// This file finds the keys of a command that came without key marks (Do),
+// for a cluster to route it: from its row's key specs, or the server's own
+// COMMAND table (cluster.go loads it) for one the spec does not have.
 
 import (
-	"context"
-
 	"github.com/ziplinekv/zipline/internal/cmdspec"
 )
 
@@ -15,24 +13,6 @@ import (
 // their keys are, and whether they only read. With the spec it lets Do
 // route any command on a cluster, and send reads to replicas.
 type serverCommands cmdspec.Table
-
-// loadServerCommands asks a node for COMMAND; if that fails the table is
-// empty, and Do routes what the spec does not know by its first argument.
-func loadServerCommands(ctx context.Context, n *node) serverCommands {
-	r := n.direct
-	req := r.pipe.NewCall()
-	req.Buf = appendCommandStrings(req.Buf, "COMMAND")
-	req.N = 1
-	if err := r.pipe.Do(ctx, req); err != nil {
-		return serverCommands{}
-	}
-	defer req.Release()
-	t, err := cmdspec.Parse(req.Reply(0))
-	if err != nil {
-		return serverCommands{}
-	}
-	return serverCommands(t)
-}
 
 // info returns what is known of a command's keys and flags: its row's,
 // or, for a command the spec does not have, the server's table's (nil if
