@@ -18,12 +18,27 @@ import (
 	"github.com/ziplinekv/zipline/testbed"
 )
 
-// runBenchLayouts runs the layout benchmark (see package layouts): the
-// me-redis memory table for each value class and layout, with a raised
-// hash-max-listpack-value variant and extra cells, and the speed of a
-// namespace's operations against plain commands.
-func runBenchLayouts(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("bench layouts", flag.ContinueOnError)
+// cmdBenchLayouts is "zipline bench layouts": the layout benchmark (see
+// package layouts).
+var cmdBenchLayouts = &command{
+	name:     "layouts",
+	summary:  "the me-redis memory table: bytes per pair for each layout and value class, and speed ratios",
+	synopsis: "[flags]",
+	doc: `Measures the me-redis memory table for each value class and layout, with a raised
+hash-max-listpack-value variant and extra cells, and the speed of a namespace's operations
+against plain commands; writes the report as markdown.
+
+It runs against no server of yours: every cell starts its own throwaway redis-server or
+valkey-server (a cluster with -cluster) on a free loopback port, configured as the cell needs
+(hash-max-listpack-value), and stops it afterwards. So it takes no -addr or -url.`,
+	flags: benchLayoutsFlags,
+}
+
+// benchLayoutsFlags defines bench layouts' flags and returns what runs
+// it: the me-redis memory table for each value class and layout, with a
+// raised hash-max-listpack-value variant and extra cells, and the speed of
+// a namespace's operations against plain commands.
+func benchLayoutsFlags(fs *flag.FlagSet) func(ctx context.Context, args []string) error {
 	pairs := fs.Int("pairs", 100_000, "pairs per memory cell")
 	classes := fs.String("classes", "", "value classes, comma-separated (default all: "+strings.Join(classNames(), ",")+")")
 	layoutNames := fs.String("layouts", "", "memory table layouts (default "+strings.Join(layouts.MainLayouts(), ",")+")")
@@ -49,144 +64,143 @@ func runBenchLayouts(ctx context.Context, args []string) error {
 	jsonOut := fs.String("json", "", "also write the raw results to this JSON file")
 	render := fs.String("render", "", "measure nothing: render the markdown report from a -json file")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the speed runs to this file")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if *cluster && !set["speed"] {
-		*speed = false
-	}
-	if *kind != "redis" && *kind != "valkey" {
-		return fmt.Errorf("-kind %q: want redis or valkey", *kind)
-	}
-	if *quick {
-		if !set["pairs"] {
-			*pairs = 5000
+	return func(ctx context.Context, args []string) error {
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		if *cluster && !set["speed"] {
+			*speed = false
 		}
-		if !set["speed-dur"] {
-			*speedDur = 300 * time.Millisecond
+		if *kind != "redis" && *kind != "valkey" {
+			return usagef("-kind %q: want redis or valkey", *kind)
 		}
-		if !set["speed-rounds"] {
-			*speedRounds = 1
-		}
-		if !set["speed-keys"] {
-			*speedKeys = 5000
-		}
-	}
-
-	classList, err := pick(*classes, classNames(), func(n string) bool { _, ok := layouts.ClassByName(n); return ok })
-	if err != nil {
-		return fmt.Errorf("-classes: %w", err)
-	}
-	layoutList, err := pick(*layoutNames, layouts.MainLayouts(), func(n string) bool { _, ok := layouts.LayoutByName(n); return ok })
-	if err != nil {
-		return fmt.Errorf("-layouts: %w", err)
-	}
-	var families []layouts.KeyFamily
-	for _, name := range strings.Split(*keys, ",") {
-		f, ok := layouts.FamilyByName(strings.TrimSpace(name))
-		if !ok {
-			return fmt.Errorf("-keys: unknown key family %q (article, user)", name)
-		}
-		families = append(families, f)
-	}
-	var ops []layouts.Op
-	if *speedOps != "" {
-		for _, s := range strings.Split(*speedOps, ",") {
-			op, err := layouts.ParseOp(strings.TrimSpace(s))
-			if err != nil {
-				return fmt.Errorf("-speed-ops: %w", err)
+		if *quick {
+			if !set["pairs"] {
+				*pairs = 5000
 			}
-			ops = append(ops, op)
+			if !set["speed-dur"] {
+				*speedDur = 300 * time.Millisecond
+			}
+			if !set["speed-rounds"] {
+				*speedRounds = 1
+			}
+			if !set["speed-keys"] {
+				*speedKeys = 5000
+			}
 		}
-	}
-	var speedLay []string
-	if *speedLayouts != "" {
-		speedLay = splitList(*speedLayouts)
-	}
 
-	rep := &layouts.Report{
-		Command: strings.TrimSpace("zipline bench layouts " + strings.Join(args, " ")),
-		Date:    time.Now(),
-		Machine: sysstat.Machine() + "; client and server share the CPUs",
-		Go:      runtime.Version(),
-		Pairs:   *pairs,
-	}
-	if *quick {
-		rep.Notes = append(rep.Notes, "**-quick run**: fewer pairs and short speed runs; not for publication")
-	}
-	progress := os.Stderr
-	if *render != "" {
-		b, err := os.ReadFile(*render)
+		classList, err := pick(*classes, classNames(), func(n string) bool { _, ok := layouts.ClassByName(n); return ok })
 		if err != nil {
-			return err
+			return usagef("-classes: %w", err)
 		}
-		rep = &layouts.Report{}
-		if err := json.Unmarshal(b, rep); err != nil {
-			return fmt.Errorf("-render %s: %w", *render, err)
+		layoutList, err := pick(*layoutNames, layouts.MainLayouts(), func(n string) bool { _, ok := layouts.LayoutByName(n); return ok })
+		if err != nil {
+			return usagef("-layouts: %w", err)
+		}
+		var families []layouts.KeyFamily
+		for _, name := range strings.Split(*keys, ",") {
+			f, ok := layouts.FamilyByName(strings.TrimSpace(name))
+			if !ok {
+				return usagef("-keys: unknown key family %q (article, user)", name)
+			}
+			families = append(families, f)
+		}
+		var ops []layouts.Op
+		if *speedOps != "" {
+			for _, s := range strings.Split(*speedOps, ",") {
+				op, err := layouts.ParseOp(strings.TrimSpace(s))
+				if err != nil {
+					return usagef("-speed-ops: %w", err)
+				}
+				ops = append(ops, op)
+			}
+		}
+		var speedLay []string
+		if *speedLayouts != "" {
+			speedLay = splitList(*speedLayouts)
+		}
+
+		rep := &layouts.Report{
+			Command: strings.TrimSpace("zipline bench layouts " + strings.Join(args, " ")),
+			Date:    time.Now(),
+			Machine: sysstat.Machine() + "; client and server share the CPUs",
+			Go:      runtime.Version(),
+			Pairs:   *pairs,
+		}
+		if *quick {
+			rep.Notes = append(rep.Notes, "**-quick run**: fewer pairs and short speed runs; not for publication")
+		}
+		progress := os.Stderr
+		if *render != "" {
+			b, err := os.ReadFile(*render)
+			if err != nil {
+				return err
+			}
+			rep = &layouts.Report{}
+			if err := json.Unmarshal(b, rep); err != nil {
+				return fmt.Errorf("-render %s: %w", *render, err)
+			}
+			return writeReport(rep, *out, progress)
+		}
+
+		if *memory {
+			if *cluster {
+				rep.Notes = append(rep.Notes, fmt.Sprintf("memory measured on a cluster of %d primaries without replicas: "+
+					"`used_memory` growth summed over the primaries", layouts.ClusterPrimaries))
+			}
+			runner := &layouts.MemoryRunner{Pairs: rep.Pairs, Log: progress, Cluster: *cluster, Kind: testbed.Kind(*kind)}
+			if err := runMemoryTable(ctx, rep, runner, families, classList, layoutList, *raised, *extras, progress); err != nil {
+				return err
+			}
+			runtime.GC() // the classes' values are no longer needed
+		}
+
+		if *speed {
+			configs := []layouts.SpeedConfig{{
+				Family: layouts.ArticleKeys, Class: "ints", Keys: *speedKeys, Layouts: speedLay, Ops: ops,
+				Goroutines: *speedConc, Duration: *speedDur, Rounds: *speedRounds, Log: progress,
+			}}
+			if *speedComp && *speedLayouts == "" {
+				configs = append(configs, layouts.SpeedConfig{
+					Family: layouts.ArticleKeys, Class: "json-random", Keys: *speedKeys,
+					Layouts: []string{"buckets+zip", "buckets+zip+zstd", "buckets+zip+dict"},
+					Ops:     ops, Goroutines: *speedConc, Duration: *speedDur, Rounds: *speedRounds, ListpackValue: 1024, Log: progress,
+				})
+			}
+			if *cpuprofile != "" {
+				f, err := os.Create(*cpuprofile)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return err
+				}
+				defer pprof.StopCPUProfile()
+			}
+			for _, cfg := range configs {
+				fmt.Fprintf(progress, "bench layouts: speed, %s values\n", cfg.Class)
+				s, err := layouts.RunSpeed(ctx, cfg)
+				if err != nil {
+					return err
+				}
+				if rep.Server == "" {
+					rep.Server = s.Server
+				}
+				rep.Speed = append(rep.Speed, s)
+			}
+		}
+
+		if *jsonOut != "" {
+			b, err := json.MarshalIndent(rep, "", " ")
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(*jsonOut, b, 0o644); err != nil {
+				return err
+			}
 		}
 		return writeReport(rep, *out, progress)
 	}
-
-	if *memory {
-		if *cluster {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("memory measured on a cluster of %d primaries without replicas: "+
-				"`used_memory` growth summed over the primaries", layouts.ClusterPrimaries))
-		}
-		runner := &layouts.MemoryRunner{Pairs: rep.Pairs, Log: progress, Cluster: *cluster, Kind: testbed.Kind(*kind)}
-		if err := runMemoryTable(ctx, rep, runner, families, classList, layoutList, *raised, *extras, progress); err != nil {
-			return err
-		}
-		runtime.GC() // the classes' values are no longer needed
-	}
-
-	if *speed {
-		configs := []layouts.SpeedConfig{{
-			Family: layouts.ArticleKeys, Class: "ints", Keys: *speedKeys, Layouts: speedLay, Ops: ops,
-			Goroutines: *speedConc, Duration: *speedDur, Rounds: *speedRounds, Log: progress,
-		}}
-		if *speedComp && *speedLayouts == "" {
-			configs = append(configs, layouts.SpeedConfig{
-				Family: layouts.ArticleKeys, Class: "json-random", Keys: *speedKeys,
-				Layouts: []string{"buckets+zip", "buckets+zip+zstd", "buckets+zip+dict"},
-				Ops:     ops, Goroutines: *speedConc, Duration: *speedDur, Rounds: *speedRounds, ListpackValue: 1024, Log: progress,
-			})
-		}
-		if *cpuprofile != "" {
-			f, err := os.Create(*cpuprofile)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			if err := pprof.StartCPUProfile(f); err != nil {
-				return err
-			}
-			defer pprof.StopCPUProfile()
-		}
-		for _, cfg := range configs {
-			fmt.Fprintf(progress, "bench layouts: speed, %s values\n", cfg.Class)
-			s, err := layouts.RunSpeed(ctx, cfg)
-			if err != nil {
-				return err
-			}
-			if rep.Server == "" {
-				rep.Server = s.Server
-			}
-			rep.Speed = append(rep.Speed, s)
-		}
-	}
-
-	if *jsonOut != "" {
-		b, err := json.MarshalIndent(rep, "", " ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(*jsonOut, b, 0o644); err != nil {
-			return err
-		}
-	}
-	return writeReport(rep, *out, progress)
 }
 
 // writeReport writes rep's markdown to the file out, or to standard output.

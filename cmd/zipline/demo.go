@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -19,10 +18,27 @@ import (
 	"github.com/ziplinekv/zipline/testbed"
 )
 
-func runDemo(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	addr := fs.String("addr", "", "server address (default: start a local redis-server); the demo refuses a server that "+
-		"holds any of the keys it writes, and deletes them all when it ends")
+// cmdDemo is "zipline demo", the main job.
+var cmdDemo = &command{
+	name:     "demo",
+	summary:  "run a mixed workload through zipline and through one request per round trip, and compare",
+	synopsis: "[flags]",
+	doc: `Runs a mixed GET/SET workload through zipline's one shared, implicitly pipelined connection
+and through one request per round trip (a connection per goroutine, as a pool gives), and
+compares them; then shows compression, namespaces (key layouts) and the WebSocket fanout.
+
+Without -addr or -url it starts a local redis-server, stopped on exit. Against a server of
+yours it first checks that the server holds none of the keys it writes, and deletes them all
+when it ends; the compression section, which dials by address alone, is skipped when the
+server needs more than its address (a URL with a password, TLS, a database or a socket).
+-cluster runs it on a local Redis Cluster instead, and -failover kills a primary midway.`,
+	flags: demoFlags,
+}
+
+// demoFlags defines the demo's flags and returns what runs it.
+func demoFlags(fs *flag.FlagSet) func(context.Context, []string) error {
+	server := addServerFlags(fs, "", "server `host:port` (default: start a local redis-server); the demo refuses a server that\n"+
+		"holds any of the keys it writes, and deletes them all when it ends", urlFlagHelp)
 	conc := fs.Int("c", 256, "goroutines for the concurrent run")
 	dur := fs.Duration("d", 3*time.Second, "duration of each run")
 	size := fs.Int("size", 256, "value size in bytes")
@@ -30,28 +46,43 @@ func runDemo(ctx context.Context, args []string) error {
 	getRatio := fs.Float64("get", 0.8, "fraction of GETs; the rest are SETs")
 	cluster := fs.Bool("cluster", false, "run on a local Redis Cluster (3 primaries, 1 replica each) instead of one server")
 	kill := fs.Bool("failover", false, "with -cluster: kill a primary (SIGKILL) in the middle of the run and show the failover")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	switch {
-	case *kill && !*cluster:
-		return errors.New("-failover needs -cluster")
-	case *cluster && *addr != "":
-		return errors.New("-cluster starts its own cluster: leave out -addr")
-	case *conc < 1 || *keys < 1 || *size < 0 || *dur <= 0:
-		return errors.New("need -c ≥ 1, -keys ≥ 1, -size ≥ 0 and -d > 0")
-	}
-	if *cluster {
+	return func(ctx context.Context, _ []string) error {
+		switch {
+		case *kill && !*cluster:
+			return usagef("-failover needs -cluster")
+		case *cluster && server.given():
+			return usagef("-cluster starts its own cluster: leave out -addr and -url")
+		case *conc < 1 || *keys < 1 || *size < 0 || *dur <= 0:
+			return usagef("need -c ≥ 1, -keys ≥ 1, -size ≥ 0 and -d > 0")
+		}
+		opts, err := server.options()
+		if err != nil {
+			return err
+		}
 		w := workload{keys: *keys, value: demoValue(*size), getRatio: *getRatio}
-		return clusterDemo{w: w, conc: *conc, dur: *dur, failover: *kill}.run(ctx)
+		if *cluster {
+			return clusterDemo{w: w, conc: *conc, dur: *dur, failover: *kill}.run(ctx)
+		}
+		return demo(ctx, opts, server.none(), w, *conc, *dur)
 	}
-	serverAddr, srv, stop, err := localServer(*addr)
-	if err != nil {
-		return err
-	}
-	defer stop()
+}
 
-	c, err := zipline.New(zipline.Options{Addr: serverAddr})
+// demo runs the demo on the server opts reaches, or, if local, on a local
+// redis-server it starts: w with one goroutine and with conc, each for
+// dur, then the demo's sections.
+func demo(ctx context.Context, opts zipline.Options, local bool, w workload, conc int, dur time.Duration) error {
+	var srv *testbed.Server
+	if local {
+		addr, s, stop, err := localServer("")
+		if err != nil {
+			return err
+		}
+		defer stop()
+		opts.Addr, srv = addr, s
+	}
+	serverAddr := describeServer(opts)
+
+	c, err := zipline.New(opts)
 	if err != nil {
 		return err
 	}
@@ -59,7 +90,9 @@ func runDemo(ctx context.Context, args []string) error {
 	// The baseline lends each goroutine a connection of its own, as a pool
 	// does: zipline's dedicated connections, so that both sides run the
 	// same client code and differ only in sharing.
-	pool, err := zipline.New(zipline.Options{Addr: serverAddr, MaxDedicatedConns: max(*conc, 1)})
+	poolOpts := opts
+	poolOpts.MaxDedicatedConns = max(conc, 1)
+	pool, err := zipline.New(poolOpts)
 	if err != nil {
 		return err
 	}
@@ -73,8 +106,7 @@ func runDemo(ctx context.Context, args []string) error {
 		return d, func() { d.Close() }, nil
 	}
 
-	w := workload{keys: *keys, value: demoValue(*size), getRatio: *getRatio}
-	env := &demoEnv{addr: serverAddr, srv: srv, client: c, dur: *dur}
+	env := &demoEnv{addr: dialAddr(opts), srv: srv, client: c, dur: dur}
 	// Every key the demo writes is declared before the first write. A
 	// server given with -addr must hold none of them, and the deferred
 	// cleanup deletes them all, on every path out of here.
@@ -104,19 +136,19 @@ func runDemo(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Printf("workload: %.0f%% GET / %.0f%% SET of %d B values over %d keys, %v per run\n\n",
-		100*w.getRatio, 100*(1-w.getRatio), *size, w.keys, *dur)
+		100*w.getRatio, 100*(1-w.getRatio), len(w.value), w.keys, dur)
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "goroutines\tclient\tops/s\tp50\tp99\tp99.9\tserver µs/op\treqs/write\t")
-	for _, n := range []int{1, *conc} {
+	for _, n := range []int{1, conc} {
 		before := c.PipelineStats()
-		zl, err := w.run(ctx, n, *dur, srv, shared)
+		zl, err := w.run(ctx, n, dur, srv, shared)
 		if err != nil {
 			return err
 		}
 		after := c.PipelineStats()
 		reqsPerWrite := float64(after.Requests-before.Requests) / float64(max(after.Writes-before.Writes, 1))
-		base, err := w.run(ctx, n, *dur, srv, ownConn)
+		base, err := w.run(ctx, n, dur, srv, ownConn)
 		if err != nil {
 			return err
 		}
@@ -153,11 +185,28 @@ var demoSections = []demoSection{
 // demoEnv is what the demo's sections share: the server, a client on it,
 // the duration of a timed run, and the keys the demo writes.
 type demoEnv struct {
+	// addr is the server's address for the sections that dial it by
+	// address alone (bench/compression's clients); "" when reaching it takes
+	// more than its address (see dialAddr).
 	addr   string
-	srv    *testbed.Server // nil when the demo runs against -addr
+	srv    *testbed.Server // nil when the demo runs against -addr or -url
 	client *zipline.Client
 	dur    time.Duration
 	keys   demoKeys
+}
+
+// dialAddr returns the address through which a client made with
+// Options{Addr: addr} alone reaches the same server as o: o's (first)
+// address if o adds nothing a connection needs (credentials, TLS, a
+// database, a socket), else "".
+func dialAddr(o zipline.Options) string {
+	if o.Username != "" || o.Password != "" || o.TLSConfig != nil || o.DB != 0 || (o.Network != "" && o.Network != "tcp") {
+		return ""
+	}
+	if o.Addr == "" && len(o.Addrs) > 0 {
+		return o.Addrs[0] // a cluster's seed: one is enough
+	}
+	return o.Addr
 }
 
 // demoValue returns the workload's value of size bytes.

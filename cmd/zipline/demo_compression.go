@@ -24,6 +24,11 @@ func demoCompression(ctx context.Context, d *demoEnv) error {
 	const prefix = demoCompressionPrefix
 	keys := demoCompressionKeys
 	fmt.Printf("\n== Compression (byte-compatible with Valkey GLIDE) ==\n\n")
+	if d.addr == "" {
+		fmt.Println("Skipped: its clients dial the server by address alone, and this -url needs more (credentials,")
+		fmt.Println("TLS, a database or a socket). Run the demo without -url, or with -addr, to see it.")
+		return nil
+	}
 	variants := compression.ZiplineVariants()
 	memData := compression.NewDataset(corpus.JSON1884, keys, 1, prefix+"mem:") // the key names every class uses
 	data := compression.NewDataset(corpus.JSON1884, keys, 1, prefix+"tps:")

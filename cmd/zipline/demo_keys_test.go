@@ -85,6 +85,46 @@ func TestDemoLeavesNoKeys(t *testing.T) {
 	onlyMine(t, c)
 }
 
+// The demo with -url reaches a server that needs a password: it runs every
+// section but compression (whose clients dial by address alone), leaves the
+// server as it found it, and never prints the password.
+func TestDemoURLWithPassword(t *testing.T) {
+	const secret = "s3cret-pw"
+	srv := servertest.NewServer(t, testbed.Config{Args: []string{"--requirepass", secret}})
+	c, err := zipline.New(zipline.Options{Addr: srv.Addr, Password: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := c.Set(ctx, "mine", []byte("keep me")); err != nil {
+		t.Fatal(err)
+	}
+	smallDemo(t)
+	url := "redis://:" + secret + "@" + srv.Addr
+	out, err := stdoutOf(t, func() error {
+		return runDemo(ctx, []string{"-url", url, "-d", "100ms", "-c", "8", "-keys", "500", "-size", "64"})
+	})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"== Compression", "Skipped: its clients dial the server by address alone", "Namespaces:",
+		"== Fanout", "Deleted the 500 keys the demo had left on " + srv.Addr} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, secret) {
+		t.Errorf("the output shows the password:\n%s", out)
+	}
+	onlyMine(t, c)
+	// Without the password, the demo stops at the server's refusal.
+	if err := runDemo(ctx, []string{"-url", "redis://" + srv.Addr, "-d", "100ms"}); err == nil || strings.Contains(err.Error(), secret) {
+		t.Errorf("demo without the password: %v", err)
+	}
+}
+
 // On a server that already holds a key the demo writes, the demo refuses
 // to run, and writes and deletes nothing.
 func TestDemoRefusesUsedKeys(t *testing.T) {

@@ -19,69 +19,61 @@ import (
 	"github.com/ziplinekv/zipline/testbed/corpus"
 )
 
-// runFanout is `zipline fanout`: a fanout hub relaying a Redis server's
+// cmdFanout is "zipline fanout": a fanout hub relaying a Redis server's
 // pub/sub to WebSocket clients, with a demo page at /.
-func runFanout(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("fanout", flag.ContinueOnError)
-	addr := fs.String("addr", "", "Redis `host:port` (default: start a local redis-server)")
-	rawURL := fs.String("url", "", "Redis URL, redis[s]://[user:password@]host:port[/db] (instead of -addr)")
+var cmdFanout = &command{
+	name:     "fanout",
+	summary:  "relay Redis pub/sub to WebSocket clients, compressing each message once; demo page at /",
+	synopsis: "[flags]",
+	doc: `Serves a WebSocket hub (/ws?channel=...) that relays a Redis server's pub/sub to its clients,
+compressing each message once for all of them, and a demo page (/) that follows -channel.
+Without -addr or -url it starts a local redis-server, stopped on exit. Ctrl-C stops it.`,
+	flags: fanoutFlags,
+}
+
+// fanoutFlags defines fanout's flags and returns what runs it.
+func fanoutFlags(fs *flag.FlagSet) func(context.Context, []string) error {
+	server := addServerFlags(fs, "", "Redis `host:port` (default: start a local redis-server)", urlFlagHelp)
 	listen := fs.String("listen", "127.0.0.1:8080", "HTTP address of the demo page (/) and the hub (/ws)")
 	channel := fs.String("channel", "demo", "the channel the page follows")
 	allow := fs.String("allow", "", "comma-separated `patterns` of the channels a page may ask for, Redis-style globs\n"+
 		"(* any run, ? one byte, [a-z] [^0-9] classes, \\ quotes), e.g. 'news.*,chat.*' (default: only -channel)")
 	sample := fs.Duration("sample", time.Second, "publish a sample JSON message on -channel this often (0: off)")
 	mode := fs.String("compression", "shared", "permessage-deflate mode: shared, stateless or off")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	target, err := parseRedisTarget(*addr, *rawURL)
-	if err != nil {
-		return err
-	}
-	comp, err := parseCompression(*mode)
-	if err != nil {
-		return err
-	}
-	allowed, err := allowList(*allow, *channel)
-	if err != nil {
-		return err
-	}
-	if target.Addr == "" && len(target.Addrs) == 0 {
-		a, _, stop, err := localServer("")
+	return func(ctx context.Context, _ []string) error {
+		target, err := server.options()
 		if err != nil {
 			return err
 		}
-		defer stop()
-		target.Addr = a
+		comp, err := parseCompression(*mode)
+		if err != nil {
+			return err
+		}
+		allowed, err := allowList(*allow, *channel)
+		if err != nil {
+			return err
+		}
+		if server.none() {
+			a, _, stop, err := localServer("")
+			if err != nil {
+				return err
+			}
+			defer stop()
+			target.Addr = a
+		}
+		srv, err := startFanout(ctx, fanoutConfig{redis: target, listen: *listen, channel: *channel, allow: allowed,
+			sample: *sample, hub: fanout.Options{Compression: comp}})
+		if err != nil {
+			return err
+		}
+		fmt.Printf("fanout: relaying %s pub/sub; open %s/ (WebSocket at %s/ws?channel=..., channels %s), Ctrl-C to stop\n",
+			describeServer(target), srv.URL(), "ws"+strings.TrimPrefix(srv.URL(), "http"), strings.Join(allowed, ","))
+		<-ctx.Done()
+		st := srv.hub.Stats()
+		fmt.Printf("\nfanout: %d broadcasts, %d deliveries, %s of payload sent as %s\n", st.Broadcasts, st.Deliveries,
+			byteSize(st.PayloadBytes), byteSize(st.QueuedBytes))
+		return srv.Close()
 	}
-	srv, err := startFanout(ctx, fanoutConfig{redis: target, listen: *listen, channel: *channel, allow: allowed,
-		sample: *sample, hub: fanout.Options{Compression: comp}})
-	if err != nil {
-		return err
-	}
-	fmt.Printf("fanout: relaying %s pub/sub; open %s/ (WebSocket at %s/ws?channel=..., channels %s), Ctrl-C to stop\n",
-		strings.Join(append([]string{target.Addr}, target.Addrs...), " "), srv.URL(), "ws"+strings.TrimPrefix(srv.URL(), "http"),
-		strings.Join(allowed, ","))
-	<-ctx.Done()
-	st := srv.hub.Stats()
-	fmt.Printf("\nfanout: %d broadcasts, %d deliveries, %s of payload sent as %s\n", st.Broadcasts, st.Deliveries,
-		byteSize(st.PayloadBytes), byteSize(st.QueuedBytes))
-	return srv.Close()
-}
-
-// parseRedisTarget turns -addr or -url into client options.
-func parseRedisTarget(addr, rawURL string) (zipline.Options, error) {
-	switch {
-	case addr != "" && rawURL != "":
-		return zipline.Options{}, errors.New("fanout: give -addr or -url, not both")
-	case rawURL == "":
-		return zipline.Options{Addr: addr}, nil
-	}
-	o, err := zipline.ParseURL(rawURL)
-	if err != nil {
-		return zipline.Options{}, fmt.Errorf("fanout: -url: %w", err)
-	}
-	return o, nil
 }
 
 func parseCompression(s string) (fanout.Compression, error) {
@@ -90,7 +82,7 @@ func parseCompression(s string) (fanout.Compression, error) {
 			return c, nil
 		}
 	}
-	return 0, fmt.Errorf("fanout: -compression %q: want shared, stateless or off", s)
+	return 0, usagef("-compression %q: want shared, stateless or off", s)
 }
 
 type fanoutConfig struct {
@@ -206,7 +198,7 @@ func allowList(list, channel string) ([]string, error) {
 			continue
 		}
 		if err := checkGlob(p); err != nil {
-			return nil, fmt.Errorf("fanout: -allow %q: %w", p, err)
+			return nil, usagef("-allow %q: %w", p, err)
 		}
 		out = append(out, p)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -13,16 +12,27 @@ import (
 	"github.com/ziplinekv/zipline/layout"
 )
 
-func runMigrate(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	addr := fs.String("addr", zipline.DefaultAddr, "server address")
-	rawURL := fs.String("url", "", "server URL, redis[s]://[user[:password]@]host:port[/db] (instead of -addr); "+
-		"the password may also come from $ZIPLINE_PASSWORD, which keeps it out of the process list")
+// cmdMigrate is "zipline migrate".
+var cmdMigrate = &command{
+	name:     "migrate",
+	summary:  "move a namespace's keys to a new layout, live, resumable (-dry-run projects the saving)",
+	synopsis: "-from SPEC -to SPEC [flags]",
+	doc: `Moves a namespace's keys to a new layout, in the background of a live application
+(which should already use the new layout with MigrateFrom set). -dry-run projects the
+saving and moves nothing; -state makes a run resumable; -sweep, after a migration on a
+cluster, deletes the tombstones it left. -from and -to describe the layouts (a SPEC each).`,
+	flags: migrateFlags,
+}
+
+// migrateFlags defines migrate's flags and returns what runs it.
+func migrateFlags(fs *flag.FlagSet) func(context.Context, []string) error {
+	server := addServerFlags(fs, zipline.DefaultAddr, "server `host:port` (a cluster node's is enough)", urlFlagHelp+
+		";\nthe password may also come from $ZIPLINE_PASSWORD, which keeps it out of the process list")
 	password := fs.String("password", "", "password (ACL user with -user); prefer $ZIPLINE_PASSWORD or -url, "+
 		"a flag shows in the process list")
 	user := fs.String("user", "", "ACL user name")
-	from := fs.String("from", "", "layout to migrate from ("+nsSpecHelp+")")
-	to := fs.String("to", "", "layout to migrate to (same syntax)")
+	from := fs.String("from", "", "layout to migrate from, a `SPEC`: "+nsSpecHelp)
+	to := fs.String("to", "", "layout to migrate to, a `SPEC` (the same syntax)")
 	rate := fs.Int("rate", 0, "keys per second at most (0: no limit)")
 	batch := fs.Int("batch", 100, "keys moved per round trip")
 	state := fs.String("state", "", "file that records the scan cursor, to resume after an interruption")
@@ -30,34 +40,43 @@ func runMigrate(ctx context.Context, args []string) error {
 	sweep := fs.Bool("sweep", false, "move nothing: delete the tombstones that a migration on a cluster left in the -to layout\n"+
 		"(once a run reports the migration complete and no process uses MigrateFrom any more)")
 	sample := fs.Int("sample", 1000, "keys sampled by -dry-run")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: zipline migrate -from SPEC -to SPEC [flags]\n\nMoves a namespace's keys to a new layout, "+
-			"in the background of a live application\n(which should already use the new layout with MigrateFrom set).\n\nflags:")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *to == "" || (*from == "" && !*sweep) {
-		fs.Usage()
-		return errors.New("migrate needs -from and -to (-sweep needs only -to)")
-	}
-	newNS, err := parseNamespace(*to)
-	if err != nil {
-		return err
-	}
-	if !*sweep {
-		oldNS, err := parseNamespace(*from)
+	return func(ctx context.Context, _ []string) error {
+		if *to == "" || (*from == "" && !*sweep) {
+			return usagef("migrate needs -from and -to (-sweep needs only -to)")
+		}
+		newNS, err := parseNamespace(*to)
+		if err != nil {
+			return usagef("-to: %w", err)
+		}
+		if !*sweep {
+			oldNS, err := parseNamespace(*from)
+			if err != nil {
+				return usagef("-from: %w", err)
+			}
+			newNS.MigrateFrom = &oldNS
+		}
+		// A cluster node's address is enough: the client discovers the rest.
+		opts, err := server.options()
 		if err != nil {
 			return err
 		}
-		newNS.MigrateFrom = &oldNS
+		return migrate(ctx, withCredentials(opts, *user, *password), newNS, migrateRun{
+			rate: *rate, batch: *batch, state: *state, dryRun: *dryRun, sweep: *sweep, sample: *sample})
 	}
-	// A cluster node's address is enough: the client discovers the rest.
-	opts, err := serverOptions(*addr, *rawURL, *user, *password)
-	if err != nil {
-		return err
-	}
+}
+
+// migrateRun is what migrate's flags ask of a run, besides the server and
+// the layouts.
+type migrateRun struct {
+	rate, batch, sample int
+	state               string
+	dryRun, sweep       bool
+}
+
+// migrate moves newNS.MigrateFrom's keys to newNS on the server opts
+// reaches (with sweep, deletes the tombstones instead; with dryRun,
+// projects the saving).
+func migrate(ctx context.Context, opts zipline.Options, newNS layout.Namespace, r migrateRun) error {
 	c, err := zipline.New(opts)
 	if err != nil {
 		return err
@@ -67,13 +86,13 @@ func runMigrate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if *sweep {
+	if r.sweep {
 		n, err := s.Sweep(ctx)
 		fmt.Printf("deleted %d tombstone sets\n", n)
 		return err
 	}
-	if *dryRun {
-		e, err := s.Estimate(ctx, *sample)
+	if r.dryRun {
+		e, err := s.Estimate(ctx, r.sample)
 		if err != nil {
 			return err
 		}
@@ -86,12 +105,12 @@ func runMigrate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	cursor := readState(*state)
+	cursor := readState(r.state)
 	bar := progressBar{total: total, start: time.Now(), out: os.Stderr}
-	p, err := s.Migrate(ctx, layout.MigrateOptions{Batch: *batch, Rate: *rate, Cursor: cursor,
+	p, err := s.Migrate(ctx, layout.MigrateOptions{Batch: r.batch, Rate: r.rate, Cursor: cursor,
 		OnProgress: func(p layout.Progress) {
 			bar.draw(p)
-			writeState(*state, p.Cursor)
+			writeState(r.state, p.Cursor)
 		}})
 	bar.finish()
 	fmt.Printf("moved %d, already gone %d, changed during the move %d, kept (TTL cannot carry over) %d, "+
@@ -165,17 +184,10 @@ func (b *progressBar) finish() {
 
 func megabytes(b float64) string { return fmt.Sprintf("%.2f MB", b/1e6) }
 
-// serverOptions builds client options from -addr or -url, -user, and a
-// password from -password, the URL, or $ZIPLINE_PASSWORD (in that order of
-// precedence: the environment never overrides what was given explicitly).
-func serverOptions(addr, rawURL, user, password string) (zipline.Options, error) {
-	o := zipline.Options{Addr: addr}
-	if rawURL != "" {
-		var err error
-		if o, err = zipline.ParseURL(rawURL); err != nil {
-			return o, err
-		}
-	}
+// withCredentials sets -user on o, and the password from -password, else
+// the URL's, else $ZIPLINE_PASSWORD (in that order of precedence: the
+// environment never overrides what was given explicitly).
+func withCredentials(o zipline.Options, user, password string) zipline.Options {
 	if user != "" {
 		o.Username = user
 	}
@@ -185,5 +197,5 @@ func serverOptions(addr, rawURL, user, password string) (zipline.Options, error)
 	case o.Password == "":
 		o.Password = os.Getenv("ZIPLINE_PASSWORD")
 	}
-	return o, nil
+	return o
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -365,17 +366,26 @@ func must(n int, err error) int {
 func TestMigratePasswordSources(t *testing.T) {
 	t.Setenv("ZIPLINE_PASSWORD", "from-env")
 	for _, tc := range []struct {
-		addr, url, user, password string
-		want                      zipline.Options
+		args []string
+		want zipline.Options
 	}{
-		{addr: "h:1", want: zipline.Options{Addr: "h:1", Password: "from-env"}},
-		{url: "redis://app:from-url@h:2/3", want: zipline.Options{Addr: "h:2", Username: "app", Password: "from-url", DB: 3}},
-		{url: "redis://app@h:2", want: zipline.Options{Addr: "h:2", Username: "app", Password: "from-env"}},
-		{addr: "h:1", user: "u", password: "from-flag", want: zipline.Options{Addr: "h:1", Username: "u", Password: "from-flag"}},
+		{[]string{"-addr", "h:1"}, zipline.Options{Addr: "h:1", Password: "from-env"}},
+		{nil, zipline.Options{Addr: zipline.DefaultAddr, Password: "from-env"}},
+		{[]string{"-url", "redis://app:from-url@h:2/3"}, zipline.Options{Addr: "h:2", Username: "app", Password: "from-url", DB: 3}},
+		{[]string{"-url", "redis://app@h:2"}, zipline.Options{Addr: "h:2", Username: "app", Password: "from-env"}},
+		{[]string{"-addr", "h:1", "-user", "u", "-password", "from-flag"}, zipline.Options{Addr: "h:1", Username: "u", Password: "from-flag"}},
+		{[]string{"-url", "redis://app:from-url@h:2", "-password", "from-flag"}, zipline.Options{Addr: "h:2", Username: "app", Password: "from-flag"}},
 	} {
-		o, err := serverOptions(tc.addr, tc.url, tc.user, tc.password)
+		fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+		server := addServerFlags(fs, zipline.DefaultAddr, "", "")
+		user, password := fs.String("user", "", ""), fs.String("password", "", "")
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		o, err := server.options()
+		o = withCredentials(o, *user, *password)
 		if err != nil || o.Addr != tc.want.Addr || o.Username != tc.want.Username || o.Password != tc.want.Password || o.DB != tc.want.DB {
-			t.Errorf("%+v: got %+v %v", tc, o, err)
+			t.Errorf("%q: got %+v %v", tc.args, o, err)
 		}
 	}
 }
