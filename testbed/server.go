@@ -7,10 +7,13 @@
 // StartCluster runs a Redis Cluster or Valkey Cluster of such servers, built
 // with redis-cli, and breaks it on purpose for the cluster client's tests:
 // kills, manual failovers, restarts, resharding, pauses, a whole shard down.
-// Each operation waits, bounded, until the cluster has settled again.
+// StartSentinel runs a primary, its replicas and the sentinels watching
+// them, and kills, fails over and restarts them. Each operation waits,
+// bounded, until the cluster or the group has settled again.
 //
 // Binaries are found from the environment first (ZIPLINE_REDIS_SERVER,
-// ZIPLINE_VALKEY_SERVER, ZIPLINE_REDIS_CLI), then in the module's
+// ZIPLINE_VALKEY_SERVER, ZIPLINE_REDIS_CLI, ZIPLINE_REDIS_SENTINEL,
+// ZIPLINE_VALKEY_SENTINEL), then in the module's
 // .tools/bin (where scripts/setup.sh puts the Valkey binary), then on PATH.
 package testbed
 

@@ -11,15 +11,17 @@ import (
 // only this package. testbed (its own module, beside the library) starts
 // them; servertest binds them to a test.
 type (
-	Server        = testbed.Server
-	Value         = testbed.Value
-	Config        = testbed.Config
-	Kind          = testbed.Kind
-	Cluster       = testbed.Cluster
-	ClusterConfig = testbed.ClusterConfig
-	Topology      = testbed.Topology
-	ClusterNode   = testbed.Node
-	SlotRange     = testbed.SlotRange
+	Server         = testbed.Server
+	Value          = testbed.Value
+	Config         = testbed.Config
+	Kind           = testbed.Kind
+	Cluster        = testbed.Cluster
+	ClusterConfig  = testbed.ClusterConfig
+	Topology       = testbed.Topology
+	ClusterNode    = testbed.Node
+	SlotRange      = testbed.SlotRange
+	Sentinel       = testbed.Sentinel
+	SentinelConfig = testbed.SentinelConfig
 )
 
 // Server kinds and cluster node roles.
@@ -42,6 +44,13 @@ func NewServer(tb testing.TB, cfg Config) *Server {
 func NewCluster(tb testing.TB, cfg ClusterConfig) *Cluster {
 	tb.Helper()
 	return servertest.NewCluster(tb, cfg)
+}
+
+// NewSentinel starts a Sentinel group (a primary, replicas, sentinels) for
+// a test and stops it when the test ends (servertest.NewSentinel).
+func NewSentinel(tb testing.TB, cfg SentinelConfig) *Sentinel {
+	tb.Helper()
+	return servertest.NewSentinel(tb, cfg)
 }
 
 // Pause freezes s for a test; the test's cleanup resumes it

@@ -77,3 +77,25 @@ func Restart(tb testing.TB, s *testbed.Server) {
 		tb.Fatalf("servertest: restart %s: %v", s.Addr, err)
 	}
 }
+
+// NewSentinel starts a Sentinel group for a test (by default a primary
+// with two replicas, watched by three sentinels with quorum two, the
+// primary thought down after one second) and stops it when the test ends:
+// every data node and sentinel is killed by its PID, paused ones included,
+// and its directory removed. It skips the test if the server is missing,
+// and fails it on any other error.
+//
+// Subtests that share one group should begin with Sentinel.Settle, so
+// that each starts from a healthy group whatever the previous one did.
+func NewSentinel(tb testing.TB, cfg testbed.SentinelConfig) *testbed.Sentinel {
+	tb.Helper()
+	g, err := testbed.StartSentinel(context.Background(), cfg)
+	if errors.Is(err, testbed.ErrNoBinary) {
+		tb.Skipf("skipping: %v", err)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(g.Stop)
+	return g
+}
