@@ -154,7 +154,7 @@ func (v Cached) fetch(ctx context.Context, keys []string) ([][]byte, error) {
 	for i, k := range keys {
 		f := &fills[i]
 		f.slot = noSlot
-		if c.s.routing != nil {
+		if c.s.commandTable() != nil {
 			f.slot = keySlot(k)
 		}
 		f.via = c.expectedVia(f.slot)

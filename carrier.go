@@ -49,7 +49,9 @@ import (
 // with a pool of dedicated connections for blocking commands); lease (one
 // dedicated connection lent to one Client); cluster (cluster.go, a Redis or
 // Valkey Cluster, by slot); watchLease and lazyLease (cluster_lease.go: a
-// lease on a cluster, for Watch and Dedicated).
+// lease on a cluster, for Watch and Dedicated); sentinel (sentinel.go: the
+// primary and replicas Redis Sentinel names); connecting (lazyconnect.go:
+// a LazyConnect Client's until it has connected, then the carrier it made).
 //
 // One path goes around the seam, measured: Client.sendDirect writes a
 // typed command straight into the shared connection of a direct carrier
@@ -74,10 +76,17 @@ type carrier interface {
 
 // fastDirect returns the shared connection a typed command may be written
 // to straight, past the seam (Client.sendDirect), or nil when the carrier
-// is not one server's: the one place that asks which carrier it holds.
+// is not one server's (a lazily connected Client's is, once connected):
+// the one place that asks which carrier it holds.
 func fastDirect(k carrier) *direct {
-	d, _ := k.(*direct)
-	return d
+	switch k := k.(type) {
+	case *direct:
+		return k
+	case *connecting:
+		d, _ := k.now().(*direct)
+		return d
+	}
+	return nil
 }
 
 // direct carries requests to one server.
@@ -198,7 +207,16 @@ const writeSizeBuckets = pipe.WriteSizeBuckets
 // shared connection tracks the keys read through it (and only that one:
 // dedicated connections do not).
 func newDirect(s *shared, addr string, ctx context.Context) (*direct, error) {
+	return newDirectWith(s, addr, ctx, nil)
+}
+
+// newDirectWith is newDirect with adjust applied to the options of each of
+// its connections, shared and dedicated (a Sentinel group's role checks).
+func newDirectWith(s *shared, addr string, ctx context.Context, adjust func(*pipe.Options)) (*direct, error) {
 	po := s.pipeOptions(addr)
+	if adjust != nil {
+		adjust(&po)
+	}
 	dedicated := po
 	var tc *trackedConn
 	if s.cache != nil {

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ziplinekv/zipline/internal/resp"
@@ -42,16 +43,22 @@ type shared struct {
 	calls    *callPool
 	requests sync.Pool
 	hooks    hooks
-	// routing is the server's command table on a cluster (where keys are,
-	// which commands read), nil on a single server.
-	routing serverCommands
-	cache   *clientCache // nil when off
+	// routing holds the server's command table on a cluster (where keys
+	// are, which commands read); nil on a single server. Set once, when the
+	// Client connects (in the background with LazyConnect); read it with
+	// commandTable.
+	routing atomic.Pointer[serverCommands]
+	// replicaReads marks read-only commands on a Sentinel group whose reads
+	// may go to replicas (Options.ReadFrom).
+	replicaReads bool
+	cache        *clientCache // nil when off
 	// top is the Client's own carrier (not a lease's).
 	top  carrier
 	subs *subscriptions
 	// server is what the first server reached said it is (HELLO), for
-	// refusing commands it does not have with the version that has them.
-	server   serverVersion
+	// refusing commands it does not have with the version that has them;
+	// nil until then.
+	server   atomic.Pointer[serverVersion]
 	subsOnce sync.Once
 	closed   sync.Once
 	closeErr error
@@ -60,6 +67,8 @@ type shared struct {
 // New connects to the server described by opts and returns a Client. The
 // first connection is made before New returns, so a wrong address or
 // password is reported here; later losses reconnect in the background.
+// With Options.LazyConnect, New returns at once and connects in the
+// background.
 func New(opts Options) (*Client, error) {
 	opts = opts.withDefaults()
 	if err := opts.validate(); err != nil {
@@ -80,12 +89,15 @@ func New(opts Options) (*Client, error) {
 		},
 	}
 	s.requests.New = func() any { return &request{s: s} }
+	s.replicaReads = opts.replicaReads()
 	s.hooks = buildHooks(opts, sendOne, sendBatch)
 	if opts.ClientCache.MaxBytes > 0 {
 		s.cache = newClientCache(opts.ClientCache)
 	}
-	k, err := s.connect()
-	if err != nil {
+	var k carrier
+	if opts.LazyConnect {
+		k = newConnecting(s)
+	} else if k, err = s.connect(context.Background()); err != nil {
 		if s.cache != nil {
 			s.cache.close()
 		}
@@ -93,6 +105,15 @@ func New(opts Options) (*Client, error) {
 	}
 	s.top = k
 	return &Client{s: s, carrier: k, codec: vc}, nil
+}
+
+// commandTable returns the server's command table on a cluster, nil
+// elsewhere (or before the Client has connected).
+func (s *shared) commandTable() serverCommands {
+	if t := s.routing.Load(); t != nil {
+		return *t
+	}
+	return nil
 }
 
 // shards returns a Client pinned to each shard, for commands that concern
@@ -367,12 +388,16 @@ func (c *Client) admit(spec *commandSpec) error {
 // notOnServer refuses a command the server does not have, saying which
 // servers do: a *CommandError.
 func (s *shared) notOnServer(spec *commandSpec) error {
-	has := spec.missingOn(s.server)
+	v := s.server.Load()
+	if v == nil {
+		return nil // not connected yet: the server decides
+	}
+	has := spec.missingOn(*v)
 	if has == "" {
 		return nil
 	}
 	return &CommandError{Command: spec.fullName(),
-		Reason: fmt.Sprintf("is not on this server (%s %s); it is on %s", s.server.kind, s.server.version, has)}
+		Reason: fmt.Sprintf("is not on this server (%s %s); it is on %s", v.kind, v.version, has)}
 }
 
 const (

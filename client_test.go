@@ -3,8 +3,10 @@ package zipline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -13,10 +15,21 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ziplinekv/zipline/internal/testkit"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
+// TestMain starts a server for the examples, which read its address from
+// ZIPLINE_EXAMPLE_ADDR (an Example has no testing.T to start one with),
+// and checks that no test leaks a goroutine.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	srv, err := testbed.Start(testbed.Config{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "TestMain: the examples' server:", err)
+		os.Exit(1)
+	}
+	os.Setenv("ZIPLINE_EXAMPLE_ADDR", srv.Addr)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { srv.Stop() }),
+		goleak.IgnoreAnyFunction("github.com/ziplinekv/zipline/testbed.(*Server).start.func1")) // the examples' server, until Cleanup
 }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))

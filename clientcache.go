@@ -29,7 +29,8 @@ type clientCache struct {
 	budget  int64 // bytes per shard
 	conns   []*trackedConn
 	connsMu sync.Mutex
-	// slots, on a cluster: an epoch per slot, bumped when the slot moves.
+	// slots: an epoch per slot, bumped when the slot moves on a cluster
+	// (made up front, so a Client that connects later needs no lock).
 	slots []atomic.Uint32
 	start time.Time // monotonic clock origin for expiries
 	stop  chan struct{}
@@ -87,7 +88,7 @@ func newClientCache(cfg ClientCache) *clientCache {
 		cfg.MaxStaleness = DefaultMaxStaleness
 	}
 	cc := &clientCache{cfg: cfg, seed: maphash.MakeSeed(), budget: max(cfg.MaxBytes/cacheShards, 1),
-		start: time.Now(), stop: make(chan struct{})}
+		start: time.Now(), stop: make(chan struct{}), slots: make([]atomic.Uint32, slotCount)}
 	for i := range cc.shards {
 		cc.shards[i].entries = map[string]*cacheEntry{}
 		cc.shards[i].pending = map[string]uint64{}
@@ -213,7 +214,7 @@ func (cc *clientCache) valid(ent *cacheEntry, now time.Time) bool {
 		tc.epoch.Load() == ent.epoch &&
 		int64(now.Sub(cc.start)) < ent.expires &&
 		now.UnixNano()-tc.lastRead.Load() < int64(cc.cfg.MaxStaleness) &&
-		(cc.slots == nil || ent.slot < 0 || cc.slots[ent.slot].Load() == ent.slotEp)
+		(ent.slot < 0 || cc.slots[ent.slot].Load() == ent.slotEp)
 }
 
 // reserve records that key is being filled and returns the fill's token:
@@ -341,7 +342,7 @@ const cacheSweepInterval = 125 * time.Millisecond
 
 // slotEpoch returns a slot's epoch (zero on a single server).
 func (cc *clientCache) slotEpoch(slot int32) uint32 {
-	if cc.slots == nil || slot < 0 {
+	if slot < 0 {
 		return 0
 	}
 	return cc.slots[slot].Load()

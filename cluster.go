@@ -81,14 +81,6 @@ type route struct {
 	standby []string
 }
 
-// node is one server of the cluster.
-type node struct {
-	addr string
-	*direct
-	queried time.Time // last topology query; owned by the refresher
-	rtt     atomic.Int64
-}
-
 var _ carrier = (*cluster)(nil)
 
 // Cluster timing. Topology is refreshed on demand (MOVED, a lost primary,
@@ -117,7 +109,8 @@ func newCluster(ctx context.Context, s *shared, addr string, seeds []string) (*c
 		c.close()
 		return nil, err
 	}
-	s.routing = loadServerCommands(ctx, seed)
+	t := loadServerCommands(ctx, seed)
+	s.routing.Store(&t)
 	if err := c.refreshNow(ctx); err != nil {
 		c.close()
 		return nil, err

@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
-
-	"github.com/ziplinekv/zipline/internal/resp"
 )
 
 // When a primary fails, its slots can be served again from the moment the
@@ -97,7 +95,7 @@ func (c *cluster) probeShards(shards []mapShard) {
 			if err != nil {
 				continue
 			}
-			if v, err := c.nodeDo(ctx, n, "ROLE"); err != nil || !answersAsPrimary(v) {
+			if v, err := c.s.nodeDo(ctx, n, "ROLE"); err != nil || !answersAsPrimary(v) {
 				continue
 			}
 			if err := c.promote(ctx, s, addr); err != nil && c.life.Err() == nil {
@@ -108,21 +106,6 @@ func (c *cluster) probeShards(shards []mapShard) {
 		}
 	}
 }
-
-// answersAsPrimary reports whether a ROLE reply is a primary's.
-func answersAsPrimary(v resp.Value) bool {
-	parts, err := Value{v}.AsSlice()
-	if err != nil || len(parts) == 0 {
-		return false
-	}
-	role, _ := parts[0].AsString()
-	return isPrimaryRole(role)
-}
-
-// isPrimaryRole reports whether a node's role, as CLUSTER SHARDS or ROLE
-// names it, is a primary's: Redis says "master", Valkey 8 and later may say
-// "primary".
-func isPrimaryRole(role string) bool { return role == "master" || role == "primary" }
 
 // promote installs the current shard map with shard s served by its replica at
 // addr: what the nodes report once they have heard of the promotion, so

@@ -38,49 +38,10 @@ func (c *cluster) target(ci wireCommand) *node {
 	if r == nil {
 		return nil
 	}
-	if !ci.readOnly || len(r.replicas) == 0 {
+	if !ci.readOnly {
 		return r.primary
 	}
-	switch c.s.opts.ReadFrom {
-	case ReadPreferReplica:
-		if n := r.replicaUp(c.replicaPick); n != nil {
-			return n
-		}
-	case ReadReplicaRoundRobin:
-		if n := r.replicaUp(c.rr.Add(1)); n != nil {
-			return n
-		}
-	case ReadLowestLatency:
-		best := r.primary
-		for _, n := range r.replicas {
-			if n.up() && (best == nil || n.rtt.Load() < best.rtt.Load()) {
-				best = n
-			}
-		}
-		return best
-	}
-	return r.primary
-}
-
-// replicaUp returns the first of the route's replicas that has a live
-// connection, counting from the one at index from (modulo their number),
-// or nil if none has. The replicas are sorted by address, so a given from
-// names the same replica from one topology refresh to the next.
-func (r *route) replicaUp(from uint32) *node {
-	n := uint32(len(r.replicas))
-	for i := range n {
-		if nd := r.replicas[(from+i)%n]; nd.up() {
-			return nd
-		}
-	}
-	return nil
-}
-
-// up reports whether the node's connection is live now: a replica that is
-// down is passed over at once rather than tried and retried until the
-// cluster marks it failed.
-func (n *node) up() bool {
-	return n != nil && n.pipe != nil && n.pipe.Connected()
+	return c.s.readTarget(r.primary, r.replicas, c.replicaPick, &c.rr)
 }
 
 func (c *cluster) send(ctx context.Context, r *request) error {

@@ -962,3 +962,90 @@ func TestClusterRetryWait(t *testing.T) {
 		}
 	}
 }
+
+// ReadAZAffinity reads from the replicas in the client's zone: on a Valkey
+// cluster with two replicas per shard, one in zone "az-a" and one in
+// "az-b" (Valkey's availability-zone, which HELLO reports), a client in
+// "az-a" reads every shard from its az-a replica only, and a client in a
+// zone with no replica spreads its reads over both replicas, never the
+// primary.
+func TestClusterReadAZAffinity(t *testing.T) {
+	cl := testkit.NewCluster(t, testkit.ClusterConfig{Kind: testkit.Valkey, Replicas: 2})
+	ctx := context.Background()
+	topo, err := cl.Settle(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zoneOf := map[string]string{}
+	for _, p := range topo.Primaries() {
+		for i, r := range topo.Replicas(p.ID) {
+			zone := []string{"az-a", "az-b"}[i%2]
+			if _, err := r.Server.Do(ctx, "CONFIG", "SET", "availability-zone", zone); err != nil {
+				t.Fatal(err)
+			}
+			zoneOf[r.Addr] = zone
+		}
+		if _, err := p.Server.Do(ctx, "CONFIG", "SET", "availability-zone", "az-a"); err != nil {
+			t.Fatal(err) // a primary in the zone is still not read from while a replica there is up
+		}
+	}
+	// The zones are read when the client connects (HELLO), so it connects
+	// after they are set.
+	newClient := func(zone string) *Client {
+		c, err := New(Options{Addrs: cl.Addrs()[:1], ReadFrom: ReadAZAffinity, AvailabilityZone: zone, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	inA, elsewhere := newClient("az-a"), newClient("az-c")
+	keys := make([]string, 40)
+	for i := range keys {
+		keys[i] = "az:" + strconv.Itoa(i)
+		if err := inA.Set(ctx, keys[i], []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range topo.Primaries() {
+		waitReplicated(t, p.Server, 2)
+		for _, r := range topo.Replicas(p.ID) {
+			waitSameKeys(t, p.Server, r.Server)
+		}
+	}
+	served := func(c *Client) map[string]int {
+		t.Helper()
+		before := map[string]int{}
+		for _, n := range topo.Nodes {
+			before[n.Addr] = getCalls(t, n.Server)
+		}
+		for _, k := range keys {
+			for range 2 {
+				if v, err := c.Get(ctx, k); err != nil || string(v) != "v" {
+					t.Fatalf("GET %s: %q %v", k, v, err)
+				}
+			}
+		}
+		out := map[string]int{}
+		for _, n := range topo.Nodes {
+			if d := getCalls(t, n.Server) - before[n.Addr]; d > 0 {
+				out[n.Addr] = d
+			}
+		}
+		return out
+	}
+	for addr, n := range served(inA) {
+		if zoneOf[addr] != "az-a" {
+			t.Errorf("a client in az-a read %d times from %s (zone %q)", n, addr, zoneOf[addr])
+		}
+	}
+	got := served(elsewhere)
+	for addr, n := range got {
+		if zoneOf[addr] == "" {
+			t.Errorf("a client in a zone without replicas read %d times from the primary %s", n, addr)
+		}
+	}
+	if len(got) != 2*len(topo.Primaries()) {
+		t.Errorf("a client in a zone without replicas read from %d replicas, want all %d: %v", len(got), 2*len(topo.Primaries()), got)
+	}
+}

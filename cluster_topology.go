@@ -11,8 +11,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/ziplinekv/zipline/internal/resp"
 )
 
 // askRefresh asks the refresher for a new shard map, without waiting. The
@@ -41,14 +39,14 @@ func (c *cluster) refresher() {
 		p := time.NewTicker(latencyProbeInterval)
 		defer p.Stop()
 		probe = p.C
-		c.probeLatency()
+		c.s.probeLatency(c.life, c.allNodes())
 	}
 	for {
 		select {
 		case <-c.life.Done():
 			return
 		case <-probe:
-			c.probeLatency()
+			c.s.probeLatency(c.life, c.allNodes())
 			continue
 		case <-c.refreshAsked:
 		case <-t.C:
@@ -59,39 +57,6 @@ func (c *cluster) refresher() {
 		}
 		cancel()
 	}
-}
-
-// latencyProbeInterval is how often ReadLowestLatency measures nodes.
-const latencyProbeInterval = 2 * time.Second
-
-// probeLatency PINGs every node and keeps a moving average of its round
-// trip, which ReadLowestLatency reads.
-func (c *cluster) probeLatency() {
-	c.mu.Lock()
-	nodes := make([]*node, 0, len(c.nodes))
-	for _, n := range c.nodes {
-		nodes = append(nodes, n)
-	}
-	c.mu.Unlock()
-	var wg sync.WaitGroup
-	for _, n := range nodes {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ctx, cancel := context.WithTimeout(c.life, c.s.opts.DialTimeout)
-			defer cancel()
-			start := time.Now()
-			rtt := int64(time.Hour) // unreachable: last choice
-			if _, err := c.nodeDo(ctx, n, "PING"); err == nil {
-				rtt = int64(time.Since(start))
-			}
-			if old := n.rtt.Load(); old != 0 && rtt != int64(time.Hour) {
-				rtt = (3*old + rtt) / 4
-			}
-			n.rtt.Store(rtt)
-		}()
-	}
-	wg.Wait()
 }
 
 // refreshNow asks up to three nodes for their shard map of the cluster and
@@ -202,7 +167,7 @@ func (c *cluster) routeSet() []*route {
 // queryShards asks one node for its shard map: CLUSTER SHARDS, or CLUSTER SLOTS on
 // servers older than 7.
 func (c *cluster) queryShards(ctx context.Context, n *node) (*shardMap, error) {
-	v, err := c.nodeDo(ctx, n, "CLUSTER", "SHARDS")
+	v, err := c.s.nodeDo(ctx, n, "CLUSTER", "SHARDS")
 	if err == nil {
 		return parseShards(v, n.addr)
 	}
@@ -210,23 +175,10 @@ func (c *cluster) queryShards(ctx context.Context, n *node) (*shardMap, error) {
 	if !errors.As(err, &se) {
 		return nil, err
 	}
-	if v, err = c.nodeDo(ctx, n, "CLUSTER", "SLOTS"); err != nil {
+	if v, err = c.s.nodeDo(ctx, n, "CLUSTER", "SLOTS"); err != nil {
 		return nil, err
 	}
 	return parseSlots(v, n.addr)
-}
-
-// nodeDo runs one command on one node's shared connection.
-func (c *cluster) nodeDo(ctx context.Context, n *node, args ...string) (resp.Value, error) {
-	r := c.s.newRequest()
-	r.call.Buf = appendCommandStrings(r.call.Buf, args...)
-	r.call.N = 1
-	defer r.release()
-	if err := r.sendOn(ctx, n.pipe); err != nil {
-		return resp.Value{}, err
-	}
-	v := r.replies[0]
-	return v, c.s.replyError(v)
 }
 
 // install makes v the route table: it connects to the nodes v names (a
@@ -414,4 +366,15 @@ func (c *cluster) changes() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.changed
+}
+
+// allNodes returns every node the cluster holds a connection to.
+func (c *cluster) allNodes() []*node {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	nodes := make([]*node, 0, len(c.nodes))
+	for _, n := range c.nodes {
+		nodes = append(nodes, n)
+	}
+	return nodes
 }

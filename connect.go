@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"sync/atomic"
 
 	"github.com/ziplinekv/zipline/internal/pipe"
 )
@@ -16,14 +15,24 @@ import (
 // connect reaches the first seed that answers and, unless Options.Cluster
 // says otherwise, asks it whether it is part of a cluster: then the Client
 // discovers the cluster from it; else it talks to that one server.
-func (s *shared) connect() (carrier, error) {
+func (s *shared) connect(life context.Context) (carrier, error) {
+	if s.opts.Sentinel.MasterName != "" {
+		ctx, cancel := context.WithTimeout(life, s.opts.DialTimeout)
+		defer cancel()
+		k, err := newSentinel(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		s.server.Store(versionOf(k.view.Load().primary.pipe.Server()))
+		return k, nil
+	}
 	seeds := s.opts.Addrs
 	if len(seeds) == 0 {
 		seeds = []string{s.opts.Addr}
 	}
 	var errs []error
 	for _, addr := range seeds {
-		ctx, cancel := context.WithTimeout(context.Background(), s.opts.DialTimeout)
+		ctx, cancel := context.WithTimeout(life, s.opts.DialTimeout)
 		d, err := newDirect(s, addr, ctx)
 		if err != nil {
 			cancel()
@@ -37,7 +46,7 @@ func (s *shared) connect() (carrier, error) {
 				mode = ClusterOn
 			}
 		}
-		s.server = versionOf(d.pipe.Server())
+		s.server.Store(versionOf(d.pipe.Server()))
 		if mode == ClusterOff {
 			cancel()
 			return d, nil
@@ -45,10 +54,7 @@ func (s *shared) connect() (carrier, error) {
 		// A cluster's connections are set up differently (see
 		// pipeOptions): start again with those.
 		d.close()
-		s.routing = serverCommands{}
-		if s.cache != nil {
-			s.cache.slots = make([]atomic.Uint32, slotCount)
-		}
+		s.routing.Store(&serverCommands{})
 		c, err := newCluster(ctx, s, addr, seeds)
 		cancel()
 		if err != nil {
@@ -61,14 +67,14 @@ func (s *shared) connect() (carrier, error) {
 
 // versionOf reads what a server said it is; a server of a kind the spec
 // was not read from counts as unknown.
-func versionOf(p pipe.Server) serverVersion {
+func versionOf(p pipe.Server) *serverVersion {
 	switch p.Name {
 	case "redis":
-		return serverVersion{kind: serverRedis, version: p.Version}
+		return &serverVersion{kind: serverRedis, version: p.Version}
 	case "valkey":
-		return serverVersion{kind: serverValkey, version: p.Version}
+		return &serverVersion{kind: serverValkey, version: p.Version}
 	}
-	return serverVersion{}
+	return &serverVersion{}
 }
 
 // clusterEnabled asks a server whether it is a cluster node. It is the

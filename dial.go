@@ -30,7 +30,7 @@ func appendCommandStrings(dst []byte, args ...string) []byte {
 func (s *shared) pipeOptions(addr string) pipe.Options {
 	o := s.opts
 	var onConnect func(*pipe.Setup) error
-	if s.routing != nil {
+	if s.commandTable() != nil {
 		o.WaitForReconnect = false
 		if o.ReadFrom != ReadPrimary {
 			onConnect = func(su *pipe.Setup) error {

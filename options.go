@@ -38,9 +38,17 @@ type Options struct {
 	// ClusterAuto, asks the first seed that answers (INFO cluster), so a
 	// single address of a cluster node works too.
 	Cluster ClusterMode
-	// ReadFrom says where a cluster's read-only commands go. Default
-	// ReadPrimary: every command to the slot's primary.
+	// Sentinel, when its MasterName is set, reaches the primary that Redis
+	// Sentinel names (and its replicas, for reads, per ReadFrom), following
+	// it through failovers; Addr and Addrs are then unused. See Sentinel.
+	Sentinel Sentinel
+	// ReadFrom says where read-only commands go on a cluster or a Sentinel
+	// group. Default ReadPrimary: every command to the primary.
 	ReadFrom ReadFrom
+	// AvailabilityZone is the zone the application runs in, for
+	// ReadAZAffinity: reads go to replicas whose server says it is in this
+	// zone (Valkey 8's availability-zone setting) before any other.
+	AvailabilityZone string
 	// Network is "tcp" (default) or "unix".
 	Network string
 
@@ -63,6 +71,15 @@ type Options struct {
 	// DialTimeout bounds connecting plus set-up (HELLO, AUTH, SELECT).
 	// Default DefaultDialTimeout.
 	DialTimeout time.Duration
+	// LazyConnect makes New return at once, without a connection: the
+	// Client connects in the background, retrying with the reconnect
+	// backoff, and calls made meanwhile wait for it within their context
+	// (as go-redis's clients do), so a service may start before its
+	// server. By default New connects first and reports a wrong address or
+	// password at once, which a service that cannot run without its cache
+	// wants; with LazyConnect those show as calls that time out, and in
+	// the log.
+	LazyConnect bool
 	// IOTimeout declares a connection dead when a request written to it has
 	// had no reply for this long, or a write blocks this long. It protects
 	// against hung servers and dead peers; a command that legitimately runs
@@ -232,7 +249,8 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// ReadFrom says where a cluster's read-only commands go.
+// ReadFrom says where read-only commands go on a cluster (each shard's
+// primary or replicas) or a Sentinel group (the primary or its replicas).
 type ReadFrom uint8
 
 const (
@@ -256,7 +274,48 @@ const (
 	// ReadLowestLatency sends reads to whichever of the slot's nodes,
 	// primary included, answered health checks fastest.
 	ReadLowestLatency
+	// ReadAZAffinity spreads reads in turn over the replicas in the
+	// client's zone (Options.AvailabilityZone, matched against each
+	// server's availability-zone setting, Valkey 8 and later), then over
+	// the other replicas when none there is connected, then sends them to
+	// the primary: in a cloud, traffic within a zone is faster and free.
+	ReadAZAffinity
 )
+
+// Sentinel configures a Client that reaches its servers through Redis
+// Sentinel (or Valkey's): the sentinels name the primary of a group, and
+// the Client follows it through failovers. Every connection to a data
+// node uses the Options' credentials, database and TLS; the sentinels
+// have credentials of their own.
+//
+// The Client asks the sentinels for the primary, connects to it, and
+// subscribes to +switch-master on one sentinel (another when it fails),
+// asking them again every DefaultSentinelRefresh and whenever a data
+// connection is lost. After every reconnect a connection checks that its
+// server is the primary (ROLE) and that the sentinels still name it, so a
+// demoted or restarted old primary never takes a write. Requests that
+// could not be sent (the primary down) wait for the new primary within
+// their context and go there; those lost with a connection are never
+// retried (they may have run). On Valkey 8 and later the primary
+// connection says CLIENT CAPA redirect, and a -REDIRECT reply (the server
+// was demoted) is followed to the primary it names.
+type Sentinel struct {
+	// MasterName is the name the sentinels know the group by. Setting it
+	// turns Sentinel on.
+	MasterName string
+	// Addrs are sentinels, "host:port" each. Any that answers names the
+	// primary and the other sentinels, which the Client then knows too.
+	Addrs []string
+	// Username and Password authenticate with the sentinels (their own
+	// requirepass or ACL), which may differ from the data nodes'.
+	Username string
+	Password string
+}
+
+// DefaultSentinelRefresh is how often a Sentinel Client asks the sentinels
+// for its group (primary, replicas, sentinels) besides the +switch-master
+// messages it follows.
+const DefaultSentinelRefresh = 10 * time.Second
 
 // Subscriptions configure a Client's pub/sub subscriptions. The zero value
 // gives every default.
@@ -445,6 +504,16 @@ func (o Options) validate() error {
 	}
 	if o.DB < 0 {
 		return fmt.Errorf("zipline: Options.DB must not be negative")
+	}
+	if o.Sentinel.MasterName != "" {
+		if len(o.Sentinel.Addrs) == 0 {
+			return fmt.Errorf("zipline: Options.Sentinel needs the sentinels' Addrs")
+		}
+		if o.Cluster == ClusterOn {
+			return fmt.Errorf("zipline: Options.Sentinel and ClusterOn do not go together")
+		}
+	} else if len(o.Sentinel.Addrs) != 0 {
+		return fmt.Errorf("zipline: Options.Sentinel needs a MasterName")
 	}
 	return nil
 }

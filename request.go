@@ -90,7 +90,7 @@ func (c *Client) add(r *request, spec *commandSpec, args []arg, expect resp.Type
 		return vr, err
 	}
 	ci := wireCommand{slot: noSlot}
-	if t := c.s.routing; t != nil {
+	if t := c.s.commandTable(); t != nil {
 		if !hasKeys(args) {
 			t.markKeys(spec, args)
 		}
@@ -101,6 +101,8 @@ func (c *Client) add(r *request, spec *commandSpec, args []arg, expect resp.Type
 			}
 			return vr, &CrossSlotError{Command: spec.fullName(), Slots: keySlots(args)}
 		}
+	} else if c.s.replicaReads {
+		ci.readOnly = spec.readOnly()
 	}
 	c.encode(r, spec, args, expect, values, ci)
 	return vr, nil
@@ -235,6 +237,41 @@ func (r *request) sendOn(ctx context.Context, p *pipe.Pipe) error {
 	}
 	r.call, r.replies = call, call.Replies()
 	return nil
+}
+
+// readOnly reports whether every command of r only reads (as marked when
+// encoded), so that a replica may serve it.
+func (r *request) readOnly() bool {
+	if r.tx || len(r.cmds) == 0 {
+		return false
+	}
+	for _, ci := range r.cmds {
+		if !ci.readOnly {
+			return false
+		}
+	}
+	return true
+}
+
+// copyTo puts r's commands into sub, a fresh request, for a carrier that
+// may have to send them more than once: a call is gone once a send of it
+// fails.
+func (r *request) copyTo(sub *request) {
+	c := sub.call
+	c.Buf = append(c.Buf, r.call.Buf...)
+	c.Expect = append(c.Expect, r.call.Expect...)
+	c.N = r.call.N
+	if p := r.call.Patience; p != 0 {
+		c.Patience = p // stored only when it changes (see pipe.Call)
+	}
+	sub.blocking = r.blocking
+}
+
+// adopt takes the call and replies of sub, a copy of r that was sent;
+// sub gets r's call, to release.
+func (r *request) adopt(sub *request) {
+	r.call, sub.call = sub.call, r.call
+	r.replies, r.errs = sub.replies, sub.errs
 }
 
 // replyError turns a reply that is an error, or a stand-in for a reply

@@ -13,7 +13,8 @@ import (
 )
 
 // ParseURL returns the Options a URL describes. It accepts the forms
-// go-redis and rueidis accept:
+// go-redis (ParseURL, ParseClusterURL, ParseFailoverURL) and rueidis
+// accept:
 //
 //	redis://[[user][:password]@]host[:port][,host[:port]...][/db][?option=value...]
 //	rediss://...                  the same over TLS, verifying host
@@ -22,7 +23,12 @@ import (
 //
 // The host defaults to localhost and the port to 6379. Several hosts,
 // separated by commas or given with addr= options, fill Addrs: the seed
-// nodes of a cluster. The options are:
+// nodes of a cluster. With master_name (go-redis's failover URL; rueidis's
+// master_set too) the hosts are sentinels instead, as in go-redis: the
+// URL's user and password are the sentinels' (Sentinel.Username,
+// Password), and the username= and password= options the data nodes'.
+//
+// Options that set something:
 //
 //	db                     the database number (also the URL path)
 //	protocol               2 or 3
@@ -32,8 +38,33 @@ import (
 //	                       go-redis spells it, set it too (the larger wins)
 //	health_check_interval  HealthCheckInterval
 //	max_pending_bytes      MaxPendingBytes
+//	lazy_connect           LazyConnect (true, false, 1 or 0)
 //	skip_verify            rediss only: do not verify the server certificate
 //	addr                   another host[:port] (repeatable)
+//	master_name,           Sentinel.MasterName: the hosts are sentinels
+//	master_set
+//	username, password     with master_name: the data nodes' credentials
+//	read_from              ReadFrom: primary, prefer_replica, replica
+//	                       (round robin), lowest_latency or az_affinity
+//	availability_zone      AvailabilityZone
+//	read_only,             go-redis's replica reads (true): ReadFrom
+//	route_randomly,        ReadReplicaRoundRobin, ReadReplicaRoundRobin,
+//	route_by_latency,      ReadLowestLatency and ReadReplicaRoundRobin
+//	replica_only           (zipline still sends writes to the primary)
+//
+// go-redis's options for its connection pools, retries and redirects mean
+// nothing to a client that pipelines every call on one connection per
+// server and retries only what provably did not run. They are accepted,
+// so that an existing REDIS_URL works unchanged, and ignored, whatever
+// their value: pool_size, pool_fifo, pool_timeout, min_idle_conns,
+// max_idle_conns, max_active_conns, max_concurrent_dials,
+// conn_max_idle_time, idle_timeout, conn_max_lifetime, max_conn_age,
+// conn_max_lifetime_jitter, pipeline_pool_size, pipeline_read_buffer_size,
+// pipeline_write_buffer_size, max_retries, min_retry_backoff,
+// max_retry_backoff, max_redirects, dialer_retries, dialer_retry_timeout,
+// context_timeout_enabled, route_by_latency_tolerance,
+// use_disconnected_replicas, failing_timeout_seconds, disableIdentity,
+// identitySuffix, unstable_resp3.
 //
 // Durations are Go durations ("500ms") or whole seconds; zero or negative
 // turns the timeout off, as go-redis does. An unknown option is an error
@@ -43,6 +74,23 @@ func ParseURL(rawURL string) (Options, error) {
 	var o Options
 	err := o.FromURL(rawURL)
 	return o, err
+}
+
+// ignoredURLOptions are go-redis's URL options that configure what zipline
+// does not have (see ParseURL).
+var ignoredURLOptions = []string{
+	"pool_size", "pool_fifo", "pool_timeout", "min_idle_conns", "max_idle_conns", "max_active_conns",
+	"max_concurrent_dials", "conn_max_idle_time", "idle_timeout", "conn_max_lifetime", "max_conn_age",
+	"conn_max_lifetime_jitter", "pipeline_pool_size", "pipeline_read_buffer_size", "pipeline_write_buffer_size",
+	"max_retries", "min_retry_backoff", "max_retry_backoff", "max_redirects", "dialer_retries",
+	"dialer_retry_timeout", "context_timeout_enabled", "route_by_latency_tolerance",
+	"use_disconnected_replicas", "failing_timeout_seconds", "disableIdentity", "identitySuffix", "unstable_resp3",
+}
+
+// readFromNames are read_from's values.
+var readFromNames = map[string]ReadFrom{
+	"primary": ReadPrimary, "prefer_replica": ReadPreferReplica, "replica": ReadReplicaRoundRobin,
+	"lowest_latency": ReadLowestLatency, "az_affinity": ReadAZAffinity,
 }
 
 // FromURL sets the options rawURL describes (see ParseURL) on o, leaving
@@ -55,11 +103,20 @@ func (o *Options) FromURL(rawURL string) error {
 		// url's errors quote the whole URL, password included.
 		return errors.New("zipline: invalid URL")
 	}
-	if u.User != nil {
-		o.Username = u.User.Username()
-		o.Password, _ = u.User.Password()
-	}
 	q := queryOptions{v: u.Query()}
+	master := q.string("master_name")
+	if set := q.string("master_set"); master == "" {
+		master = set
+	}
+	if u.User != nil {
+		user, pass := u.User.Username(), ""
+		pass, _ = u.User.Password()
+		if master != "" {
+			o.Sentinel.Username, o.Sentinel.Password = user, pass
+		} else {
+			o.Username, o.Password = user, pass
+		}
+	}
 	switch u.Scheme {
 	case "redis", "rediss", "valkey", "valkeys":
 		hosts, err := urlHosts(u.Host, append(moreHosts, q.all("addr")...))
@@ -67,7 +124,10 @@ func (o *Options) FromURL(rawURL string) error {
 			return err
 		}
 		o.Network, o.Addr, o.Addrs = "tcp", hosts[0], nil
-		if len(hosts) > 1 {
+		switch {
+		case master != "":
+			o.Addr, o.Sentinel.MasterName, o.Sentinel.Addrs = "", master, hosts
+		case len(hosts) > 1:
 			o.Addr, o.Addrs = "", hosts
 		}
 		switch path := strings.Trim(u.Path, "/"); {
@@ -90,9 +150,20 @@ func (o *Options) FromURL(rawURL string) error {
 		if strings.TrimSpace(u.Path) == "" {
 			return errors.New("zipline: a unix:// URL needs a socket path")
 		}
+		if master != "" {
+			return errors.New("zipline: master_name needs redis:// sentinels, not a unix socket")
+		}
 		o.Network, o.Addr, o.Addrs = "unix", u.Path, nil
 	default:
 		return fmt.Errorf("zipline: invalid URL scheme %q: want redis, rediss, valkey, valkeys or unix", u.Scheme)
+	}
+	if master != "" {
+		if q.has("username") {
+			o.Username = q.string("username")
+		}
+		if q.has("password") {
+			o.Password = q.string("password")
+		}
 	}
 	if q.has("db") {
 		o.DB = q.int("db")
@@ -118,6 +189,31 @@ func (o *Options) FromURL(rawURL string) error {
 	}
 	if q.has("max_pending_bytes") {
 		o.MaxPendingBytes = int64(q.int("max_pending_bytes"))
+	}
+	if q.has("lazy_connect") {
+		o.LazyConnect = q.bool("lazy_connect")
+	}
+	if q.has("availability_zone") {
+		o.AvailabilityZone = q.string("availability_zone")
+	}
+	for _, name := range []string{"read_only", "route_randomly", "replica_only"} {
+		if q.has(name) && q.bool(name) {
+			o.ReadFrom = ReadReplicaRoundRobin
+		}
+	}
+	if q.has("route_by_latency") && q.bool("route_by_latency") {
+		o.ReadFrom = ReadLowestLatency
+	}
+	if q.has("read_from") {
+		name := q.string("read_from")
+		rf, ok := readFromNames[name]
+		if !ok && q.err == nil {
+			q.err = fmt.Errorf("zipline: URL option read_from: %q is not primary, prefer_replica, replica, lowest_latency or az_affinity", name)
+		}
+		o.ReadFrom = rf
+	}
+	for _, name := range ignoredURLOptions {
+		q.all(name)
 	}
 	if q.err != nil {
 		return q.err

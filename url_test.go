@@ -44,6 +44,21 @@ func TestParseURL(t *testing.T) {
 		{url: "redis://a:7000,b:7001,c", want: Options{Addrs: []string{"a:7000", "b:7001", "c:6379"}}},
 		{url: "rediss://u:p@a:7000?addr=b:7001&addr=[::1]:7002", want: Options{Addrs: []string{"a:7000", "b:7001", "[::1]:7002"},
 			Username: "u", Password: "p"}, tls: "a"},
+		// go-redis's pool and retry options: accepted, whatever their value,
+		// and ignored.
+		{url: "redis://:pw@cache:6379/0?pool_size=50&min_idle_conns=10&max_retries=5&pool_timeout=4s&conn_max_idle_time=5m&pool_fifo=yes",
+			want: Options{Addr: "cache:6379", Password: "pw"}},
+		{url: "redis://localhost:123/?lazy_connect=true&read_from=az_affinity&availability_zone=use1-az1",
+			want: Options{Addr: "localhost:123", LazyConnect: true, ReadFrom: ReadAZAffinity, AvailabilityZone: "use1-az1"}},
+		{url: "redis://a:7000?addr=b:7001&read_only=true", want: Options{Addrs: []string{"a:7000", "b:7001"}, ReadFrom: ReadReplicaRoundRobin}},
+		{url: "redis://a:7000?addr=b:7001&route_by_latency=1", want: Options{Addrs: []string{"a:7000", "b:7001"}, ReadFrom: ReadLowestLatency}},
+		// Sentinel, as go-redis's failover URL: the hosts are sentinels, with
+		// the URL's credentials; username= and password= are the data
+		// nodes'.
+		{url: "redis://su:sp@s1:26379,s2:26380/2?master_name=mymaster&username=app&password=secret",
+			want: Options{Sentinel: Sentinel{MasterName: "mymaster", Addrs: []string{"s1:26379", "s2:26380"}, Username: "su", Password: "sp"},
+				Username: "app", Password: "secret", DB: 2}},
+		{url: "redis://s1:26379?master_set=m&addr=s2:26379", want: Options{Sentinel: Sentinel{MasterName: "m", Addrs: []string{"s1:26379", "s2:26379"}}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.url, func(t *testing.T) {
@@ -58,7 +73,10 @@ func TestParseURL(t *testing.T) {
 				o.DB != tc.want.DB || o.Username != tc.want.Username || o.Password != tc.want.Password ||
 				o.ClientName != tc.want.ClientName || o.Protocol != tc.want.Protocol || o.IOTimeout != tc.want.IOTimeout ||
 				o.DialTimeout != tc.want.DialTimeout || o.HealthCheckInterval != tc.want.HealthCheckInterval ||
-				o.MaxPendingBytes != tc.want.MaxPendingBytes {
+				o.MaxPendingBytes != tc.want.MaxPendingBytes || o.LazyConnect != tc.want.LazyConnect ||
+				o.ReadFrom != tc.want.ReadFrom || o.AvailabilityZone != tc.want.AvailabilityZone ||
+				o.Sentinel.MasterName != tc.want.Sentinel.MasterName || strings.Join(o.Sentinel.Addrs, " ") != strings.Join(tc.want.Sentinel.Addrs, " ") ||
+				o.Sentinel.Username != tc.want.Sentinel.Username || o.Sentinel.Password != tc.want.Sentinel.Password {
 				t.Fatalf("got %+v\nwant %+v", o, tc.want)
 			}
 			switch {
@@ -88,6 +106,9 @@ func TestParseURLErrors(t *testing.T) {
 		"redis://localhost:99999":                   `invalid port "99999"`,
 		"redis://u:s3cret@host:12%zz":               "invalid URL",
 		"unix://u:s3cret@":                          "needs a socket path",
+		"redis://localhost/?read_from=nearest":      `read_from: "nearest" is not primary`,
+		"redis://localhost/?lazy_connect=maybe":     `lazy_connect: "maybe" is not true`,
+		"unix://u:s3cret@/tmp/s?master_name=m":      "master_name needs redis:// sentinels",
 	} {
 		_, err := ParseURL(url)
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -166,8 +166,8 @@ func (p *Pipe) handshake(c *conn) (int, error) {
 	return proto, nil
 }
 
-// helloServer reads the server's name and version from HELLO's reply, a
-// map in RESP3 and pairs in RESP2.
+// helloServer reads the server's name, version, role and availability
+// zone from HELLO's reply, a map in RESP3 and pairs in RESP2.
 func helloServer(v resp.Value) *Server {
 	var s Server
 	e := v.Elems()
@@ -177,6 +177,10 @@ func helloServer(v resp.Value) *Server {
 			s.Name = string(e[i+1].Bytes())
 		case "version":
 			s.Version = string(e[i+1].Bytes())
+		case "role":
+			s.Role = string(e[i+1].Bytes())
+		case "availability_zone":
+			s.AvailabilityZone = string(e[i+1].Bytes())
 		}
 	}
 	return &s

@@ -261,6 +261,11 @@ func (p *Pipe) Protocol() int { return int(p.protocol.Load()) }
 type Server struct {
 	Name    string // "redis", "valkey"
 	Version string // "7.0.15"
+	// Role is "master" or "replica" (HELLO says it; Redis 7 and Valkey do).
+	Role string
+	// AvailabilityZone is the server's availability-zone setting (Valkey
+	// 8 and later), "" when it has none.
+	AvailabilityZone string
 }
 
 // Server returns what the server said it is when the connection was last

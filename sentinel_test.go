@@ -1,0 +1,508 @@
+package zipline
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ziplinekv/zipline/internal/testkit"
+)
+
+// sentinelClient starts a Sentinel group and a Client of it.
+func sentinelClient(t *testing.T, cfg testkit.SentinelConfig, opts Options) (*Client, *testkit.Sentinel) {
+	t.Helper()
+	g := testkit.NewSentinel(t, cfg)
+	opts.Sentinel.MasterName, opts.Sentinel.Addrs = g.MasterName, g.SentinelAddrs()
+	if opts.Logger == nil {
+		opts.Logger = quiet
+	}
+	c, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c, g
+}
+
+// write is one acknowledged (or failed) SET of a load.
+type write struct {
+	key string
+	at  time.Time // when its reply (or error) came
+	err error
+}
+
+// The Client follows the primary through a failover: the primary is
+// killed under load from 16 writers, the sentinels promote a replica, and
+// the writers go on there. Only calls in flight when it died fail, and no
+// write acknowledged after the kill is lost (nor, with the load paced so
+// that replication keeps up, one before it).
+func TestSentinelFollowsAFailover(t *testing.T) {
+	c, g := sentinelClient(t, testkit.SentinelConfig{}, Options{})
+	ctx := context.Background()
+	if err := c.Set(ctx, "before", []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	primary, err := g.Primary(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := primary.Do(ctx, "GET", "before"); err != nil || string(v.Bytes()) != "1" {
+		t.Fatalf("the write is not on the primary %s: %v %v", primary.Addr, v, err)
+	}
+	waitOnReplicas(t, g, "before", "1")
+
+	const writers = 16
+	load := newWriteLoad(c, writers, time.Millisecond)
+	load.waitFor(t, 200*writers, time.Time{})
+	f, err := g.KillPrimary(ctx)
+	if err != nil {
+		load.finish()
+		t.Fatal(err)
+	}
+	killed := time.Now().Add(-f.Settled) // Settled runs from the kill
+	t.Logf("the sentinels named %s in place of %s after %v", f.Primary.Addr, f.Former.Addr, f.Named.Round(time.Millisecond))
+	load.waitFor(t, 10*writers, killed)
+	load.check(t, c, killed)
+	var st Stats
+	c.carrier.stats(&st)
+	if st.Reconnects == 0 {
+		t.Error("Stats.Reconnects does not count the switch of primary")
+	}
+	if v, err := f.Primary.Do(ctx, "GET", "before"); err != nil || string(v.Bytes()) != "1" {
+		t.Errorf("the new primary lost a write made before: %v %v", v, err)
+	}
+}
+
+// writeLoad writes unique keys from several goroutines until stopped.
+type writeLoad struct {
+	mu     sync.Mutex
+	writes []write
+	stop   chan struct{}
+	wg     sync.WaitGroup
+	n      int
+}
+
+// newWriteLoad starts n writers, each writing once per pace (0: as fast
+// as it can). Paced, the load leaves the replicas time to keep up, so that
+// whatever a failover loses is the client's doing, not replication's lag.
+func newWriteLoad(c *Client, n int, pace time.Duration) *writeLoad {
+	l := &writeLoad{stop: make(chan struct{}), n: n}
+	for w := range n {
+		l.wg.Go(func() {
+			var tick <-chan time.Time
+			if pace > 0 {
+				t := time.NewTicker(pace)
+				defer t.Stop()
+				tick = t.C
+			}
+			for i := 0; ; i++ {
+				select {
+				case <-l.stop:
+					return
+				default:
+				}
+				if tick != nil {
+					select {
+					case <-l.stop:
+						return
+					case <-tick:
+					}
+				}
+				key := "load:" + strconv.Itoa(w) + ":" + strconv.Itoa(i)
+				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+				err := c.Set(ctx, key, []byte("v"))
+				cancel()
+				l.mu.Lock()
+				l.writes = append(l.writes, write{key, time.Now(), err})
+				l.mu.Unlock()
+			}
+		})
+	}
+	return l
+}
+
+// waitFor waits, bounded, until n writes succeeded after since.
+func (l *writeLoad) waitFor(t *testing.T, n int, since time.Time) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ok := 0
+		l.mu.Lock()
+		for _, w := range l.writes {
+			if w.err == nil && w.at.After(since) {
+				ok++
+			}
+		}
+		l.mu.Unlock()
+		if ok >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			l.finish()
+			t.Fatalf("only %d writes succeeded after %v in 30 s", ok, since)
+		}
+		time.Sleep(10 * time.Millisecond) // polling the load's progress, bounded
+	}
+}
+
+// finish stops the load and returns its writes.
+func (l *writeLoad) finish() []write {
+	select {
+	case <-l.stop:
+	default:
+		close(l.stop)
+	}
+	l.wg.Wait()
+	return l.writes
+}
+
+// check stops the load and checks what a failover at killed may cost:
+// only calls in flight when the primary died fail (ErrConnLost: they may
+// have run), and every write acknowledged after the kill is on the new
+// primary. Writes acknowledged before the kill and missing afterwards are
+// the server's own loss (replication is asynchronous): reported, not
+// failed.
+func (l *writeLoad) check(t *testing.T, c *Client, killed time.Time) {
+	t.Helper()
+	writes := l.finish()
+	var failed, lostAfter, lostBefore, after int
+	var acked []time.Time
+	ctx := context.Background()
+	for _, w := range writes {
+		if w.err != nil {
+			failed++
+			if !errors.Is(w.err, ErrConnLost) {
+				t.Errorf("a call failed with %v: only calls in flight when the primary died may fail (ErrConnLost)", w.err)
+			}
+			continue
+		}
+		_, err := c.Get(ctx, w.key)
+		missing := errors.Is(err, Nil)
+		if err != nil && !missing {
+			t.Fatalf("GET %s: %v", w.key, err)
+		}
+		if !missing {
+			acked = append(acked, w.at)
+		}
+		if !w.at.After(killed) {
+			if missing {
+				lostBefore++
+			}
+			continue
+		}
+		after++
+		if missing {
+			lostAfter++
+		}
+	}
+	if failed > l.n {
+		t.Errorf("%d calls failed; at most one per writer (%d) was in flight", failed, l.n)
+	}
+	if lostAfter > 0 {
+		t.Errorf("%d writes acknowledged after the primary went are not on the new one", lostAfter)
+	}
+	slices.SortFunc(acked, time.Time.Compare)
+	var window time.Duration
+	for i := 1; i < len(acked); i++ {
+		window = max(window, acked[i].Sub(acked[i-1]))
+	}
+	t.Logf("%d writes: no write succeeded for %v; %d failed (in flight); lost: %d acknowledged before (replication), %d after",
+		len(writes), window.Round(time.Millisecond), failed, lostBefore, lostAfter)
+}
+
+// A failover by hand (SENTINEL FAILOVER) demotes a primary that still
+// runs: every write the old one took after the replica's promotion would
+// be lost when it is demoted, so writes wait from the moment a sentinel
+// begins the promotion until the new primary answers. None acknowledged
+// after the failover began is lost (it lost tens of thousands before
+// writes waited).
+func TestSentinelManualFailover(t *testing.T) {
+	c, g := sentinelClient(t, testkit.SentinelConfig{}, Options{})
+	ctx := context.Background()
+	const writers = 8
+	load := newWriteLoad(c, writers, time.Millisecond)
+	load.waitFor(t, 200*writers, time.Time{})
+	f, err := g.Failover(ctx)
+	if err != nil {
+		load.finish()
+		t.Fatal(err)
+	}
+	start := time.Now().Add(-f.Settled) // Settled runs from SENTINEL FAILOVER
+	t.Logf("%s handed over to %s in %v", f.Former.Addr, f.Primary.Addr, f.Named.Round(time.Millisecond))
+	load.waitFor(t, 10*writers, start.Add(f.Settled))
+	load.check(t, c, start)
+}
+
+// A server the sentinels no longer name is never written to, even when it
+// still says it is a primary: after a reconnect the Client asks the
+// sentinels, and goes where they point. Here the sentinels are made to
+// monitor a replica promoted by hand, without any +switch-master, and the
+// Client's connection to the old primary is cut.
+func TestSentinelRefusesAPrimaryTheSentinelsDoNotName(t *testing.T) {
+	c, g := sentinelClient(t, testkit.SentinelConfig{}, Options{})
+	ctx := context.Background()
+	if err := c.Set(ctx, "k", []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	old, err := g.Primary(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replicas, err := g.Replicas(ctx)
+	if err != nil || len(replicas) == 0 {
+		t.Fatalf("replicas: %v %v", replicas, err)
+	}
+	next := replicas[0]
+	if _, err := next.Do(ctx, "REPLICAOF", "NO", "ONE"); err != nil {
+		t.Fatal(err)
+	}
+	host, port, _ := strings.Cut(next.Addr, ":")
+	for _, s := range g.Sentinels() {
+		for _, cmd := range [][]any{
+			{"SENTINEL", "REMOVE", g.MasterName},
+			{"SENTINEL", "MONITOR", g.MasterName, host, port, 2},
+			{"SENTINEL", "SET", g.MasterName, "down-after-milliseconds", 1000},
+		} {
+			if _, err := g.Do(ctx, s, cmd...); err != nil {
+				t.Fatalf("%s on %s: %v", cmd, s.Addr, err)
+			}
+		}
+	}
+	setsBefore := setCalls(t, old)
+	if _, err := old.Do(ctx, "CLIENT", "KILL", "TYPE", "normal"); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := c.Set(wctx, "k", []byte("new")); err != nil {
+		t.Fatalf("SET after the sentinels moved: %v", err)
+	}
+	if v, err := next.Do(ctx, "GET", "k"); err != nil || string(v.Bytes()) != "new" {
+		t.Fatalf("the write is not on the primary the sentinels name (%s): %v %v", next.Addr, v, err)
+	}
+	if n := setCalls(t, old); n != setsBefore {
+		t.Fatalf("the old primary took %d writes after the sentinels stopped naming it", n-setsBefore)
+	}
+}
+
+// waitOnReplicas waits, bounded, until every replica holds key = value.
+func waitOnReplicas(t *testing.T, g *testkit.Sentinel, key, value string) {
+	t.Helper()
+	ctx := context.Background()
+	replicas, err := g.Replicas(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range replicas {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if v, err := r.Do(ctx, "GET", key); err == nil && string(v.Bytes()) == value {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("replica %s never got %s", r.Addr, key)
+			}
+			time.Sleep(5 * time.Millisecond) // waiting for replication, bounded
+		}
+	}
+}
+
+// setCalls returns how many SETs a server ran.
+func setCalls(t *testing.T, s *testkit.Server) int {
+	t.Helper()
+	info, err := s.Info(context.Background(), "commandstats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, _, _ := strings.Cut(strings.TrimPrefix(info["cmdstat_set"], "calls="), ",")
+	n, _ := strconv.Atoi(calls)
+	return n
+}
+
+// With ReadPreferReplica, reads go to a replica and writes to the primary.
+func TestSentinelReadsFromReplicas(t *testing.T) {
+	c, g := sentinelClient(t, testkit.SentinelConfig{}, Options{ReadFrom: ReadPreferReplica})
+	ctx := context.Background()
+	if err := c.Set(ctx, "r", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	primary, err := g.Primary(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitOnReplicas(t, g, "r", "v")
+	before := getCalls(t, primary)
+	var got atomic.Int32
+	for range 50 {
+		if v, err := c.Get(ctx, "r"); err == nil && string(v) == "v" {
+			got.Add(1)
+		}
+	}
+	if got.Load() != 50 {
+		t.Fatalf("%d of 50 reads returned the value", got.Load())
+	}
+	if n := getCalls(t, primary) - before; n != 0 {
+		t.Fatalf("the primary served %d reads; ReadPreferReplica sends them to a replica", n)
+	}
+}
+
+// The sentinels' credentials are their own: a group whose sentinels and
+// data nodes require different passwords works with both given, and a
+// wrong sentinel password fails New with an error that does not show it.
+func TestSentinelCredentials(t *testing.T) {
+	cfg := testkit.SentinelConfig{Password: "data-pw", SentinelPassword: "sentinel-pw", Replicas: -1, Sentinels: 1}
+	c, _ := sentinelClient(t, cfg, Options{Password: "data-pw", Sentinel: Sentinel{Password: "sentinel-pw"}})
+	if err := c.Set(context.Background(), "k", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	opts := c.s.opts
+	opts.Sentinel.Password = "wrong-sentinel-pw"
+	bad, err := New(opts)
+	if err == nil {
+		bad.Close()
+		t.Fatal("New succeeded with a wrong sentinel password")
+	}
+	if strings.Contains(err.Error(), "wrong-sentinel-pw") || strings.Contains(err.Error(), "data-pw") {
+		t.Fatalf("the error shows a password: %v", err)
+	}
+}
+
+// On Valkey, the primary's connection says CLIENT CAPA redirect: when the
+// primary is demoted under it (here by hand, before any sentinel knows),
+// a write gets -REDIRECT to the new primary instead of -READONLY, and the
+// Client goes there and sends it again: it ran nowhere before.
+func TestSentinelFollowsRedirect(t *testing.T) {
+	c, g := sentinelClient(t, testkit.SentinelConfig{Kind: testkit.Valkey}, Options{})
+	ctx := context.Background()
+	if err := c.Set(ctx, "k", []byte("before")); err != nil {
+		t.Fatal(err)
+	}
+	old, err := g.Primary(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replicas, err := g.Replicas(ctx)
+	if err != nil || len(replicas) == 0 {
+		t.Fatalf("replicas: %v %v", replicas, err)
+	}
+	next := replicas[0]
+	host, port, _ := strings.Cut(next.Addr, ":")
+	if _, err := next.Do(ctx, "REPLICAOF", "NO", "ONE"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Do(ctx, "REPLICAOF", host, port); err != nil {
+		t.Fatal(err)
+	}
+	setsBefore := setCalls(t, old)
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := c.Set(wctx, "k", []byte("after")); err != nil {
+		t.Fatalf("SET on a demoted primary: %v", err)
+	}
+	if v, err := next.Do(ctx, "GET", "k"); err != nil || string(v.Bytes()) != "after" {
+		t.Fatalf("the write is not on the new primary %s: %v %v", next.Addr, v, err)
+	}
+	if n := setCalls(t, old); n != setsBefore {
+		t.Fatalf("the demoted primary ran %d SETs", n-setsBefore)
+	}
+}
+
+// ReadAZAffinity on a Sentinel group: a client in one replica's zone reads
+// from that replica only.
+func TestSentinelReadAZAffinity(t *testing.T) {
+	g := testkit.NewSentinel(t, testkit.SentinelConfig{Kind: testkit.Valkey})
+	ctx := context.Background()
+	replicas, err := g.Replicas(ctx)
+	if err != nil || len(replicas) != 2 {
+		t.Fatalf("replicas: %v %v", replicas, err)
+	}
+	for i, r := range replicas {
+		if _, err := r.Do(ctx, "CONFIG", "SET", "availability-zone", []string{"az-a", "az-b"}[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := New(Options{Sentinel: Sentinel{MasterName: g.MasterName, Addrs: g.SentinelAddrs()},
+		ReadFrom: ReadAZAffinity, AvailabilityZone: "az-b", Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Set(ctx, "z", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	waitOnReplicas(t, g, "z", "v")
+	before := map[*testkit.Server]int{}
+	for _, r := range replicas {
+		before[r] = getCalls(t, r)
+	}
+	for range 40 {
+		if v, err := c.Get(ctx, "z"); err != nil || string(v) != "v" {
+			t.Fatalf("GET: %q %v", v, err)
+		}
+	}
+	if n := getCalls(t, replicas[0]) - before[replicas[0]]; n != 0 {
+		t.Errorf("the az-a replica served %d reads of a client in az-b", n)
+	}
+	if n := getCalls(t, replicas[1]) - before[replicas[1]]; n != 40 {
+		t.Errorf("the az-b replica served %d of 40 reads", n)
+	}
+}
+
+// A subscription follows the primary too: after a failover it is made
+// again on the new primary, reports the gap, and receives what is
+// published there.
+func TestSentinelSubscriptionFollowsAFailover(t *testing.T) {
+	c, g := sentinelClient(t, testkit.SentinelConfig{}, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sub, err := c.Subscribe(ctx, "news")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if _, err := g.KillPrimary(ctx); err != nil {
+		t.Fatal(err)
+	}
+	received := make(chan error, 1)
+	go func() {
+		gap := false
+		for msg, err := range sub.Messages(ctx) {
+			switch {
+			case errors.Is(err, ErrGap):
+				gap = true
+			case err != nil:
+				received <- err
+				return
+			case string(msg.Payload) == "after":
+				if !gap {
+					received <- errors.New("no gap was reported for the failover")
+					return
+				}
+				received <- nil
+				return
+			}
+		}
+		received <- ctx.Err()
+	}()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if _, err := c.Publish(ctx, "news", []byte("after")); err != nil && ctx.Err() != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-received:
+			if err != nil {
+				t.Fatal(err)
+			}
+			return
+		case <-tick.C: // publish again until the subscription is back
+		}
+	}
+}
