@@ -260,6 +260,9 @@ func (z *zstdDecompressor) decompress(dst, payload []byte) ([]byte, error) {
 		return z.decompressFrames(dst, payload)
 	}
 	if s.bound <= zstdSmall && len(payload) <= zstdSmall {
+		if !s.sized && len(payload) >= zstdScratchFrom && uint64(cap(dst)-len(dst)) < s.bound+zstdOverAlloc {
+			return z.decompressUnsized(dst, payload, s.bound)
+		}
 		out := dst
 		if s.sized && uint64(cap(dst)-len(dst)) < s.bound+zstdOverAlloc {
 			// DecodeAll would allocate the content size, and then a
@@ -293,6 +296,49 @@ func (z *zstdDecompressor) decompress(dst, payload []byte) ([]byte, error) {
 		out = shrink(out, len(dst), s.bound, limit+zstdBlockMax)
 	}
 	return out, nil
+}
+
+// zstdScratch holds buffers for decompressUnsized, each of cap at least
+// zstdScratchMin.
+var zstdScratch = sync.Pool{New: func() any { return new([]byte) }}
+
+// zstdScratchFrom is the smallest payload decompressUnsized takes: a
+// smaller one has too few sequences for the fast path to make up for the
+// copy (3 % slower on a 100-byte value).
+const zstdScratchFrom = 256
+
+// zstdScratchMin is the smallest scratch buffer: one full block and the
+// decoder's slack, what a frame of GLIDE's (a 2 MiB window) needs for its
+// first compressed block.
+const zstdScratchMin = zstdBlockMax + zstdOverAlloc
+
+// decompressUnsized appends the plaintext of small frames that declare no
+// content size (GLIDE's: it streams) to a dst without room for their
+// bound. DecodeAll decodes a block's sequences with its fast copies only
+// when the output has room for a whole block of the frame's window (up to
+// 128 KiB) past it; GLIDE's frames ask for a 2 MiB window, so decoding a
+// 2 KB value into memory of its size takes the slow path (and, into a nil
+// dst, several allocations as the output grows). So the frames decode
+// into a pooled buffer with room for their bound, and the plaintext is
+// copied to dst: one copy of the plaintext, and for a nil dst one
+// allocation of its size.
+func (z *zstdDecompressor) decompressUnsized(dst, payload []byte, bound uint64) ([]byte, error) {
+	sp := zstdScratch.Get().(*[]byte)
+	need := max(bound+zstdOverAlloc, zstdScratchMin)
+	if uint64(cap(*sp)) < need {
+		*sp = make([]byte, 0, need)
+	}
+	out, err := z.small.DecodeAll(payload, (*sp)[:0])
+	if err := z.check((*sp)[:0], out, err); err != nil {
+		zstdScratch.Put(sp)
+		return dst, err
+	}
+	dst = append(dst, out...)
+	if cap(out) > cap(*sp) { // cannot happen: the frames fit in their bound
+		*sp = out[:0]
+	}
+	zstdScratch.Put(sp)
+	return dst, nil
 }
 
 // decompressFrames decodes frames whose bounds add up to more than the
