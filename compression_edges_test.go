@@ -260,4 +260,32 @@ func TestCompressionExpandsScriptAndSortReplies(t *testing.T) {
 	if _, err := cl.Do(ctx, "SORT", "{k}list"); !errors.As(err, &ce) {
 		t.Errorf("SORT of a list, lists compressed: %v, want a CommandError", err)
 	}
+
+	// SORT ... GET ... STORE copies stored values into a list, which keeps
+	// them compressed: refused unless lists are compressed too, whose reads
+	// expand them (found by the differential test: LRANGE returned the
+	// envelope). GET # stores the elements themselves: fine.
+	for _, typed := range []bool{false, true} {
+		var err error
+		if typed {
+			_, err = c.SortStore(ctx, "{k}list", "{k}dst", SortArgs{Get: []string{"{k}obj_*"}})
+		} else {
+			_, err = c.Do(ctx, "SORT", "{k}list", "BY", "nosort", "GET", "{k}obj_*", "STORE", "{k}dst")
+		}
+		if !errors.As(err, &ce) {
+			t.Errorf("SORT GET pattern STORE (typed %v), lists not compressed: %v, want a CommandError", typed, err)
+		}
+	}
+	if _, err := c.Do(ctx, "SORT", "{k}list", "GET", "#", "STORE", "{k}dst"); err != nil {
+		t.Errorf("SORT GET # STORE: %v", err)
+	}
+	cs, _ := newTestClient(t, Options{Compression: Compression{Backend: codec.Zstd, MinSize: 6, Families: Lists}})
+	must(cs.RPush(ctx, "{k}ids", []byte("1")))(t)
+	mustOK(t, cs.Set(ctx, "{k}obj_1", []byte(val)))
+	if n, err := cs.Do(ctx, "SORT", "{k}ids", "BY", "nosort", "GET", "{k}obj_*", "STORE", "{k}dst"); err != nil {
+		t.Fatalf("SORT GET STORE, lists compressed: %v %v", n, err)
+	}
+	if got, err := cs.LRange(ctx, "{k}dst", 0, -1); err != nil || len(got) != 1 || string(got[0]) != val {
+		t.Errorf("the stored list reads %q, %v; want the value expanded", got, err)
+	}
 }

@@ -130,8 +130,28 @@ func sortRefusal(vc *valueCodec, args []arg) string {
 	case by < 0 && vc.covers(familyLists):
 		return "sorts list elements, and the Lists family is compressed: the server would compare compressed " +
 			"bytes (use Client.Raw for lists stored uncompressed)"
+	case sortStore.in(args) >= 0 && sortGetsValues(args) && !vc.covers(familyLists):
+		return "copies stored values into a list (GET ... STORE), and the Lists family is not compressed: the list " +
+			"would hold compressed bytes that its reads do not expand (turn on Families Lists, or use Client.Raw)"
 	}
 	return ""
+}
+
+// sortGetsValues reports whether a SORT's GET options read stored values:
+// any pattern but "#" (the element itself).
+func sortGetsValues(args []arg) bool {
+	for i := 1; i < len(args); i++ {
+		if args[i].isWord("GET") && i+1 < len(args) && args[i+1].text() != "#" {
+			return true
+		}
+		for _, t := range sortOptions {
+			if args[i].isWord(t.word) {
+				i += t.n // its arguments
+				break
+			}
+		}
+	}
+	return false
 }
 
 func (vr valueReply) one(v resp.Value) (resp.Value, error) {

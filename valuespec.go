@@ -86,6 +86,7 @@ var (
 	xreadgroupBlock      = &option{word: "BLOCK", from: 3, takes: []optionArgs{{"COUNT", 1}}, until: "STREAMS"}
 	sortOptions          = []optionArgs{{"BY", 1}, {"LIMIT", 2}, {"GET", 1}, {"STORE", 1}}
 	sortBy               = &option{word: "BY", from: 1, takes: sortOptions}
+	sortStore            = &option{word: "STORE", from: 1, takes: sortOptions}
 	setIfEq              = &option{word: "IFEQ", from: 2, takes: []optionArgs{{"EX", 1}, {"PX", 1}, {"EXAT", 1}, {"PXAT", 1}}}
 )
 

@@ -339,3 +339,46 @@ func bestSegment(dmers, worth, active []int32, from, to, win int) (begin, end in
 	}
 	return begin, end
 }
+
+// DictionaryIDOf returns the ID of a zstd dictionary in the standard format
+// (as TrainDictionary writes it): the ID that every frame compressed with
+// it carries, and that DictionaryOf reads back from a stored value.
+func DictionaryIDOf(dict []byte) (uint32, error) {
+	id, err := parseDictionary(dict)
+	if err == nil && id == 0 {
+		err = errors.New("codec: a zstd dictionary with ID 0 cannot be named by a value")
+	}
+	return id, err
+}
+
+// DictionaryOf returns the ID of the dictionary a stored value needs: for a
+// ZstdDict value (header id 0x81), the ID its zstd frame's header names;
+// ok is false for anything else (another backend, a frame that names no
+// dictionary, bytes that are not a value). It reads only the headers, so a
+// reader can fetch the dictionary before decoding (dictionaries kept in
+// the server, as package layout does).
+func DictionaryOf(value []byte) (id uint32, ok bool) {
+	if len(value) < headerSize || !IsCompressed(value) || Backend(value[4]) != ZstdDict {
+		return 0, false
+	}
+	f := value[headerSize:]
+	// The frame: magic (4), then the frame header descriptor, whose low
+	// two bits give the dictionary ID's size (0, 1, 2 or 4 bytes) and bit 5
+	// says whether a window descriptor byte comes first.
+	if len(f) < 5 || binary.LittleEndian.Uint32(f) != 0xFD2FB528 {
+		return 0, false
+	}
+	fhd := f[4]
+	at := 5
+	if fhd&0x20 == 0 {
+		at++ // the window descriptor
+	}
+	size := [4]int{0, 1, 2, 4}[fhd&3]
+	if size == 0 || len(f) < at+size {
+		return 0, false
+	}
+	for i := size - 1; i >= 0; i-- {
+		id = id<<8 | uint32(f[at+i])
+	}
+	return id, id != 0
+}

@@ -437,3 +437,50 @@ func TestDictZstdCLI(t *testing.T) {
 	ours, _ := c.Encode(nil, value)
 	t.Logf("a %d-byte record: %d bytes with zstd's dictionary, %d with ours", len(value), len(stored), len(ours))
 }
+
+// DictionaryOf reads the dictionary a ZstdDict value names, from its
+// headers alone, and nothing from other values.
+func TestDictionaryOf(t *testing.T) {
+	samples := records(5, 1000)
+	dict, err := TrainDictionary(samples, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := DictionaryIDOf(dict)
+	if err != nil || id == 0 {
+		t.Fatalf("DictionaryIDOf: %d, %v", id, err)
+	}
+	c, err := New(ZstdDict, WithDictionary(dict))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := New(Zstd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range samples[:20] {
+		v, ok := c.Encode(nil, s)
+		if !ok {
+			continue // not compressed: no dictionary named
+		}
+		if got, ok := DictionaryOf(v); !ok || got != id {
+			t.Fatalf("DictionaryOf a ZstdDict value: %d %v, want %d", got, ok, id)
+		}
+		if p, ok := plain.Encode(nil, s); ok {
+			if _, ok := DictionaryOf(p); ok {
+				t.Fatal("DictionaryOf a plain zstd value names a dictionary")
+			}
+		}
+		for n := range len(v) {
+			if _, ok := DictionaryOf(v[:n]); ok && n < headerSize+6 {
+				t.Fatalf("DictionaryOf read a dictionary from %d bytes", n)
+			}
+		}
+	}
+	if _, ok := DictionaryOf([]byte("plain text value")); ok {
+		t.Fatal("DictionaryOf of a raw value")
+	}
+	if _, err := DictionaryIDOf([]byte("not a dictionary")); err == nil {
+		t.Fatal("DictionaryIDOf accepted raw bytes")
+	}
+}

@@ -155,6 +155,17 @@ var slotTags = sync.OnceValue(func() *[slotCount]string {
 // returns false to stop.
 func (s *Store) scanStored(ctx context.Context, cursor string, count int64, page func(names []string, next string) (bool, error)) error {
 	match := globEscape(s.stored) + "*"
+	inner := page
+	page = func(names []string, next string) (bool, error) {
+		// Dictionary keys (dict.go) are no values.
+		kept := names[:0]
+		for _, n := range names {
+			if !isDictionaryName(n[len(s.stored):]) {
+				kept = append(kept, n)
+			}
+		}
+		return inner(kept, next)
+	}
 	if s.cluster {
 		if cursor != "" && cursor != "0" {
 			return fmt.Errorf("layout: cannot resume from cursor %q on a cluster: start again from the beginning "+

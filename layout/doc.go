@@ -22,7 +22,10 @@
 // value themselves, so an integer stored under "user:<id>" drops from ~75
 // to ~10 bytes when 100 ids share one hash. Values that are larger pay the
 // same fixed cost, which compression then shrinks; small records compress
-// well only with a dictionary trained on their family (codec.ZstdDict).
+// well only with a dictionary trained on their family (codec.ZstdDict),
+// which a namespace can keep in the server, so that every process shares
+// it and it can be rotated live (see dict.go: TrainDictionary, Reencode,
+// DropDictionaries).
 //
 // # Stored names
 //

@@ -28,6 +28,10 @@ type Namespace struct {
 	Buckets Buckets
 	// Codec compresses the namespace's values (zero: none). Values shorter
 	// than its MinSize, such as small integers, are stored as they are.
+	// codec.ZstdDict without a Dictionary keeps the namespace's zstd
+	// dictionaries in the server (dict.go: TrainDictionary, Reencode,
+	// DropDictionaries); until one is trained, values are written with
+	// plain zstd.
 	Codec zipline.Compression
 	// Oversize says what to do with a value too large to keep a bucket in
 	// its compact listpack encoding. Default OversizeAsKey.
@@ -166,7 +170,7 @@ func (ns *Namespace) validate() error {
 	if ns.Prefix == "" {
 		return errors.New("layout: Namespace.Prefix is required")
 	}
-	if ns.Buckets != nil && ns.ZipAs == "" && strings.ContainsRune(ns.Prefix, bucketMarker) {
+	if (ns.Buckets != nil || ns.serverDictionaries()) && ns.ZipAs == "" && strings.ContainsRune(ns.Prefix, bucketMarker) {
 		return fmt.Errorf("layout: Prefix %q contains the bucket marker %q", ns.Prefix, bucketMarker)
 	}
 	if old := ns.MigrateFrom; old != nil {

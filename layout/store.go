@@ -56,6 +56,7 @@ type Store struct {
 	zip     bool
 	buckets Buckets // resolved against the server; nil for plain keys
 	codec   *codec.Codec
+	dicts   *dicts // dictionaries kept in the server (dict.go), or nil
 	log     *slog.Logger
 
 	maxEntries, maxValue int
@@ -76,6 +77,10 @@ type Store struct {
 	legacy bool
 
 	oversize atomic.Uint64
+
+	// beforeRewrite, in tests, runs between Reencode's read of a value and
+	// its compare-and-set: where an application's write must win.
+	beforeRewrite func(key, field string)
 }
 
 // fieldTTL is what the server offers for expiring keys and hash fields.
@@ -139,7 +144,12 @@ func newStore(ctx context.Context, c *zipline.Client, ns Namespace, cluster bool
 	s := &Store{c: c.Raw(), ns: ns, stored: ns.storedPrefix(), zip: ns.ZipAs != "", log: c.Logger(),
 		cluster: cluster, legacy: !cluster}
 	var err error
-	if s.codec, err = ns.Codec.Codec(); err != nil {
+	if ns.serverDictionaries() {
+		if s.dicts, err = newDicts(ctx, s); err != nil {
+			return nil, err
+		}
+		s.codec = s.dicts.plain
+	} else if s.codec, err = ns.Codec.Codec(); err != nil {
 		return nil, fmt.Errorf("layout: Namespace.Codec: %w", err)
 	}
 	if ns.Buckets == nil {
@@ -230,7 +240,7 @@ func (s *Store) locate(key string) (location, error) {
 			return appendZipTail(append(b, s.stored...), tail)
 		})
 	} else {
-		if s.buckets != nil && strings.HasPrefix(tail, string(bucketMarker)) {
+		if (s.buckets != nil || s.dicts != nil) && strings.HasPrefix(tail, string(bucketMarker)) {
 			return location{}, fmt.Errorf("layout: key %q starts with the bucket marker %q after the prefix; "+
 				"set ZipAs to store such keys", key, bucketMarker)
 		}
@@ -259,10 +269,14 @@ func newString(size int, fill func([]byte) []byte) string {
 
 // encode returns the stored form of a value.
 func (s *Store) encode(v []byte) []byte {
-	if s.codec == nil {
+	c := s.codec
+	if s.dicts != nil {
+		c = s.dicts.writer()
+	}
+	if c == nil {
 		return v
 	}
-	out, _ := s.codec.Encode(nil, v)
+	out, _ := c.Encode(nil, v)
 	return out
 }
 
@@ -270,6 +284,9 @@ func (s *Store) encode(v []byte) []byte {
 func (s *Store) decode(b []byte) ([]byte, error) {
 	if s.codec == nil || !codec.IsCompressed(b) {
 		return b, nil
+	}
+	if s.dicts != nil {
+		return s.dicts.decode(b)
 	}
 	return s.codec.Decode(nil, b)
 }

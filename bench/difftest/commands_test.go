@@ -137,7 +137,12 @@ return {t, {v, 'constant'}}`
 // blockTimeout is how long the blocking commands wait on empty keys.
 const blockTimeout = 10 * time.Millisecond
 
-var table = []row{
+// table is every row: the core commands here, and the families in
+// rows_*_test.go.
+var table = slices.Concat(coreRows, streamRows, geoRows, bitmapRows, hllRows, stringRows, keyRows,
+	hashRows, listRows, setRows, zsetRows, scriptRows, serverRows)
+
+var coreRows = []row{
 	// Strings.
 	{"GET", 40, func(g *gen) *op {
 		k := g.key(bandStr)
@@ -1099,8 +1104,9 @@ var table = []row{
 			func(b zbat) fut[bool] { return b.FlushDB() })
 	}},
 
-	// SORT (through Do: zipline does not type it), often enough to meet
-	// lists and weights that hold compressed values.
+	// SORT through Do (the typed Sort, SortRO and SortStore are in
+	// rows_strings_test.go), often enough to meet lists and weights that
+	// hold compressed values.
 	{"SORT", 6, func(g *gen) *op { return doOp(g, sortForm(g)) }},
 
 	// Do: any command, with zipline's value table applied by name.
@@ -1177,6 +1183,9 @@ func doOp(g *gen, d doCmd) *op {
 	o := &op{name: "DO " + name, desc: "Do " + cmdline(name, d.args[1:]...), keys: d.keys, refuse: d.refuse,
 		unordered: d.unordered, pairs: d.pairs,
 		g: func(ctx ctxT, c gcli) gcmd { return goDo(ctx, c, d.args...) }}
+	if d.alphaTies {
+		sortTies(o, d.keys[0])
+	}
 	return typed(o, zValue(d.unordered, d.pairs),
 		func(ctx ctxT, c zcli) (zipline.Value, error) { return c.Do(ctx, d.args...) },
 		func(b zbat) fut[zipline.Value] { return b.Do(d.args...) })
@@ -1188,6 +1197,7 @@ type doCmd struct {
 	keys             []string
 	refuse           family
 	unordered, pairs bool
+	alphaTies        bool // SORT ... ALPHA without BY of keys[0] (sortTies)
 }
 
 // doForms are the commands the DO row sends: some that zipline types too
@@ -1310,10 +1320,11 @@ var doForms = []func(g *gen) doCmd{
 
 // sortForm is a SORT: GET of string values (expanded at any depth) is
 // allowed; a sort is refused when it would compare stored values that may
-// be compressed (valuecommands.go, sortRefusal): BY a pattern whenever
+// be compressed (values.go, sortRefusal): BY a pattern whenever
 // compression is on, and list elements (no BY) with the Lists family. The
 // server reads a compressed value as the number 0, so numeric sorts are
-// refused too.
+// refused too. GET of stored values with STORE is refused unless lists are
+// compressed: the stored list would keep them compressed.
 func sortForm(g *gen) doCmd {
 	k := g.key(pick(g, bandList, bandSet, bandZset))
 	args := []any{"SORT", k}
@@ -1335,21 +1346,25 @@ func sortForm(g *gen) doCmd {
 	if alpha {
 		args = append(args, "ALPHA")
 	}
+	var gets []string
 	for range g.intn(3) {
-		args = append(args, "GET", pick(g, "#", "*"))
+		p := pick(g, "#", "*")
+		gets = append(gets, p)
+		args = append(args, "GET", p)
 	}
-	d := doCmd{keys: keys, unordered: nosort}
-	if !nosort && g.intn(4) == 0 {
-		dst := g.key(bandList)
-		args = append(args, "STORE", dst)
-		d.keys = append(d.keys, dst)
-	}
-	d.args = args
+	d := doCmd{keys: keys, unordered: nosort, alphaTies: alpha && by == ""}
 	if by == "*" {
 		d.refuse = famStrings
 	}
 	if by == "" {
 		d.refuse = famLists
 	}
+	if !nosort && g.intn(4) == 0 {
+		dst := g.key(bandList)
+		args = append(args, "STORE", dst)
+		d.keys = append(d.keys, dst)
+		d.refuse = storeRefusal(d.refuse, by, gets)
+	}
+	d.args = args
 	return d
 }

@@ -11,15 +11,32 @@
 // Modes: RESP2 and RESP3, times compression off, zstd and LZ4 on zipline's
 // side (MinSize 6..16 from the seed; zstd compresses hashes and lists too on
 // RESP3, LZ4 on RESP2), on redis-server and, when installed, valkey-server.
-// Commands zipline refuses while compressing (valuecommands.go) must fail
+// Commands zipline refuses while compressing (values.go) must fail
 // with its *CommandError, and are then not sent to go-redis's server.
 //
 // Files: difftest_test.go runs the modes, the units (a command, a Batch, a
 // Tx, a Watch) and the comparisons; commands_test.go is the table of
-// command generators (add a command by adding a row, or a Do form);
-// gen_test.go the keys and values; reply_test.go the canonical form of
-// replies; keyspace_test.go the key space comparison; selfcheck_test.go
-// checks the harness itself.
+// command generators (add a command by adding a row, or a Do form) and
+// its core rows; the families' rows are in rows_streams_test.go (streams
+// and consumer groups), rows_strings_test.go (geo, bitmaps, HyperLogLog,
+// GETRANGE/SETRANGE/LCS, SET IFEQ, DELIFEQ, MSETEX, key expiry conditions
+// and times, RENAMENX, COPY, DUMP/RESTORE, OBJECT ENCODING, the typed
+// SORT), rows_collections_test.go (hash field expiration, HSTRLEN,
+// HRANDFIELD, list, set and sorted-set commands beyond the core) and
+// rows_scripting_test.go (Eval, EvalRO, EvalSha, FCall with a library
+// loaded when a mode starts, TIME, CONFIG GET); gen_test.go the keys and
+// values; reply_test.go the canonical form of replies; keyspace_test.go
+// the key space comparison (streams with their groups and pending
+// entries; on Valkey, which hash fields expire); selfcheck_test.go checks
+// the harness itself.
+//
+// Replies that are random or depend on a server's clock are compared where
+// they are not: counts at least a collection's size (SPOP, SRANDMEMBER,
+// HRANDFIELD, ZRANDMEMBER), negative counts member by member, times to
+// live and expiry times by presence, stream IDs explicit, GT and LT
+// expiries far apart (gen.condExpiry). Where go-redis cannot say what
+// zipline says (a null in HGETEX, ZMSCORE, SORT_RO; an entry's field
+// order), its side sends the command with Do; each such row says why.
 //
 // Run it:
 //

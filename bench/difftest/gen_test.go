@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 )
@@ -15,19 +16,23 @@ import (
 type gen struct {
 	r   *rand.Rand
 	now time.Time // fixed for a run, so that both sides get the same times
+
+	xms  int64 // the millisecond part of the next explicit stream ID
+	nexp int   // expiries set under a condition so far (condExpiry)
 }
 
 func (g *gen) intn(n int) int { return g.r.IntN(n) }
 
 func pick[T any](g *gen, xs ...T) T { return xs[g.intn(len(xs))] }
 
-// Keys: 18 names. Each type prefers its own band of k0..k15, and the bands
+// Keys: 23 names. Each type prefers its own band of k0..k19, and the bands
 // overlap, so commands of one type often meet a key of another
 // (WRONGTYPE). One key in five is drawn from all of them, including the
 // empty name and one with a space and non-ASCII bytes.
 var allKeys = []string{
 	"k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9",
-	"k10", "k11", "k12", "k13", "k14", "k15", "", "ü k", "\x00\xff",
+	"k10", "k11", "k12", "k13", "k14", "k15", "k16", "k17", "k18", "k19",
+	"", "ü k", "\x00\xff",
 }
 
 type keyBand uint8
@@ -38,6 +43,9 @@ const (
 	bandList
 	bandSet
 	bandZset
+	bandStream
+	bandGeo
+	bandHLL
 	bandAny
 )
 
@@ -47,12 +55,25 @@ var bands = [...][]string{
 	bandList: {"k7", "k8", "k9", "k10", "k11"},
 	bandSet:  {"k10", "k11", "k12", "k13"},
 	bandZset: {"k12", "k13", "k14", "k15", "k0"},
-	bandAny:  allKeys,
+	// Streams mostly on keys of their own; geo sets are sorted sets, and
+	// share the sorted sets' keys; HyperLogLogs are strings, and share a
+	// string key (where PFADD meets values that are not HyperLogLogs).
+	bandStream: {"k16", "k16", "k17"},
+	bandGeo:    {"k18", "k18", "k14", "k15"},
+	bandHLL:    {"k19", "k19", "k19", "k5"},
+	bandAny:    allKeys,
 }
+
+// crossKeys are the keys a command picks outside its band: all but the
+// one key each of streams, geo sets and HyperLogLogs keeps to itself
+// (k16, k18, k19), which the other families would otherwise take over so
+// often that those commands would mostly meet WRONGTYPE. Commands on any
+// key (DEL, RENAME, COPY, RESTORE...) still reach them.
+var crossKeys = slices.DeleteFunc(slices.Clone(allKeys), func(k string) bool { return k == "k16" || k == "k18" || k == "k19" })
 
 func (g *gen) key(b keyBand) string {
 	if g.intn(5) == 0 {
-		return pick(g, allKeys...)
+		return pick(g, crossKeys...)
 	}
 	return pick(g, bands[b]...)
 }
@@ -308,4 +329,129 @@ func (g *gen) fakeEnvelope() []byte {
 		b = append(b, byte(g.r.Uint32()))
 	}
 	return b
+}
+
+// Streams. IDs are explicit, since the servers' clocks differ and "*"
+// would make different IDs on each: mostly increasing, sometimes equal to
+// or below the stream's last ID (an error both servers must give), with
+// the sequence number given or left to the server ("5-*").
+
+func (g *gen) streamAddID() string {
+	g.xms += int64(g.intn(3))
+	if g.xms == 0 {
+		g.xms = 1
+	}
+	switch g.intn(8) {
+	case 0:
+		return fmt.Sprintf("%d-*", g.xms)
+	case 1:
+		return fmt.Sprintf("%d-%d", g.xms, 1+g.intn(3))
+	case 2:
+		return "0-0" // never valid
+	}
+	return fmt.Sprintf("%d-0", g.xms)
+}
+
+// streamID is an ID a read, trim, delete or acknowledgement names: one the
+// stream has or had, one between, an end, or not an ID at all.
+func (g *gen) streamID() string {
+	back := g.xms - int64(g.intn(6))
+	switch g.intn(12) {
+	case 0:
+		return "-"
+	case 1:
+		return "+"
+	case 2:
+		return "0"
+	case 3:
+		return fmt.Sprintf("(%d-0", back)
+	case 4:
+		return fmt.Sprintf("%d", back)
+	case 5:
+		return "not-an-id"
+	case 6:
+		return fmt.Sprintf("%d-1", back)
+	}
+	return fmt.Sprintf("%d-0", back)
+}
+
+// streamEntryID is an exact entry ID (XDEL, XACK, XCLAIM take no ranges).
+func (g *gen) streamEntryID() string {
+	if g.intn(10) == 0 {
+		return pick(g, "0-0", "99999999-0", "bad")
+	}
+	return fmt.Sprintf("%d-%d", g.xms-int64(g.intn(5)), pick(g, 0, 0, 0, 1))
+}
+
+func (g *gen) streamEntryIDs(lo, hi int) []string {
+	out := make([]string, lo+g.intn(hi-lo+1))
+	for i := range out {
+		out[i] = g.streamEntryID()
+	}
+	return out
+}
+
+// streamFields returns 1..3 distinct fields with values: go-redis reads an
+// entry's fields into a map, so repeated fields would compare by their
+// last value only.
+func (g *gen) streamFields() ([]string, [][]byte) {
+	fs := slices.Clone(fields[:5])
+	g.r.Shuffle(len(fs), func(i, j int) { fs[i], fs[j] = fs[j], fs[i] })
+	fs = fs[:1+g.intn(3)]
+	vs := make([][]byte, len(fs))
+	for i := range vs {
+		vs[i] = g.elem()
+	}
+	return fs, vs
+}
+
+func (g *gen) group() string    { return pick(g, "g1", "g1", "g2") }
+func (g *gen) consumer() string { return pick(g, "c1", "c2", "c3") }
+
+// Geo positions: real places, the poles' limit, and one longitude out of
+// range (an error on both servers).
+var geoPoints = [][2]float64{
+	{13.361389, 38.115556}, {15.087269, 37.502669}, {2.349014, 48.864716}, {-122.27652, 37.805186},
+	{0, 0}, {179.999, 85.05112878}, {-179.999, -85.05112878}, {13.4, 38.2}, {200, 10},
+}
+
+func (g *gen) geoPoint() (lon, lat float64) { p := pick(g, geoPoints...); return p[0], p[1] }
+
+func (g *gen) geoUnit() string { return pick(g, "m", "km", "mi", "ft") }
+
+// geoSearchUnit is a search's unit: mostly one in which its sizes reach
+// from one place to another.
+func (g *gen) geoSearchUnit() string { return pick(g, "km", "km", "km", "mi", "m") }
+
+// condExpiry is a time to live set under a condition (EXPIRE ... GT, LT,
+// NX, XX; HEXPIRE likewise). GT and LT compare the new expiry with the
+// current one, and two expiries the same distance from two moments a few
+// milliseconds apart compare by those milliseconds, which differ between
+// the servers. So each such duration is new: at least 7 s from any other
+// this run sets (1,500 s upwards, cycling below 3,250 s), and away from the
+// durations the other commands set (100..1,100 s, and an hour either side
+// of the run's start). Zero and negative durations delete.
+func (g *gen) condExpiry() time.Duration {
+	switch g.intn(10) {
+	case 0:
+		return 0
+	case 1:
+		return -5 * time.Second
+	}
+	g.nexp++
+	d := 1500*time.Second + time.Duration(g.nexp%250)*7*time.Second
+	if g.intn(3) == 0 {
+		d += 500 * time.Millisecond
+	}
+	return d
+}
+
+// condExpireAt is a time to expire at under a condition: in the past
+// (deletes), or ten hours and more ahead, beyond every relative expiry.
+func (g *gen) condExpireAt() time.Time {
+	if g.intn(4) == 0 {
+		return g.now.Add(-time.Hour).Truncate(time.Millisecond)
+	}
+	g.nexp++
+	return g.now.Add(10*time.Hour + time.Duration(g.nexp%250)*7*time.Second).Truncate(time.Millisecond)
 }

@@ -5,7 +5,10 @@ package difftest
 // clocks are not in step). zipline's server is read through zipline's Raw
 // view, and the stored bytes expanded with Client.DecodeValue, so that a
 // compressed value compares as the plaintext it stands for, independently
-// of the reply decoding the commands under test use.
+// of the reply decoding the commands under test use. A stream compares by
+// its entries (fields in order), what XINFO says of it, its groups, their
+// consumers and pending entries (no times); on Valkey, a hash also by
+// which of its fields expire.
 
 import (
 	"context"
@@ -14,7 +17,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
 type keyState struct {
@@ -24,8 +29,14 @@ type keyState struct {
 	list [][]byte
 	set  []string
 	zset []zipline.Z
-	pttl time.Duration // NoExpiry without one
-	err  error
+	// stream: its entries (fields in order), what XINFO says of it, its
+	// groups, their consumers and pending entries (no times).
+	stream string
+	// fieldTTL: the hash's fields that expire (Valkey: hash field
+	// expiration), rendered.
+	fieldTTL string
+	pttl     time.Duration // NoExpiry without one
+	err      error
 }
 
 func (s keyState) String() string {
@@ -45,6 +56,11 @@ func (s keyState) String() string {
 		sb.WriteString(" " + zStrings(true)(s.set))
 	case "zset":
 		sb.WriteString(" " + zZs(s.zset))
+	case "stream":
+		sb.WriteString(" " + s.stream)
+	}
+	if s.fieldTTL != "" {
+		sb.WriteString(" fields expiring: " + s.fieldTTL)
 	}
 	if s.typ != "none" {
 		if s.pttl >= 0 {
@@ -96,11 +112,125 @@ func (r *runner) zState(ctx context.Context, key string) keyState {
 		s.set, s.err = raw.SMembers(ctx, key)
 	case "zset":
 		s.zset, s.err = raw.ZRangeWithScores(ctx, key, 0, -1)
+	case "stream":
+		s.stream, s.err = r.zStream(ctx, key)
+	}
+	if s.err == nil && s.typ == "hash" && r.fieldTTLs() {
+		fs := make([]string, 0, len(s.hash))
+		for f := range s.hash {
+			fs = append(fs, f)
+		}
+		slices.Sort(fs)
+		var ttls []time.Duration
+		if ttls, s.err = raw.HTTL(ctx, key, fs...); s.err == nil {
+			s.fieldTTL = renderFieldTTLs(fs, func(i int) bool { return ttls[i] >= 0 })
+		}
 	}
 	if s.err == nil {
 		s.pttl, s.err = raw.PTTL(ctx, key)
 	}
 	return s
+}
+
+// fieldTTLs reports whether the servers have hash field expiration.
+func (r *runner) fieldTTLs() bool { return r.pair.kind == testbed.Valkey }
+
+func renderFieldTTLs(fs []string, expires func(i int) bool) string {
+	var out []string
+	for i, f := range fs {
+		if expires(i) {
+			out = append(out, vstr(f))
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return vlist(out, false)
+}
+
+// zStream renders a stream on zipline's server, read with zipline's typed
+// stream commands.
+func (r *runner) zStream(ctx context.Context, key string) (string, error) {
+	raw := r.zc.Raw()
+	msgs, err := raw.XRange(ctx, key, "-", "+")
+	if err != nil {
+		return "", err
+	}
+	var sb strings.Builder
+	for _, m := range msgs {
+		sb.WriteString(vstr(m.ID))
+		for _, fv := range m.Values {
+			sb.WriteString(" " + vstr(fv.Field) + "=" + vbytes(fv.Value))
+		}
+		sb.WriteString("; ")
+	}
+	info, err := raw.XInfoStream(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	sb.WriteString(zXInfoStream(info))
+	groups, err := raw.XInfoGroups(ctx, key)
+	if err != nil {
+		return "", err
+	}
+	sb.WriteString(" " + zXInfoGroups(groups))
+	for _, g := range groups {
+		cs, err := raw.XInfoConsumers(ctx, key, g.Name)
+		if err != nil {
+			return "", err
+		}
+		pend, err := raw.XPendingExt(ctx, zipline.XPendingExtArgs{Stream: key, Group: g.Name, Start: "-", End: "+", Count: 100000})
+		if err != nil {
+			return "", err
+		}
+		sb.WriteString(" " + zXInfoConsumers(cs) + " " + zXPendingExt(pend))
+	}
+	return sb.String(), nil
+}
+
+// gStream renders a stream on go-redis's server: its entries read with Do
+// (go-redis's XMessage keeps fields in a map, without their order), the
+// rest with go-redis's typed commands.
+func (r *runner) gStream(ctx context.Context, key string) (string, error) {
+	rows, err := r.rc.Do(ctx, "XRANGE", key, "-", "+").Slice()
+	if err != nil {
+		return "", err
+	}
+	var sb strings.Builder
+	for _, row := range rows {
+		e, _ := row.([]any)
+		if len(e) != 2 {
+			return "", fmt.Errorf("XRANGE entry %#v", row)
+		}
+		sb.WriteString(vstr(fmt.Sprint(e[0])))
+		fv, _ := e[1].([]any)
+		for i := 0; i+1 < len(fv); i += 2 {
+			sb.WriteString(" " + vstr(fmt.Sprint(fv[i])) + "=" + vstr(fmt.Sprint(fv[i+1])))
+		}
+		sb.WriteString("; ")
+	}
+	info := r.rc.XInfoStream(ctx, key)
+	if err := info.Err(); err != nil {
+		return "", err
+	}
+	sb.WriteString(gXInfoStream(info))
+	groups := r.rc.XInfoGroups(ctx, key)
+	if err := groups.Err(); err != nil {
+		return "", err
+	}
+	sb.WriteString(" " + gXInfoGroups(groups))
+	for _, g := range groups.Val() {
+		cs := r.rc.XInfoConsumers(ctx, key, g.Name)
+		if err := cs.Err(); err != nil {
+			return "", err
+		}
+		pend := r.rc.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: key, Group: g.Name, Start: "-", End: "+", Count: 100000})
+		if err := pend.Err(); err != nil {
+			return "", err
+		}
+		sb.WriteString(" " + gXInfoConsumers(cs) + " " + gXPendingExt(pend))
+	}
+	return sb.String(), nil
 }
 
 // gState reads key on go-redis's server.
@@ -134,6 +264,19 @@ func (r *runner) gState(ctx context.Context, key string) keyState {
 		s.err = err
 		for _, z := range zs {
 			s.zset = append(s.zset, zipline.Z{Member: fmt.Sprint(z.Member), Score: z.Score})
+		}
+	case "stream":
+		s.stream, s.err = r.gStream(ctx, key)
+	}
+	if s.err == nil && s.typ == "hash" && r.fieldTTLs() {
+		fs := make([]string, 0, len(s.hash))
+		for f := range s.hash {
+			fs = append(fs, f)
+		}
+		slices.Sort(fs)
+		var ttls []int64
+		if ttls, s.err = r.rc.HTTL(ctx, key, fs...).Result(); s.err == nil {
+			s.fieldTTL = renderFieldTTLs(fs, func(i int) bool { return i < len(ttls) && ttls[i] >= 0 })
 		}
 	}
 	if s.err == nil {
@@ -229,6 +372,20 @@ func (r *runner) restore(ctx context.Context, key string, g keyState) {
 		_, err = r.zc.SAdd(ctx, key, g.set...)
 	case "zset":
 		_, err = r.zc.ZAdd(ctx, key, g.zset...)
+	case "stream":
+		// Streams are not compressed: a copy of go-redis's server's,
+		// groups and pending entries included.
+		var data string
+		if data, err = r.rc.Dump(ctx, key).Result(); err == nil {
+			err = r.zc.Raw().Restore(ctx, key, 0, []byte(data))
+		}
+	}
+	if err == nil && g.typ == "hash" && g.fieldTTL != "" {
+		for f := range g.hash {
+			if strings.Contains(g.fieldTTL, vstr(f)) {
+				_, err = r.zc.HExpire(ctx, key, 1000*time.Second, "", f)
+			}
+		}
 	}
 	if err == nil && g.typ != "none" && g.pttl >= 0 {
 		_, err = r.zc.Expire(ctx, key, max(g.pttl, time.Second))

@@ -5,6 +5,7 @@ package difftest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,7 +14,7 @@ import (
 )
 
 // family is a compression family: a command that works on stored bytes is
-// refused by zipline while its family is compressed (valuecommands.go).
+// refused by zipline while its family is compressed (values.go).
 type family uint8
 
 const (
@@ -21,7 +22,25 @@ const (
 	famStrings
 	famHashes
 	famLists
+	// famStringsNotLists: refused while compression is on and lists are
+	// not compressed (SORT ... GET pattern STORE would store compressed
+	// values in a list whose reads do not expand them).
+	famStringsNotLists
 )
+
+// storeRefusal is the family a SORT that also STOREs is refused under:
+// its refusal as a plain SORT (refuse, for its BY), and, when a GET reads
+// stored values, the refusal of copying them into an uncompressed list.
+func storeRefusal(refuse family, by string, gets []string) family {
+	if !slices.ContainsFunc(gets, func(p string) bool { return p != "#" }) {
+		return refuse
+	}
+	switch by {
+	case "*", "":
+		return famStrings // refused whatever the Lists family (BY *: always; no BY: with Lists, then for the store without)
+	}
+	return famStringsNotLists
+}
 
 // goCmdable is what a go-redis command runs on: a *redis.Client, the
 // *redis.Tx of a Watch, or a Pipeliner (where it is queued).
@@ -38,7 +57,7 @@ type op struct {
 	keys []string // the keys it touches
 
 	// refuse: zipline refuses the command while this family is compressed
-	// (README, "Transparent compression"; valuecommands.go), and it is then
+	// (README, "Transparent compression"; values.go), and it is then
 	// not sent to go-redis's server either.
 	refuse family
 	// solo: never queued in a Batch, Tx or Watch (random results that need
@@ -58,6 +77,9 @@ type op struct {
 	same func(ctx context.Context, r *runner, z, g reply) bool
 	// after runs once both sides have run and compared (SPOP's reconciling).
 	after func(ctx context.Context, r *runner)
+	// before runs before either side runs a solo command (what the
+	// servers hold then: a lexicographic range's key).
+	before func(ctx context.Context, r *runner)
 }
 
 func (o *op) queueable() bool { return o.zq != nil && o.g != nil && !o.solo }

@@ -104,6 +104,13 @@ func zErr(err error) reply {
 // beginning with: ..."): zipline sends values compressed, so the quoted
 // bytes differ although the error is the same.
 func errText(msg string) string {
+	// go-redis replaces the server's NOSCRIPT text with its own
+	// ErrNoScript ("NOSCRIPT No matching script. Please use EVAL.",
+	// scripting_commands.go), where Valkey says "NOSCRIPT No matching
+	// script.": the class is what both servers say alike.
+	if strings.HasPrefix(msg, "NOSCRIPT ") {
+		return "NOSCRIPT (no matching script)"
+	}
 	if i := strings.Index(msg, ", with args beginning with:"); i >= 0 {
 		return msg[:i]
 	}

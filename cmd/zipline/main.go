@@ -43,11 +43,14 @@ type command struct {
 	flags func(fs *flag.FlagSet) func(ctx context.Context, args []string) error
 	subs  []*command // the commands under it, e.g. bench's suites
 	noun  string     // what its subs are called: "suite"
+	// operands says the command takes arguments after its flags (inspect's
+	// keys); its run reads them from fs.Args().
+	operands bool
 }
 
 // commands are zipline's commands, in the order its usage lists them. help
 // and version are the dispatcher's own (see run).
-var commands = []*command{cmdDemo, cmdMigrate, cmdBench, cmdFanout}
+var commands = []*command{cmdDemo, cmdMigrate, cmdDict, cmdInspect, cmdBench, cmdFanout}
 
 var (
 	cmdHelp = &command{name: "help", summary: "print a command's usage and flags",
@@ -142,7 +145,7 @@ func (c *command) exec(ctx context.Context, path string, args []string) error {
 	switch {
 	case asksHelp(fs.Args()):
 		return flag.ErrHelp
-	case fs.NArg() > 0:
+	case fs.NArg() > 0 && !c.operands:
 		return usagef("unexpected argument %s", quoteArg(fs.Arg(0)))
 	}
 	return runCmd(ctx, args)

@@ -16,7 +16,8 @@ const nsSpecHelp = `comma-separated key=value pairs:
   prefix=user:        application key prefix (required)
   zip=u:              stored prefix; turns on key zipping
   buckets=dense:100   or hashed:N, or hashedfor:EXPECTEDKEYS
-  codec=zstd          zstd, lz4 or none; level=N sets its level
+  codec=zstd          zstd, lz4, dict or none; level=N sets its level
+                      (dict: zstd with dictionaries kept in the server; see zipline dict)
   oversize=key        key (default) or bucket
   bucketttl=1h        bucket-wide TTL on servers without field expiry`
 
@@ -55,6 +56,8 @@ func parseNamespace(spec string) (layout.Namespace, error) {
 				ns.Codec.Backend = codec.Zstd
 			case "lz4":
 				ns.Codec.Backend = codec.LZ4
+			case "dict":
+				ns.Codec.Backend = codec.ZstdDict // no Dictionary: kept in the server
 			case "none", "":
 				ns.Codec = zipline.Compression{}
 			default:
