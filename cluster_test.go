@@ -409,14 +409,18 @@ func waitSameKeys(t *testing.T, primary, replica *testkit.Server) {
 	}
 }
 
-func getCalls(t *testing.T, s *testkit.Server) int {
+// getCalls returns how many GETs a server ran.
+func getCalls(t *testing.T, s *testkit.Server) int { return serverCalls(t, s, "get") }
+
+// serverCalls returns how many times a server ran a command (its
+// INFO commandstats name: "get", "client|caching").
+func serverCalls(t *testing.T, s *testkit.Server, name string) int {
 	t.Helper()
 	info, err := s.Info(context.Background(), "commandstats")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := info["cmdstat_get"]
-	calls, _, _ := strings.Cut(strings.TrimPrefix(f, "calls="), ",")
+	calls, _, _ := strings.Cut(strings.TrimPrefix(info["cmdstat_"+name], "calls="), ",")
 	n, _ := strconv.Atoi(calls)
 	return n
 }

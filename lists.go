@@ -193,14 +193,17 @@ func rpopLPushCmd(src, dst string) command[[]byte] {
 	return define(decBytes, specRPOPLPUSH, keyArg(src), keyArg(dst))
 }
 
-func mpopArgs(timeout *time.Duration, from ListEnd, count int64, keys []string) []arg {
+// mpopArgs are the arguments of LMPOP and ZMPOP (and their blocking
+// forms, after their timeout): numkeys, the keys, the end, and COUNT when
+// more than one.
+func mpopArgs(timeout *time.Duration, from string, count int64, keys []string) []arg {
 	args := make([]arg, 0, len(keys)+5)
 	if timeout != nil {
 		args = append(args, flt(timeout.Seconds()))
 	}
 	args = append(args, num(int64(len(keys))))
 	args = append(args, keyArgs(keys)...)
-	args = append(args, str(string(from)))
+	args = append(args, str(from))
 	if count > 1 {
 		args = append(args, str("COUNT"), num(count))
 	}
@@ -212,7 +215,7 @@ func mpopArgs(timeout *time.Duration, from ListEnd, count int64, keys []string) 
 //
 //zipline:twins LMPop
 func lmpopCmd(from ListEnd, count int64, keys ...string) command[KeyValues] {
-	return define(decKeyValues, specLMPOP, mpopArgs(nil, from, count, keys)...)
+	return define(decKeyValues, specLMPOP, mpopArgs(nil, string(from), count, keys)...)
 }
 
 // BLPop pops the first element of the first non-empty list among keys,
@@ -252,5 +255,5 @@ func brpopLPushCmd(src, dst string, timeout time.Duration) command[[]byte] {
 //
 //zipline:twins BLMPop
 func blmpopCmd(timeout time.Duration, from ListEnd, count int64, keys ...string) command[KeyValues] {
-	return defineBlocking(decKeyValues, timeout, specBLMPOP, mpopArgs(&timeout, from, count, keys)...)
+	return defineBlocking(decKeyValues, timeout, specBLMPOP, mpopArgs(&timeout, string(from), count, keys)...)
 }

@@ -274,7 +274,7 @@ func TestSentinelRefusesAPrimaryTheSentinelsDoNotName(t *testing.T) {
 			}
 		}
 	}
-	setsBefore := setCalls(t, old)
+	setsBefore := serverCalls(t, old, "set")
 	if _, err := old.Do(ctx, "CLIENT", "KILL", "TYPE", "normal"); err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func TestSentinelRefusesAPrimaryTheSentinelsDoNotName(t *testing.T) {
 	if v, err := next.Do(ctx, "GET", "k"); err != nil || string(v.Bytes()) != "new" {
 		t.Fatalf("the write is not on the primary the sentinels name (%s): %v %v", next.Addr, v, err)
 	}
-	if n := setCalls(t, old); n != setsBefore {
+	if n := serverCalls(t, old, "set"); n != setsBefore {
 		t.Fatalf("the old primary took %d writes after the sentinels stopped naming it", n-setsBefore)
 	}
 }
@@ -311,18 +311,6 @@ func waitOnReplicas(t *testing.T, g *testkit.Sentinel, key, value string) {
 			time.Sleep(5 * time.Millisecond) // waiting for replication, bounded
 		}
 	}
-}
-
-// setCalls returns how many SETs a server ran.
-func setCalls(t *testing.T, s *testkit.Server) int {
-	t.Helper()
-	info, err := s.Info(context.Background(), "commandstats")
-	if err != nil {
-		t.Fatal(err)
-	}
-	calls, _, _ := strings.Cut(strings.TrimPrefix(info["cmdstat_set"], "calls="), ",")
-	n, _ := strconv.Atoi(calls)
-	return n
 }
 
 // With ReadPreferReplica, reads go to a replica and writes to the primary.
@@ -399,7 +387,7 @@ func TestSentinelFollowsRedirect(t *testing.T) {
 	if _, err := old.Do(ctx, "REPLICAOF", host, port); err != nil {
 		t.Fatal(err)
 	}
-	setsBefore := setCalls(t, old)
+	setsBefore := serverCalls(t, old, "set")
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := c.Set(wctx, "k", []byte("after")); err != nil {
@@ -408,7 +396,7 @@ func TestSentinelFollowsRedirect(t *testing.T) {
 	if v, err := next.Do(ctx, "GET", "k"); err != nil || string(v.Bytes()) != "after" {
 		t.Fatalf("the write is not on the new primary %s: %v %v", next.Addr, v, err)
 	}
-	if n := setCalls(t, old); n != setsBefore {
+	if n := serverCalls(t, old, "set"); n != setsBefore {
 		t.Fatalf("the demoted primary ran %d SETs", n-setsBefore)
 	}
 }

@@ -415,26 +415,12 @@ const (
 	MaxScore ZEnd = "MAX"
 )
 
-func zmpopArgs(timeout *time.Duration, from ZEnd, count int64, keys []string) []arg {
-	args := make([]arg, 0, len(keys)+5)
-	if timeout != nil {
-		args = append(args, flt(timeout.Seconds()))
-	}
-	args = append(args, num(int64(len(keys))))
-	args = append(args, keyArgs(keys)...)
-	args = append(args, str(string(from)))
-	if count > 1 {
-		args = append(args, str("COUNT"), num(count))
-	}
-	return args
-}
-
 // ZMPop pops up to count members (at least one) from the given end of the
 // first non-empty sorted set among keys, or returns Nil if all are empty.
 //
 //zipline:twins ZMPop
 func zmpopCmd(from ZEnd, count int64, keys ...string) command[KeyZs] {
-	return define(decKeyZs, specZMPOP, zmpopArgs(nil, from, count, keys)...)
+	return define(decKeyZs, specZMPOP, mpopArgs(nil, string(from), count, keys)...)
 }
 
 // BZPopMin is ZPopMin over several keys that waits up to timeout (0: until
@@ -457,5 +443,5 @@ func bzpopMaxCmd(timeout time.Duration, keys ...string) command[KeyZ] {
 //
 //zipline:twins BZMPop
 func bzmpopCmd(timeout time.Duration, from ZEnd, count int64, keys ...string) command[KeyZs] {
-	return defineBlocking(decKeyZs, timeout, specBZMPOP, zmpopArgs(&timeout, from, count, keys)...)
+	return defineBlocking(decKeyZs, timeout, specBZMPOP, mpopArgs(&timeout, string(from), count, keys)...)
 }
