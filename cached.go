@@ -15,20 +15,62 @@ import (
 // Client.Cached; it is a small value, cheap to make per call.
 //
 // An entry lives no longer than the TTL given to Cached, nor than the
-// key's own time to live on the server. A missing key is cached too (as
-// Nil), and invalidated when someone creates it. With the cache off,
-// Cached reads go to the server every time.
+// key's own time to live on the server (see IgnoringKeyTTL, which drops
+// that second bound to save a command per read). A missing key is cached
+// too (as Nil), and invalidated when someone creates it. With the cache
+// off, Cached reads go to the server every time.
+//
+// A read that misses costs the server three commands per key missed:
+// CLIENT CACHING YES, GET and PTTL (in Broadcast mode GET and PTTL, two).
+// Through IgnoringKeyTTL it costs one fewer: no PTTL. A hit costs none.
 //
 // The bytes a cached read returns are shared with the cache and with
 // every other reader of the key: do not modify them.
 type Cached struct {
 	c   *Client
 	ttl time.Duration
+	// ignoreKeyTTL: do not read the key's PTTL on a miss; the entry lives
+	// for ttl unless invalidated.
+	ignoreKeyTTL bool
 }
 
 // Cached returns a view of c whose reads are served from the client-side
 // cache, each entry for at most ttl.
 func (c *Client) Cached(ttl time.Duration) Cached { return Cached{c: c, ttl: ttl} }
+
+// IgnoringKeyTTL returns a view like v whose misses do not read the key's
+// time to live: a miss sends CLIENT CACHING YES and GET (in Broadcast
+// mode, GET alone) instead of CLIENT CACHING YES, GET and PTTL, and the
+// entry lives for the TTL given to Cached unless the server invalidates it
+// first. Writes, deletions and flushes invalidate it as before.
+//
+// What is given up is the bound by the key's own expiry. The server
+// invalidates a tracked key when it is written, deleted, flushed, or
+// expired and deleted; but a key whose time to live has passed is deleted,
+// and so invalidated, only when the server's expiry finds it: lazily, when
+// something accesses it, or by the active expire cycle, which examines a
+// few keys with a TTL per cycle (about 200 a second per database by
+// default) and can lag by minutes on a database with many such keys. Until
+// that invalidation arrives, an entry read through this view is served
+// past its key's expiry, for at most the TTL given to Cached after it was
+// read.
+//
+// So it is safe, and the same as Cached, for keys that have no TTL; and
+// for keys that have one, when serving a value for up to that TTL past
+// its server-side expiry is acceptable: values that carry their own expiry
+// (as the cache package's do, so c.Cached(ttl).IgnoringKeyTTL() is a safe
+// cache.Options.Store), or a TTL that is only there to reclaim memory. It
+// is not for values whose expiry means something at the instant it passes
+// (sessions, locks, rate-limit windows, one-time tokens): read those
+// through Cached, or keep the TTL given to Cached below what overstaying
+// may cost.
+//
+// It is a view, like Cached: the choice is made per call site, since it
+// depends on the keys read, and it adds nothing to a hit.
+func (v Cached) IgnoringKeyTTL() Cached {
+	v.ignoreKeyTTL = true
+	return v
+}
 
 // Get returns the value of key, from the cache when it holds it.
 func (v Cached) Get(ctx context.Context, key string) ([]byte, error) {
@@ -132,7 +174,8 @@ func (v Cached) served(ent *cacheEntry) ([]byte, error) {
 // returns their values as the caller wrote them (nil for missing keys).
 // Each key is read as CLIENT CACHING YES (in OPTIN mode: track the next
 // command), GET, PTTL, back to back on one connection, so its local
-// lifetime is capped by its server one.
+// lifetime is capped by its server one; with ignoreKeyTTL, and for a key
+// that will not be cached, without the PTTL.
 func (v Cached) fetch(ctx context.Context, keys []string) ([][]byte, error) {
 	c, cc := v.c, v.c.s.cache
 	// What each fill depends on is read before the request goes out: a
@@ -145,6 +188,7 @@ func (v Cached) fetch(ctx context.Context, keys []string) ([][]byte, error) {
 		slot   int32
 		slotEp uint32
 		first  int // index of its GET among the request's commands
+		pttl   int // index of its PTTL, or -1 if not sent
 		cached bool
 	}
 	fills := make([]fill, len(keys))
@@ -167,9 +211,12 @@ func (v Cached) fetch(ctx context.Context, keys []string) ([][]byte, error) {
 		if optin && f.cached {
 			c.encode(r, specCLIENT_CACHING, []arg{str("YES")}, tsStatus, argSpan{}, wireCommand{slot: f.slot})
 		}
-		f.first = len(r.cmds)
+		f.first, f.pttl = len(r.cmds), -1
 		c.encode(r, specGET, []arg{keyArg(k)}, tsBulk, argSpan{}, wireCommand{slot: f.slot, readOnly: false})
-		c.encode(r, specPTTL, []arg{keyArg(k)}, tsInt, argSpan{}, wireCommand{slot: f.slot})
+		if f.cached && !v.ignoreKeyTTL {
+			f.pttl = len(r.cmds)
+			c.encode(r, specPTTL, []arg{keyArg(k)}, tsInt, argSpan{}, wireCommand{slot: f.slot})
+		}
 	}
 	if err := c.carrier.send(ctx, r); err != nil {
 		return nil, err
@@ -180,7 +227,7 @@ func (v Cached) fetch(ctx context.Context, keys []string) ([][]byte, error) {
 		if r.errs != nil && r.errs[f.first] != nil {
 			return nil, r.errs[f.first]
 		}
-		val, pttl := r.replies[f.first], r.replies[f.first+1]
+		val := r.replies[f.first]
 		if err := c.s.replyError(val); err != nil {
 			return nil, err
 		}
@@ -188,8 +235,13 @@ func (v Cached) fetch(ctx context.Context, keys []string) ([][]byte, error) {
 		stored := val.Bytes()
 		if f.cached {
 			ttl := v.ttl
-			if ms := pttl.Int(); pttl.Type() == resp.Integer && ms >= 0 && time.Duration(ms)*time.Millisecond < ttl {
-				ttl = time.Duration(ms) * time.Millisecond
+			if f.pttl >= 0 {
+				pttl := r.replies[f.pttl]
+				if r.errs != nil && r.errs[f.pttl] != nil {
+					ttl = 0 // the key's lifetime is unknown: do not cache
+				} else if ms := pttl.Int(); pttl.Type() == resp.Integer && ms >= 0 && time.Duration(ms)*time.Millisecond < ttl {
+					ttl = time.Duration(ms) * time.Millisecond
+				}
 			}
 			keep := stored
 			if cc.cfg.StoreExpanded && c.codec != nil && !missing {

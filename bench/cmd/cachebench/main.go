@@ -17,6 +17,15 @@
 // One variant runs at a time, on a fresh client (so local tiers start
 // cold and warm up during -warmup); rounds visit every variant in a
 // rotating order, and the report shows medians over rounds.
+//
+// The report also counts what each variant costs the server: the commands
+// it ran during the measured windows (INFO commandstats, before and after
+// each window, INFO and PING left out) over the reads done in them, in all
+// and by command. A read that hits a local tier costs none; a miss costs
+// what the variant's cached read sends (zipline's c.Cached: CLIENT CACHING
+// YES, GET, PTTL; with IgnoringKeyTTL, no PTTL; rueidis DoCache: CLIENT
+// CACHING YES, MULTI, PTTL, GET, EXEC, or with ToStaticTTL CLIENT CACHING
+// YES, GET), plus its load and store, and the invalidations' DELs.
 package main
 
 import (
@@ -106,6 +115,11 @@ func run() error {
 		defer srv.Stop()
 		addr, o.pid = srv.Addr, srv.PID()
 	}
+	counter, err := newCommandCounter(addr)
+	if err != nil {
+		return err
+	}
+	defer counter.Close()
 	const ttl = 10 * time.Minute
 	var live []variant
 	for _, v := range o.variants {
@@ -121,13 +135,13 @@ func run() error {
 		for i := range live {
 			v := live[(i+r)%len(live)]
 			runtime.GC()
-			c, err := runCell(addr, v, o, ttl, uint64(r))
+			c, err := runCell(addr, v, o, ttl, uint64(r), counter)
 			if err != nil {
 				return fmt.Errorf("%s: %w", v.name, err)
 			}
 			results[v.name] = append(results[v.name], c)
-			fmt.Fprintf(os.Stderr, "round %d %-15s %8.0f ops/s  p99 %7v  loads %6d (%.2f%% of reads)  errors %d  other CPU %.0f%%\n",
-				r+1, v.name, c.opsPerSec(), c.p99.Round(time.Microsecond), c.loads, 100*c.loadRatio(), c.errors, c.other)
+			fmt.Fprintf(os.Stderr, "round %d %-31s %8.0f ops/s  p99 %7v  loads %6d (%.2f%% of reads)  commands/read %.3f  errors %d  other CPU %.0f%%\n",
+				r+1, v.name, c.opsPerSec(), c.p99.Round(time.Microsecond), c.loads, 100*c.loadRatio(), c.commandsPerRead(), c.errors, c.other)
 		}
 	}
 	md := report(o, results)
@@ -174,9 +188,14 @@ type cell struct {
 	// one CPU (-1 if unknown): the machine is shared, and this says how
 	// much a cell was disturbed.
 	other float64
+	// cmds is what the server ran during the window, by command.
+	cmds commandCalls
 }
 
 func (c cell) opsPerSec() float64 { return float64(c.ops) / c.elapsed.Seconds() }
+func (c cell) commandsPerRead() float64 {
+	return float64(c.cmds.total()) / max(float64(c.ops), 1)
+}
 func (c cell) loadRatio() float64 { return float64(c.loads) / max(float64(c.ops), 1) }
 
 // worker is one goroutine's share of a cell.
@@ -192,7 +211,7 @@ const (
 	phaseStop
 )
 
-func runCell(addr string, v variant, o *options, ttl time.Duration, round uint64) (cell, error) {
+func runCell(addr string, v variant, o *options, ttl time.Duration, round uint64, counter *commandCounter) (cell, error) {
 	db := &database{latency: o.dbDelay}
 	a, err := v.open(addr, db, ttl)
 	if err != nil {
@@ -237,9 +256,20 @@ func runCell(addr string, v variant, o *options, ttl time.Duration, round uint64
 	loads0 := db.loads.Load()
 	phase.Store(phaseMeasure)
 	before := sysstat.Take(o.pid)
+	cmds0, err := counter.snapshot(ctx)
+	if err != nil {
+		phase.Store(phaseStop)
+		wg.Wait()
+		return cell{}, err
+	}
 	time.Sleep(o.duration)
 	phase.Store(phaseStop)
+	cmds1, err := counter.snapshot(ctx)
 	usage := sysstat.Take(o.pid).Sub(before)
+	if err != nil {
+		wg.Wait()
+		return cell{}, err
+	}
 	elapsed := usage.Elapsed
 	loads := db.loads.Load() - loads0
 	wg.Wait()
@@ -251,6 +281,7 @@ func runCell(addr string, v variant, o *options, ttl time.Duration, round uint64
 		all.Merge(&w.hist)
 	}
 	c.loads, c.elapsed, c.other = uint64(loads), elapsed, usage.OtherPercent()
+	c.cmds = cmds1.since(cmds0)
 	c.p50, c.p99 = all.Quantile(0.50), all.Quantile(0.99)
 	return c, nil
 }
@@ -267,19 +298,22 @@ func report(o *options, results map[string][]cell) string {
 		"%d rounds of %v (after %v warm-up) per variant, medians.\n\n",
 		o.keys, o.zipfS, o.conc, 100*o.miss, o.dbDelay, o.rounds, o.duration, o.warmup)
 	fmt.Fprintf(&b, "Machine: %s.\n\n", sysstat.Machine())
-	b.WriteString("| variant | ops/s | p50 | p99 | database loads | loads / read | errors |\n")
-	b.WriteString("| --- | --: | --: | --: | --: | --: | --: |\n")
+	b.WriteString("| variant | ops/s | p50 | p99 | database loads | loads / read | server commands / read | errors |\n")
+	b.WriteString("| --- | --: | --: | --: | --: | --: | --: | --: |\n")
 	for _, v := range o.variants {
 		cs := results[v.name]
 		if len(cs) == 0 {
-			fmt.Fprintf(&b, "| %s | (no run) | | | | | |\n", v.name)
+			fmt.Fprintf(&b, "| %s | (no run) | | | | | | |\n", v.name)
 			continue
 		}
 		var ops, ratio []float64
 		var p50, p99 []time.Duration
 		var loads []int64
-		var errs uint64
+		var errs, reads uint64
+		var cmds commandCalls
 		for _, c := range cs {
+			reads += c.ops
+			cmds = cmds.add(c.cmds)
 			ops = append(ops, c.opsPerSec())
 			ratio = append(ratio, c.loadRatio())
 			p50 = append(p50, c.p50)
@@ -287,18 +321,31 @@ func report(o *options, results map[string][]cell) string {
 			loads = append(loads, int64(c.loads))
 			errs += c.errors
 		}
-		fmt.Fprintf(&b, "| %s | %.0f | %v | %v | %d | %.2f%% | %d |\n", v.name, median(ops),
-			median(p50).Round(time.Microsecond), median(p99).Round(time.Microsecond), median(loads), 100*median(ratio), errs)
+		fmt.Fprintf(&b, "| %s | %.0f | %v | %v | %d | %.2f%% | %.3f | %d |\n", v.name, median(ops),
+			median(p50).Round(time.Microsecond), median(p99).Round(time.Microsecond), median(loads), 100*median(ratio),
+			float64(cmds.total())/max(float64(reads), 1), errs)
+	}
+	b.WriteString("\nServer commands / read: the commands the server ran during the measured windows of all rounds " +
+		"(INFO commandstats; INFO and PING left out), over the reads done in them. By command, per read:\n\n")
+	b.WriteString("| variant | server commands / read | by command |\n| --- | --: | --- |\n")
+	for _, v := range o.variants {
+		var reads uint64
+		var cmds commandCalls
+		for _, c := range results[v.name] {
+			reads += c.ops
+			cmds = cmds.add(c.cmds)
+		}
+		fmt.Fprintf(&b, "| %s | %.3f | %s |\n", v.name, float64(cmds.total())/max(float64(reads), 1), cmds.per(reads))
 	}
 	b.WriteString("\nVariants:\n\n")
 	for _, v := range o.variants {
 		fmt.Fprintf(&b, "- `%s`: %s\n", v.name, v.desc)
 	}
-	b.WriteString("\n<details><summary>Per round</summary>\n\n| variant | round | ops/s | p50 | p99 | loads | other processes' CPU |\n| --- | --: | --: | --: | --: | --: | --: |\n")
+	b.WriteString("\n<details><summary>Per round</summary>\n\n| variant | round | ops/s | p50 | p99 | loads | commands / read | other processes' CPU |\n| --- | --: | --: | --: | --: | --: | --: | --: |\n")
 	for _, v := range o.variants {
 		for r, c := range results[v.name] {
-			fmt.Fprintf(&b, "| %s | %d | %.0f | %v | %v | %d | %.0f%% |\n", v.name, r+1, c.opsPerSec(),
-				c.p50.Round(time.Microsecond), c.p99.Round(time.Microsecond), c.loads, c.other)
+			fmt.Fprintf(&b, "| %s | %d | %.0f | %v | %v | %d | %.3f | %.0f%% |\n", v.name, r+1, c.opsPerSec(),
+				c.p50.Round(time.Microsecond), c.p99.Round(time.Microsecond), c.loads, c.commandsPerRead(), c.other)
 		}
 	}
 	b.WriteString("\n</details>\n")

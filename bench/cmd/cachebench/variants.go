@@ -86,6 +86,12 @@ var variants = []variant{
 		open: openZiplineCached,
 	},
 	{
+		name: "zipline-cached-ignoring-key-ttl",
+		desc: "as zipline-cached, with Options{Store: c.Cached(ttl).IgnoringKeyTTL()}: a miss sends CLIENT CACHING YES and GET, no PTTL " +
+			"(safe here: the cache package's values carry their own expiry)",
+		open: openZiplineCachedIgnoringKeyTTL,
+	},
+	{
 		name: "goredis-cache",
 		desc: "go-redis v9 client (default pool) + go-redis/cache v9 with LocalCache NewTinyLFU(10000, 1m); Once(&Item{Do})",
 		open: openGoredisCache,
@@ -94,6 +100,11 @@ var variants = []variant{
 		name: "rueidis",
 		desc: "rueidis client (default options, 128 MiB client-side cache per connection); DoCache(GET, 1m), on nil load and SET EX",
 		open: openRueidis,
+	},
+	{
+		name: "rueidis-static-ttl",
+		desc: "as rueidis, with DoCache(GET.Cache().ToStaticTTL(), 1m): a miss sends CLIENT CACHING YES and GET, without MULTI, PTTL, EXEC",
+		open: openRueidisStaticTTL,
 	},
 }
 
@@ -124,6 +135,16 @@ func openZiplineCached(addr string, db *database, ttl time.Duration) (aside, err
 		return nil, err
 	}
 	return &ziplineAside{c: c, users: cache.New[User](c, cache.Options{TTL: ttl, Store: c.Cached(ttl)}), db: db}, nil
+}
+
+// openZiplineCachedIgnoringKeyTTL is openZiplineCached with the
+// two-command cached read.
+func openZiplineCachedIgnoringKeyTTL(addr string, db *database, ttl time.Duration) (aside, error) {
+	c, err := zipline.New(zipline.Options{Addr: addr, Logger: quiet, ClientCache: zipline.ClientCache{MaxBytes: 128 << 20}})
+	if err != nil {
+		return nil, err
+	}
+	return &ziplineAside{c: c, users: cache.New[User](c, cache.Options{TTL: ttl, Store: c.Cached(ttl).IgnoringKeyTTL()}), db: db}, nil
 }
 
 const ziplinePrefix = "ca:zipline:user:"
@@ -197,6 +218,8 @@ type rueidisAside struct {
 	c   rueidis.Client
 	db  *database
 	ttl time.Duration
+	// static: DoCache with ToStaticTTL, without the MULTI/PTTL/EXEC wrapper.
+	static bool
 }
 
 func openRueidis(addr string, db *database, ttl time.Duration) (aside, error) {
@@ -207,11 +230,24 @@ func openRueidis(addr string, db *database, ttl time.Duration) (aside, error) {
 	return &rueidisAside{c: c, db: db, ttl: ttl}, nil
 }
 
+func openRueidisStaticTTL(addr string, db *database, ttl time.Duration) (aside, error) {
+	a, err := openRueidis(addr, db, ttl)
+	if err != nil {
+		return nil, err
+	}
+	a.(*rueidisAside).static = true
+	return a, nil
+}
+
 const rueidisPrefix = "ca:rueidis:user:"
 
 func (r *rueidisAside) Fetch(ctx context.Context, id int) (User, error) {
 	key := userKey(rueidisPrefix, id)
-	b, err := r.c.DoCache(ctx, r.c.B().Get().Key(key).Cache(), time.Minute).AsBytes()
+	cmd := r.c.B().Get().Key(key).Cache()
+	if r.static {
+		cmd = cmd.ToStaticTTL()
+	}
+	b, err := r.c.DoCache(ctx, cmd, time.Minute).AsBytes()
 	var u User
 	switch {
 	case err == nil:

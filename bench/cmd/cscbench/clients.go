@@ -59,16 +59,43 @@ var clients = []*client{
 	},
 }
 
+// extraClients are the two-command forms of a cached read. A hit costs
+// what their base form's does, so they are not timed unless -clients names
+// them; their misses are counted with the others' (see countCommands).
+var extraClients = []*client{
+	{
+		name: "zipline-ignoring-key-ttl",
+		desc: "as zipline, with cv := c.Cached(time.Minute).IgnoringKeyTTL(): a miss sends CLIENT CACHING YES and GET, no PTTL",
+		open: openZiplineIgnoringKeyTTL,
+	},
+	{
+		name: "rueidis-static-ttl",
+		desc: "as rueidis, with c.B().Get().Key(k).Cache().ToStaticTTL(): a miss sends CLIENT CACHING YES and GET, " +
+			"without MULTI, PTTL and EXEC",
+		open: openRueidisStaticTTL,
+	},
+}
+
+// allClients are every client cscbench knows, timed by default or not.
+var allClients = append(append([]*client{}, clients...), extraClients...)
+
 func clientName(c *client) string { return c.name }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-func openZipline(addr string) (*opened, error) {
+func openZipline(addr string) (*opened, error) { return openZiplineView(addr, false) }
+
+func openZiplineIgnoringKeyTTL(addr string) (*opened, error) { return openZiplineView(addr, true) }
+
+func openZiplineView(addr string, ignoreKeyTTL bool) (*opened, error) {
 	c, err := zipline.New(zipline.Options{Addr: addr, Logger: quiet, ClientCache: zipline.ClientCache{MaxBytes: cacheBytes}})
 	if err != nil {
 		return nil, err
 	}
 	cv := c.Cached(ttl)
+	if ignoreKeyTTL {
+		cv = cv.IgnoringKeyTTL()
+	}
 	return &opened{
 		get: func(ctx context.Context, key string) (int, error) {
 			v, err := cv.Get(ctx, key)
@@ -79,7 +106,11 @@ func openZipline(addr string) (*opened, error) {
 	}, nil
 }
 
-func openRueidis(addr string) (*opened, error) {
+func openRueidis(addr string) (*opened, error) { return openRueidisForm(addr, false) }
+
+func openRueidisStaticTTL(addr string) (*opened, error) { return openRueidisForm(addr, true) }
+
+func openRueidisForm(addr string, static bool) (*opened, error) {
 	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{addr}})
 	if err != nil {
 		return nil, err
@@ -87,7 +118,11 @@ func openRueidis(addr string) (*opened, error) {
 	var misses atomic.Uint64
 	return &opened{
 		get: func(ctx context.Context, key string) (int, error) {
-			r := c.DoCache(ctx, c.B().Get().Key(key).Cache(), ttl)
+			cmd := c.B().Get().Key(key).Cache()
+			if static {
+				cmd = cmd.ToStaticTTL()
+			}
+			r := c.DoCache(ctx, cmd, ttl)
 			if !r.IsCacheHit() {
 				misses.Add(1)
 			}

@@ -25,6 +25,13 @@
 // reports it); allocations per op are runtime.MemStats.Mallocs over the
 // window divided by the reads, for the whole process. Rounds interleave the
 // clients, the order rotating every round; the report gives medians.
+//
+// Before the rounds (-commands), it counts what a cached read costs the
+// server, for every client including the two-command forms that are not
+// timed by default (zipline's Cached(ttl).IgnoringKeyTTL(), rueidis's
+// ToStaticTTL): a fresh client reads every key once, each read a miss,
+// then again, each a hit, and INFO commandstats before and after each pass
+// gives the commands per miss and per hit, by command.
 package main
 
 import (
@@ -62,6 +69,7 @@ type options struct {
 	maxOther float64
 	maxWait  time.Duration
 	out      string
+	commands bool
 }
 
 func parseFlags() (*options, error) {
@@ -74,12 +82,15 @@ func parseFlags() (*options, error) {
 		maxOther = flag.Float64("max-other", 25, "quiet gate: wait up to -max-wait before a cell for other processes to use ≤ this % of one CPU, and measure a cell again when they used more; 0 turns it off")
 		maxWait  = flag.Duration("max-wait", 5*time.Second, "quiet gate: longest wait before a cell")
 		out      = flag.String("out", "", "also write the markdown report to this file (rewritten after every round)")
+		commands = flag.Bool("commands", true, "first count the server commands per miss and per hit of every client, "+
+			harness.JoinNames(allClients, clientName)+" (about a second)")
 	)
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", flag.Args())
 	}
-	o := &options{rounds: *rounds, duration: *duration, warmup: *warmup, maxOther: *maxOther, maxWait: *maxWait, out: *out}
+	o := &options{rounds: *rounds, duration: *duration, warmup: *warmup, maxOther: *maxOther, maxWait: *maxWait, out: *out,
+		commands: *commands}
 	if o.rounds < 1 || o.duration <= 0 || o.warmup < 0 || o.maxOther < 0 {
 		return nil, fmt.Errorf("need -rounds ≥ 1, -duration > 0, -warmup ≥ 0, -max-other ≥ 0")
 	}
@@ -87,7 +98,7 @@ func parseFlags() (*options, error) {
 	if o.conc, err = harness.ParseInts(*conc, 1, 4096); err != nil {
 		return nil, fmt.Errorf("-conc: %w", err)
 	}
-	if o.clients, err = harness.ParseNames(*names, clients, clientName); err != nil {
+	if o.clients, err = harness.ParseNames(*names, allClients, clientName); err != nil {
 		return nil, fmt.Errorf("-clients: %w", err)
 	}
 	return o, nil
@@ -153,6 +164,12 @@ func run() error {
 	rep.Env = harness.Environment(server)
 	if err := bench.Prefill(s.Addr, bench.Value(valueSize)); err != nil {
 		return fmt.Errorf("prefill: %w", err)
+	}
+	if o.commands {
+		rep.commands = countCommands(s, allClients)
+		for _, cc := range rep.commands {
+			fmt.Fprintln(os.Stderr, cc.line())
+		}
 	}
 
 	cells := len(o.clients) * len(o.conc) * o.rounds

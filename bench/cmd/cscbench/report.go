@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/ziplinekv/zipline/bench"
 	"github.com/ziplinekv/zipline/bench/harness"
 )
 
@@ -15,6 +17,7 @@ type report struct {
 	harness.Header
 	opts       *options
 	results    []result
+	commands   []commandCount
 	notes      []string
 	quiet      string
 	waited     time.Duration
@@ -84,7 +87,7 @@ func (r *report) write(w io.Writer) {
 		z := m[cellKey{"zipline", conc}]
 		best, bestNs := "", math.Inf(1)
 		for _, c := range r.opts.clients {
-			if c.name == "zipline" {
+			if strings.HasPrefix(c.name, "zipline") { // zipline and its other forms are not peers
 				continue
 			}
 			if a := m[cellKey{c.name, conc}]; a != nil && len(a.ns) > 0 && harness.Median(a.ns) < bestNs {
@@ -117,6 +120,8 @@ func (r *report) write(w io.Writer) {
 		p("\nzipline's target at one goroutine, ≤ 100 ns and 0 allocations per hit: %s (%.1f ns, %s allocs).\n",
 			verdict, ns, harness.Num(allocs))
 	}
+
+	r.writeCommands(w)
 
 	for _, t := range []struct {
 		title string
@@ -182,4 +187,31 @@ func (r *report) write(w io.Writer) {
 			fmt.Sprintf("%.1f", res.cpu), fmt.Sprint(res.ops), fmt.Sprint(res.misses), harness.Percent(res.other), "")
 	}
 	p("\n</details>\n")
+}
+
+// writeCommands writes what a cached read costs the server, per client.
+func (r *report) writeCommands(w io.Writer) {
+	if len(r.commands) == 0 {
+		return
+	}
+	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	p("\n## Server commands per cached read\n\n")
+	p("A fresh client read each of the %d keys once (every read a miss), then again (every read a hit); INFO "+
+		"commandstats before and after each pass, over the reads; INFO, PING and connection set-up (HELLO, CLIENT TRACKING, "+
+		"CLIENT SETINFO...) left out.\n\n", len(bench.Keys))
+	p("| client | commands per miss | by command | commands per hit | misses the client reported in the first pass |\n")
+	p("| --- | --: | --- | --: | --: |\n")
+	for _, cc := range r.commands {
+		if cc.failed != "" {
+			p("| %s | FAIL %s | | | |\n", cc.client, strings.ReplaceAll(cc.failed, "|", "/"))
+			continue
+		}
+		p("| %s | %s | %s | %s | %d |\n", cc.client, perRead(cc.misses.total(), cc.reads), cc.misses.per(cc.reads),
+			perRead(cc.hits.total(), cc.reads), cc.reported)
+	}
+	for _, c := range allClients {
+		if !slices.Contains(r.opts.clients, c) {
+			p("\n- `%s` (counted, not timed): %s\n", c.name, c.desc)
+		}
+	}
 }
