@@ -42,7 +42,11 @@
 // Dense(B) suits integer ids: id lives in bucket id/B as field id%B, a
 // decimal integer (a 2-byte listpack integer: never base62 or zero-padded
 // fields, which cost more). Ids that are not canonical integers, such as
-// "007", are stored as plain keys. Hashed(N) suits sparse ids and strings:
+// "007", are stored as plain keys. DenseAuto sizes B from the server: 126
+// (fields 0-127 take one listpack byte, and 126 small pairs fill an
+// allocator size class exactly), or hash-max-listpack-entries if lower;
+// the first Store records the size in the server, so that it never
+// changes under the data. Hashed(N) suits sparse ids and strings:
 // the bucket is a hash of the key modulo N and the field is the key's tail;
 // HashedFor(expected) sizes N so buckets fill to half the server's limit.
 //
@@ -69,7 +73,12 @@
 // fewer writes per second on Redis 7.0 and 4 to 6 times fewer on Valkey 9.1
 // (0.2 to 0.3 million against 0.5 to 0.95 million, 2 shared cores); one at
 // a time, where round trips dominate, 20 to 40% fewer. A write of many
-// fields of one bucket is still one call.
+// fields of one bucket is still one call. MSet of values that all fit their
+// buckets, on a namespace that is not migrating, needs no script: one
+// MULTI/EXEC of an HSET per bucket, an MSET for plain keys, and an UNLINK
+// of the oversize names of the fields written (a name exists only while
+// its field holds the marker, so removing it unconditionally is the
+// script's removal done without reading).
 //
 // Versions before this one kept an oversize value under the key's plain name
 // with another marker. Such values still read, and any write, Expire or

@@ -3,7 +3,6 @@ package layout
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 
 	"github.com/ziplinekv/zipline"
@@ -74,14 +73,10 @@ type Estimate struct {
 	SavedFactor float64 // OldPerKey / NewPerKey
 }
 
-// Per-key overheads the server does not report in MEMORY USAGE (its main
-// dictionary's slot and allocator rounding), measured on Redis 7.0 (see the
-// notes in bench/RESULTS.md), and the fixed cost of a small hash.
-const (
-	unreportedPerKey = 18
-	listpackEntry    = 4  // encoding bytes around a field and a value
-	bucketFixed      = 96 // a bucket key, its object and listpack header
-)
+// unreportedPerKey is what a key costs that the server does not report
+// in MEMORY USAGE (its main dictionary's slot and allocator rounding),
+// measured on Redis 7.0 (see the notes in bench/RESULTS.md).
+const unreportedPerKey = 18
 
 // Estimate measures a sample of the keys still in the old layout (MEMORY
 // USAGE of their stored keys) and projects their size in the new layout
@@ -160,62 +155,26 @@ func (s *Store) Estimate(ctx context.Context, sample int) (Estimate, error) {
 	return e, nil
 }
 
-// projectedSize estimates the bytes one key takes in this Store's layout.
+// projectedSize estimates the bytes one key takes in this Store's layout,
+// priced for its server (Costs): in a bucket as full as the server keeps
+// compact, or as a plain key (an oversize value's key plus its marker).
 func (s *Store) projectedSize(key string, plain []byte) float64 {
 	l, err := s.locate(key)
 	if err != nil {
 		return 0
 	}
+	costs := s.Costs()
 	enc := s.encode(plain)
 	if l.bucket != "" && s.fits(enc) {
-		fill := float64(s.maxEntries) / 2
+		fill := max(s.maxEntries/2, 1)
 		if n := s.buckets.maxFields(); n > 0 {
-			fill = float64(min(n, s.maxEntries))
+			fill = min(n, s.maxEntries)
 		}
-		return float64(len(l.field)+len(enc)+listpackEntry) + bucketFixed/fill
+		return costs.Pair(fill, []byte(l.field), enc)
 	}
 	if l.bucket != "" {
-		return plainKeyCost(len(s.oversizeKey(l)), enc)
+		marker := costs.Pair(max(s.maxEntries/2, 1), []byte(l.field), oversizeMarker)
+		return costs.Key(len(s.oversizeKey(l)), enc) + marker
 	}
-	return plainKeyCost(len(l.plain), enc)
-}
-
-// plainKeyCost models a plain string key on Redis 7 with Debian's jemalloc
-// (16-byte quantum): a dictionary entry (24 bytes in a 32-byte class), its
-// table slot, the key string, and the value: an integer inside its object,
-// a short string embedded with it (up to 44 bytes), or a separate string.
-// It reproduces the notes' measurements: 74.5 bytes for an integer under a
-// 10-character key, 90.5 for a 12-byte string, 154.5 for 64 bytes.
-func plainKeyCost(keyLen int, val []byte) float64 {
-	cost := 32 + 10.5 + roundAlloc(keyLen+2)
-	switch {
-	case isLong(val):
-		cost += 16
-	case len(val) <= 44:
-		cost += roundAlloc(16 + 3 + len(val) + 1)
-	default:
-		cost += 16 + roundAlloc(len(val)+9)
-	}
-	return cost
-}
-
-func isLong(v []byte) bool {
-	if len(v) == 0 || len(v) > 20 {
-		return false
-	}
-	_, err := strconv.ParseInt(string(v), 10, 64)
-	return err == nil && (v[0] != '0' || len(v) == 1)
-}
-
-// roundAlloc rounds to jemalloc's size classes: a 16-byte quantum up to 128,
-// then four classes per doubling.
-func roundAlloc(n int) float64 {
-	if n <= 128 {
-		return float64((n + 15) / 16 * 16)
-	}
-	step := 16
-	for step*8 < n {
-		step *= 2
-	}
-	return float64((n + step - 1) / step * step)
+	return costs.Key(len(l.plain), enc)
 }

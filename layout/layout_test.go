@@ -421,6 +421,7 @@ func queuedOperations(t *testing.T, c *zipline.Client, batches ...*zipline.Batch
 }
 
 func TestPlainKeyCostMatchesMeasurements(t *testing.T) {
+	redis7 := CostsFor(Server{Kind: "redis", Version: "7.0.15", Allocator: "jemalloc-5.3.0"})
 	for _, tc := range []struct {
 		key  int
 		val  []byte
@@ -430,8 +431,8 @@ func TestPlainKeyCostMatchesMeasurements(t *testing.T) {
 		{10, []byte("abcdefghijkl"), 90.5},         // a5
 		{10, bytes.Repeat([]byte("x"), 64), 154.5}, // g2
 	} {
-		if got := plainKeyCost(tc.key, tc.val); got != tc.want {
-			t.Errorf("plainKeyCost(%d, %d bytes) = %v, want %v", tc.key, len(tc.val), got, tc.want)
+		if got := redis7.Key(tc.key, tc.val); got != tc.want {
+			t.Errorf("Key(%d, %d bytes) = %v, want %v", tc.key, len(tc.val), got, tc.want)
 		}
 	}
 }

@@ -99,14 +99,36 @@ type Buckets interface {
 // sparse ids most buckets would hold one entry, so use Hashed.
 func Dense(perBucket int) Buckets { return dense{per: uint64(max(perBucket, 1))} }
 
-type dense struct{ per uint64 }
+// dense is Dense, or, with auto, DenseAuto before New has chosen its size
+// (per is then 0, and New replaces it: see Store.resolveAuto).
+type dense struct {
+	per  uint64
+	auto bool
+}
 
 func (d dense) locate(tail string) (uint64, string, bool) {
 	id, ok := canonicalUint(tail)
 	if !ok {
 		return 0, "", false
 	}
-	return id / d.per, strconv.FormatUint(id%d.per, 10), true
+	return id / d.per, fieldName(id % d.per), true
+}
+
+// fieldNames are the decimal names of the first fields of a bucket, made
+// once: strconv allocates each name from 100 on.
+var fieldNames = func() (t [1024]string) {
+	for i := range t {
+		t[i] = strconv.Itoa(i)
+	}
+	return t
+}()
+
+// fieldName is n in decimal.
+func fieldName(n uint64) string {
+	if n < uint64(len(fieldNames)) {
+		return fieldNames[n]
+	}
+	return strconv.FormatUint(n, 10)
 }
 
 func (d dense) tail(bucket uint64, field string) string {
@@ -116,7 +138,12 @@ func (d dense) tail(bucket uint64, field string) string {
 
 func (d dense) maxFields() int      { return int(d.per) }
 func (d dense) resolve(int) Buckets { return d }
-func (d dense) String() string      { return fmt.Sprintf("Dense(%d)", d.per) }
+func (d dense) String() string {
+	if d.auto {
+		return "DenseAuto()"
+	}
+	return fmt.Sprintf("Dense(%d)", d.per)
+}
 
 // Hashed buckets any key: the bucket is a hash of the tail modulo n, and the
 // field is the tail itself (a canonical integer tail is stored as a listpack

@@ -215,8 +215,11 @@ func (s *Store) SetNX(ctx context.Context, key string, v []byte) (bool, error) {
 		return false, err
 	}
 	n, err := r[0].AsInt64()
-	if n == 1 && !st.fits(enc) {
-		st.oversize.Add(1)
+	if n == 1 {
+		st.bucketWrites.Add(1)
+		if !st.fits(enc) {
+			st.oversize.Add(1)
+		}
 	}
 	return n == 1, err
 }
@@ -258,14 +261,17 @@ func (s *Store) GetSet(ctx context.Context, key string, v []byte) ([]byte, error
 }
 
 // MGet returns the values of keys, nil for missing ones, in one round trip
-// (two if some are oversize values stored as plain keys): one HMGET per
-// bucket and one MGET for keys stored as plain keys.
+// (two if some are oversize values stored as plain keys): one HGET or HMGET
+// per bucket and one MGET for keys stored as plain keys (see multi.go).
 func (s *Store) MGet(ctx context.Context, keys ...string) ([][]byte, error) {
 	if s.splitting() {
 		return s.splitGet(ctx, keys)
 	}
 	if s.old != nil {
 		return s.mgetMigrating(ctx, keys)
+	}
+	if fastMulti {
+		return s.mgetFast(ctx, keys)
 	}
 	b := s.c.Batch()
 	g, err := s.queueGroupedRead(b, keys, false)
@@ -330,10 +336,17 @@ func (s *Store) mgetMigrating(ctx context.Context, keys []string) ([][]byte, err
 
 // MSet stores several values at once, atomically on a single server. Keys
 // stored as plain keys take one MSET; each bucket takes one HSET of its
-// fields (in the script that also handles oversize values and the fields'
-// old markers). On a cluster each bucket and each plain key is written
+// fields. When every value fits its bucket and the namespace is not
+// migrating, that is a MULTI/EXEC with one UNLINK of the fields' oversize
+// keys (multi.go); otherwise the ops script, which also writes oversize
+// values. On a cluster each bucket and each plain key is written
 // atomically on its own. A key given twice takes its last value.
 func (s *Store) MSet(ctx context.Context, pairs ...zipline.KeyValue) error {
+	if fastMulti && s.old == nil && !s.cluster && s.buckets != nil {
+		if done, err := s.msetFast(ctx, pairs); done || err != nil {
+			return err
+		}
+	}
 	g, plainOnly, small, err := s.msetOps(pairs)
 	switch {
 	case err != nil:

@@ -355,6 +355,7 @@ func (s *Store) smallWrite(bucket string, fs []field) (smallWrite, bool) {
 		}
 		w.args = append(w.args, f.l.field, f.enc)
 	}
+	s.bucketWrites.Add(uint64(len(fs)))
 	return w, true
 }
 
@@ -468,8 +469,11 @@ func (s *Store) addPut(o *opList, bucket string, fs []field, e expiry, nx bool) 
 	args = append(args, "P", o.key(bucket), len(fs), e.mode, e.ms, flag(nx))
 	for _, f := range fs {
 		big := !s.fits(f.enc)
-		if big && !nx {
-			s.oversize.Add(1)
+		if !nx {
+			s.bucketWrites.Add(1)
+			if big {
+				s.oversize.Add(1)
+			}
 		}
 		args = append(args, o.key(s.oversizeKey(f.l)), o.key(s.legacyKey(f.l)), f.l.field, f.enc, flag(big))
 	}

@@ -77,6 +77,12 @@ type Store struct {
 	legacy bool
 
 	oversize atomic.Uint64
+	// bucketWrites counts values written into buckets (oversize ones
+	// included), against which Warnings judges oversize.
+	bucketWrites atomic.Uint64
+
+	server Server   // what New learned about the server
+	warns  warnings // what New, and writes since, found costly or unavailable
 
 	// beforeRewrite, in tests, runs between Reencode's read of a value and
 	// its compare-and-set: where an application's write must win.
@@ -152,20 +158,24 @@ func newStore(ctx context.Context, c *zipline.Client, ns Namespace, cluster bool
 	} else if s.codec, err = ns.Codec.Codec(); err != nil {
 		return nil, fmt.Errorf("layout: Namespace.Codec: %w", err)
 	}
+	s.server = s.detectServer(ctx)
+	s.server.Cluster = cluster
 	if ns.Buckets == nil {
 		return s, nil
 	}
 	s.maxEntries, s.maxValue = s.listpackLimits(ctx)
-	s.buckets = ns.Buckets.resolve(s.maxEntries)
-	if n := s.buckets.maxFields(); n > s.maxEntries {
-		msg := fmt.Sprintf("layout: %s buckets of namespace %q can hold %d entries, more than the server's "+
-			"hash-max-listpack-entries %d: full buckets will lose their compact encoding", s.buckets, ns.Prefix, n, s.maxEntries)
-		if ns.Overflow == OverflowRefuse {
-			return nil, errors.New(msg)
-		}
-		s.log.Warn(msg)
-	}
+	s.server.MaxListpackEntries, s.server.MaxListpackValue = s.maxEntries, s.maxValue
 	s.fieldTTL = s.detectFieldTTL(ctx)
+	s.server.FieldTTL = s.fieldTTL.hpexpire
+	s.buckets = ns.Buckets.resolve(s.maxEntries)
+	if d, ok := s.buckets.(dense); ok && d.auto {
+		if err := s.resolveAuto(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.checkServer(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -49,7 +49,8 @@ func benchLayoutsFlags(fs *flag.FlagSet) func(ctx context.Context, args []string
 	memory := fs.Bool("memory", true, "run the memory table")
 	cluster := fs.Bool("cluster", false, fmt.Sprintf("measure the memory table on a cluster of %d primaries (used_memory summed "+
 		"over them) instead of one server; the speed runs are then off unless -speed is given", layouts.ClusterPrimaries))
-	kind := fs.String("kind", "redis", "server of the memory table: redis or valkey")
+	kind := fs.String("kind", "redis", "servers of the memory table: redis, valkey, or both (redis,valkey): each cell is "+
+		"measured on each, and the report sets them side by side")
 	speed := fs.Bool("speed", true, "run the speed comparison")
 	speedDur := fs.Duration("speed-dur", 2*time.Second, "duration of each speed run")
 	speedRounds := fs.Int("speed-rounds", 3, "speed runs per cell (the median is reported)")
@@ -70,8 +71,15 @@ func benchLayoutsFlags(fs *flag.FlagSet) func(ctx context.Context, args []string
 		if *cluster && !set["speed"] {
 			*speed = false
 		}
-		if *kind != "redis" && *kind != "valkey" {
-			return usagef("-kind %q: want redis or valkey", *kind)
+		var kinds []testbed.Kind
+		for _, k := range splitList(*kind) {
+			if k != "redis" && k != "valkey" {
+				return usagef("-kind %q: want redis, valkey or redis,valkey", *kind)
+			}
+			kinds = append(kinds, testbed.Kind(k))
+		}
+		if len(kinds) == 0 {
+			return usagef("-kind: no server named")
 		}
 		if *quick {
 			if !set["pairs"] {
@@ -147,9 +155,11 @@ func benchLayoutsFlags(fs *flag.FlagSet) func(ctx context.Context, args []string
 				rep.Notes = append(rep.Notes, fmt.Sprintf("memory measured on a cluster of %d primaries without replicas: "+
 					"`used_memory` growth summed over the primaries", layouts.ClusterPrimaries))
 			}
-			runner := &layouts.MemoryRunner{Pairs: rep.Pairs, Log: progress, Cluster: *cluster, Kind: testbed.Kind(*kind)}
-			if err := runMemoryTable(ctx, rep, runner, families, classList, layoutList, *raised, *extras, progress); err != nil {
-				return err
+			for _, k := range kinds {
+				runner := &layouts.MemoryRunner{Pairs: rep.Pairs, Log: progress, Cluster: *cluster, Kind: k}
+				if err := runMemoryTable(ctx, rep, runner, families, classList, layoutList, *raised, *extras, progress); err != nil {
+					return err
+				}
 			}
 			runtime.GC() // the classes' values are no longer needed
 		}
@@ -226,12 +236,21 @@ func runMemoryTable(ctx context.Context, rep *layouts.Report, runner *layouts.Me
 	cells := memoryCells(families, classes, layoutNames, raised, extras)
 	data := &layouts.DataSet{Pairs: rep.Pairs}
 	runner.Data = data
-	fmt.Fprintf(progress, "bench layouts: %d memory cells of %d pairs\n", len(cells), rep.Pairs)
-	var err error
-	if rep.Memory, err = runner.Run(ctx, cells, nil); err != nil {
+	fmt.Fprintf(progress, "bench layouts: %d memory cells of %d pairs on %s\n", len(cells), rep.Pairs, runner.Kind)
+	res, err := runner.Run(ctx, cells, nil)
+	if err != nil {
 		return err
 	}
-	rep.Server = runner.Server
+	for i := range res {
+		res[i].Server = runner.Server
+	}
+	rep.Memory = append(rep.Memory, res...)
+	if rep.Server == "" {
+		rep.Server = runner.Server
+	}
+	if len(rep.Classes) > 0 {
+		return nil // measured with the first server
+	}
 	for _, name := range classes {
 		d, err := data.Get(name)
 		if err != nil {
@@ -332,8 +351,8 @@ func memoryCells(families []layouts.KeyFamily, classes, layoutNames []string, ra
 		}
 		a, u := layouts.ArticleKeys, layouts.UserKeys
 		for _, f := range families {
-			add(f, "counters", false, 0, "dense512+zip", "dense126+zip")
-			add(f, "ints", false, 0, "dense512+zip", "hashed+zip")
+			add(f, "counters", false, 0, "dense100+zip", "dense512+zip", "dense126+zip")
+			add(f, "ints", false, 0, "dense100+zip", "dense512+zip", "hashed+zip")
 		}
 		// Sparse ids: the Dense trap and Hashed buckets.
 		add(a, "ints", true, 0, "plain", "buckets+zip", "dense512+zip", "hashed+zip")

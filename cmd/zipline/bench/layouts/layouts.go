@@ -104,29 +104,35 @@ func Layouts() []Layout {
 			Namespace: func(f KeyFamily, _ int) layout.Namespace { return layout.Namespace{Prefix: f.Prefix, Codec: zstdCodec} }},
 		{Name: "zipped", Desc: "zipped key names: Namespace{ZipAs}",
 			Namespace: func(f KeyFamily, _ int) layout.Namespace { return layout.Namespace{Prefix: f.Prefix, ZipAs: f.ZipAs} }},
-		{Name: "buckets", Desc: "hash buckets of 100 consecutive ids, key names not zipped: Namespace{Buckets: Dense(100)}",
+		{Name: "buckets", Desc: "hash buckets of consecutive ids sized by the server, key names not zipped: " +
+			"Namespace{Buckets: DenseAuto()}, 126 ids a bucket on a default server",
 			Namespace: func(f KeyFamily, _ int) layout.Namespace {
-				return layout.Namespace{Prefix: f.Prefix, Buckets: layout.Dense(100)}
+				return layout.Namespace{Prefix: f.Prefix, Buckets: layout.DenseAuto()}
 			}},
-		{Name: "buckets+zip", Desc: "Dense(100) buckets and zipped key names",
+		{Name: "buckets+zip", Desc: "DenseAuto() buckets and zipped key names",
 			Namespace: func(f KeyFamily, _ int) layout.Namespace {
-				return layout.Namespace{Prefix: f.Prefix, ZipAs: f.ZipAs, Buckets: layout.Dense(100)}
+				return layout.Namespace{Prefix: f.Prefix, ZipAs: f.ZipAs, Buckets: layout.DenseAuto()}
 			}},
-		{Name: "buckets+zip+zstd", Desc: "Dense(100) buckets, zipped key names and zstd",
+		{Name: "buckets+zip+zstd", Desc: "DenseAuto() buckets, zipped key names and zstd",
 			Namespace: func(f KeyFamily, _ int) layout.Namespace {
-				return layout.Namespace{Prefix: f.Prefix, ZipAs: f.ZipAs, Buckets: layout.Dense(100), Codec: zstdCodec}
+				return layout.Namespace{Prefix: f.Prefix, ZipAs: f.ZipAs, Buckets: layout.DenseAuto(), Codec: zstdCodec}
 			}},
 		{Name: "buckets+zip+dict", Dict: &DictSpec{},
-			Desc: "Dense(100) buckets, zipped key names and zstd-dict: a 16 KiB dictionary (codec.TrainDictionary's default) " +
+			Desc: "DenseAuto() buckets, zipped key names and zstd-dict: a 16 KiB dictionary (codec.TrainDictionary's default) " +
 				"trained on other values of the class, level 3",
+			Namespace: func(f KeyFamily, _ int) layout.Namespace {
+				return layout.Namespace{Prefix: f.Prefix, ZipAs: f.ZipAs, Buckets: layout.DenseAuto()}
+			}},
+		// Extra columns.
+		{Name: "dense100+zip", Desc: "Dense(100) buckets and zipped key names: the main table's buckets before they were " +
+			"sized by the server",
 			Namespace: func(f KeyFamily, _ int) layout.Namespace {
 				return layout.Namespace{Prefix: f.Prefix, ZipAs: f.ZipAs, Buckets: layout.Dense(100)}
 			}},
-		// Extra columns.
 		{Name: "buckets+zip+dict32k/l9", Dict: &DictSpec{Size: 32 << 10, Level: 9},
 			Desc: "buckets+zip+dict with a 32 KiB dictionary and zstd level 9 (slower writes, same reads)",
 			Namespace: func(f KeyFamily, _ int) layout.Namespace {
-				return layout.Namespace{Prefix: f.Prefix, ZipAs: f.ZipAs, Buckets: layout.Dense(100)}
+				return layout.Namespace{Prefix: f.Prefix, ZipAs: f.ZipAs, Buckets: layout.DenseAuto()}
 			}},
 		{Name: "dense512+zip", Desc: "Dense(512) buckets (the server's hash-max-listpack-entries) and zipped key names",
 			Namespace: func(f KeyFamily, _ int) layout.Namespace {
@@ -144,7 +150,7 @@ func Layouts() []Layout {
 		{Name: "buckets+zip, no guard", Desc: "buckets+zip with Oversize: OversizeInBucket, i.e. without the guard: " +
 			"a value over hash-max-listpack-value goes in its bucket and turns it into a hashtable",
 			Namespace: func(f KeyFamily, _ int) layout.Namespace {
-				return layout.Namespace{Prefix: f.Prefix, ZipAs: f.ZipAs, Buckets: layout.Dense(100), Oversize: layout.OversizeInBucket}
+				return layout.Namespace{Prefix: f.Prefix, ZipAs: f.ZipAs, Buckets: layout.DenseAuto(), Oversize: layout.OversizeInBucket}
 			}},
 	}
 }

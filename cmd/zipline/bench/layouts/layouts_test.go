@@ -160,7 +160,9 @@ func TestMemoryCells(t *testing.T) {
 		t.Errorf("mixed with the guard: %d oversize (want %d), %d/%d listpack", guarded.Oversize, pairs/100,
 			guarded.Listpack, guarded.BucketsSampled)
 	}
-	if unguarded.Listpack != 0 || unguarded.PerPair() < 2*guarded.PerPair() {
+	// One value in a hundred is large; DenseAuto's buckets of 126 hold one
+	// or two each, but for the last bucket of 400 pairs (ids 378-399).
+	if unguarded.Listpack > 1 || unguarded.PerPair() < 2*guarded.PerPair() {
 		t.Errorf("mixed without the guard: %d/%d listpack, %.1f B a pair (guarded %.1f)", unguarded.Listpack,
 			unguarded.BucketsSampled, unguarded.PerPair(), guarded.PerPair())
 	}

@@ -61,6 +61,9 @@ type Result struct {
 	// MeanValue is the mean size of the application's values.
 	MeanValue float64
 	Load      time.Duration
+	// Server is the server the cell was measured on, "redis 7.0.15
+	// (jemalloc-5.3.0)": a report can hold cells of several.
+	Server string `json:",omitempty"`
 }
 
 // PerPair is the cost of one pair in bytes, the dictionary included.
@@ -277,11 +280,13 @@ func ServerArgs(lpv int) []string {
 func ServerDescription(ctx context.Context, c *zipline.Client) string {
 	srv, _ := c.Info(ctx, "server")
 	mem, _ := c.Info(ctx, "memory")
-	name := "redis"
-	if _, ok := srv["valkey_version"]; ok {
-		name = "valkey"
+	name, version := "redis", srv["redis_version"]
+	if v, ok := srv["valkey_version"]; ok {
+		// Valkey's redis_version is the Redis version it is compatible
+		// with (7.2.4), not its own.
+		name, version = "valkey", v
 	}
-	return fmt.Sprintf("%s %s (%s)", name, srv["redis_version"], mem["mem_allocator"])
+	return fmt.Sprintf("%s %s (%s)", name, version, mem["mem_allocator"])
 }
 
 // DatasetMemory is used_memory minus the memory of normal clients (query

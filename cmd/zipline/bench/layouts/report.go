@@ -126,11 +126,34 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 	p("\n")
 	r.writeMethod(p)
 	r.writeClasses(p)
-	r.writeMemory(p)
-	r.writeExtras(p)
-	r.writeArticle(p)
-	r.writeBar(p)
-	r.writeGuard(p)
+	servers := r.servers()
+	if len(servers) <= 1 {
+		r.writeMemory(p)
+		r.writeExtras(p)
+		r.writeArticle(p)
+		r.writeBar(p)
+		r.writeGuard(p)
+	} else {
+		r.writeSideBySide(p, servers)
+		for i, srv := range servers {
+			sub := *r
+			sub.Server, sub.Memory = srv, nil
+			for _, m := range r.Memory {
+				if m.Server == srv {
+					sub.Memory = append(sub.Memory, m)
+				}
+			}
+			if i > 0 {
+				sub.Speed = nil
+			}
+			p("# On %s\n\n", srv)
+			sub.writeMemory(p)
+			sub.writeExtras(p)
+			sub.writeArticle(p)
+			sub.writeBar(p)
+			sub.writeGuard(p)
+		}
+	}
 	r.writeSpeed(p)
 	if len(r.Speed) > 0 {
 		r.writeSpeedAnalysis(p)
@@ -140,6 +163,81 @@ func (r *Report) WriteMarkdown(w io.Writer) error {
 }
 
 type printer func(format string, args ...any)
+
+// servers lists the servers the memory cells were measured on, in the
+// order they were measured ("" for cells of a report that did not say).
+func (r *Report) servers() []string {
+	var out []string
+	for _, m := range r.Memory {
+		if !slices.Contains(out, m.Server) {
+			out = append(out, m.Server)
+		}
+	}
+	return out
+}
+
+// writeSideBySide sets the main layouts' figures on each server beside
+// each other: bytes per pair and the factor against plain keys on the same
+// server, for the default server settings and sequential ids.
+func (r *Report) writeSideBySide(p printer, servers []string) {
+	p("## Servers side by side\n\n")
+	p("Bytes per pair and, in parentheses, plain keys' bytes divided by the layout's on the same server; default " +
+		"server settings (hash-max-listpack-value 64), sequential ids. Redis is Debian's build with jemalloc (16-B quantum); " +
+		"Valkey's build uses libc malloc, so each column compares with itself first. Valkey 8.1 and later keep a key, its " +
+		"name and a small value in one allocation, so a plain key costs less there and buckets save less.\n\n")
+	by := func(srv string, f KeyFamily, class, layout string) (Result, float64, bool) {
+		for _, m := range r.Memory {
+			if m.Server == srv && m.Family.Name == f.Name && m.Class == class && m.Layout == layout && !m.Sparse && m.ListpackValue == 0 {
+				for _, pl := range r.Memory {
+					if pl.Server == srv && pl.Family.Name == f.Name && pl.Class == class && pl.Layout == "plain" && !pl.Sparse && pl.ListpackValue == 0 {
+						return m, pl.PerPair() / m.PerPair(), true
+					}
+				}
+				return m, 0, true
+			}
+		}
+		return Result{}, 0, false
+	}
+	for _, f := range r.families() {
+		p("### %s keys\n\n| class | layout |", f.Name)
+		for _, srv := range servers {
+			p(" %s |", srv)
+		}
+		p("\n| --- | --- |")
+		for range servers {
+			p(" --: |")
+		}
+		p("\n")
+		layouts := append(MainLayouts(), "dense100+zip", "dense126+zip", "dense512+zip")
+		for _, class := range classOrder(r.Memory) {
+			first := true
+			for _, l := range layouts {
+				var cells []string
+				found := false
+				for _, srv := range servers {
+					m, x, ok := by(srv, f, class, l)
+					switch {
+					case !ok:
+						cells = append(cells, "–")
+					case l == "plain" || x == 0:
+						cells, found = append(cells, fmt.Sprintf("%.1f", m.PerPair())), true
+					default:
+						cells, found = append(cells, fmt.Sprintf("%.1f (%.1f×)", m.PerPair(), x)), true
+					}
+				}
+				if !found {
+					continue
+				}
+				name := ""
+				if first {
+					name, first = class, false
+				}
+				p("| %s | %s | %s |\n", name, l, strings.Join(cells, " | "))
+			}
+		}
+		p("\n")
+	}
+}
 
 func (r *Report) writeMethod(p printer) {
 	p("## Method\n\n")
