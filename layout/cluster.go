@@ -157,10 +157,10 @@ func (s *Store) scanStored(ctx context.Context, cursor string, count int64, page
 	match := globEscape(s.stored) + "*"
 	inner := page
 	page = func(names []string, next string) (bool, error) {
-		// Dictionary keys (dict.go) are no values.
+		// The namespace's own keys (dictionaries, bucket size) are no values.
 		kept := names[:0]
 		for _, n := range names {
-			if !isDictionaryName(n[len(s.stored):]) {
+			if !isMetaName(n[len(s.stored):]) {
 				kept = append(kept, n)
 			}
 		}

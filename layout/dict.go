@@ -45,8 +45,10 @@ import (
 )
 
 const (
-	// dictMarker follows the bucket marker in the names of dictionary keys.
-	dictMarker = "#~"
+	// metaMarker follows the bucket marker in the names of the
+	// namespace's own keys, which hold no values: its dictionaries, and a
+	// DenseAuto namespace's bucket size (server.go).
+	metaMarker = "#~"
 	// dictRefresh is how often a writing Store reads the active ID again.
 	dictRefresh = 10 * time.Second
 	// DictionaryGrace is how long after a dictionary became active the
@@ -62,9 +64,9 @@ const (
 	maxLoadedDictionaries = 16
 )
 
-// isDictionaryName reports whether a stored name (without the stored
-// prefix) is a dictionary key.
-func isDictionaryName(rest string) bool { return strings.HasPrefix(rest, dictMarker) }
+// isMetaName reports whether a stored name (without the stored prefix) is
+// one of the namespace's own keys (see metaMarker), not a value's.
+func isMetaName(rest string) bool { return strings.HasPrefix(rest, metaMarker) }
 
 // serverDictionaries reports whether the namespace keeps its zstd
 // dictionaries in the server.
@@ -100,10 +102,10 @@ func newDicts(ctx context.Context, s *Store) (*dicts, error) {
 	return d, nil
 }
 
-func (d *dicts) activeKey() string { return d.s.stored + dictMarker + "dict" }
+func (d *dicts) activeKey() string { return d.s.stored + metaMarker + "dict" }
 
 func (d *dicts) dictKey(id uint32) string {
-	return d.s.stored + dictMarker + "dict:" + strconv.FormatUint(uint64(id), 10)
+	return d.s.stored + metaMarker + "dict:" + strconv.FormatUint(uint64(id), 10)
 }
 
 // activeID reads which dictionary is active, and since when; 0 if none.

@@ -361,12 +361,12 @@ func (s *Store) Dictionaries(ctx context.Context) (ids []uint32, active uint32, 
 	if active, _, err = s.dicts.activeID(ctx); err != nil {
 		return nil, 0, err
 	}
-	match := globEscape(s.stored+dictMarker+"dict:") + "*"
+	match := globEscape(s.stored+metaMarker+"dict:") + "*"
 	for name, err := range s.c.Scan(ctx, zipline.ScanOptions{Match: match, Count: 1000}) {
 		if err != nil {
 			return nil, 0, err
 		}
-		id, err := strconv.ParseUint(name[len(s.stored)+len(dictMarker)+len("dict:"):], 10, 32)
+		id, err := strconv.ParseUint(name[len(s.stored)+len(metaMarker)+len("dict:"):], 10, 32)
 		if err == nil {
 			ids = append(ids, uint32(id))
 		}

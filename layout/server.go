@@ -228,7 +228,7 @@ func DenseAuto() Buckets { return dense{auto: true} }
 
 // bucketsKey names the key that records a DenseAuto namespace's bucket
 // size.
-func (s *Store) bucketsKey() string { return s.stored + dictMarker + "buckets" }
+func (s *Store) bucketsKey() string { return s.stored + metaMarker + "buckets" }
 
 // resolveAuto fixes a DenseAuto namespace's bucket size: the one recorded
 // in the server, or, for its first Store, the one chosen from the
