@@ -76,3 +76,14 @@ spec:
 	scripts/setup.sh redis valkey
 	go run ./internal/cmdspec/fetch -out internal/cmdspec/servers.json
 	go generate .
+
+# zipline analyze on a throwaway local server filled with about a million keys of mixed data (JSON
+# records, counters, sessions, large documents, with and without TTLs; analyze.FillDemo): the scan
+# at the default rate (20,000 keys/s), the table on stdout and the HTML report in
+# analyze-report.html. Not part of CI: make analyze-demo [ANALYZE_DEMO_KIND=valkey] [ANALYZE_DEMO_KEYS=N]
+.PHONY: analyze-demo
+ANALYZE_DEMO_KIND ?= redis
+ANALYZE_DEMO_KEYS ?= 1000000
+analyze-demo:
+	scripts/setup.sh $(ANALYZE_DEMO_KIND)
+	go -C cmd/zipline run . analyze -demo $(ANALYZE_DEMO_KEYS) -kind $(ANALYZE_DEMO_KIND) -html $(CURDIR)/analyze-report.html

@@ -2,6 +2,7 @@
 //
 //	zipline demo [flags]     the main job: implicit pipelining against a local server
 //	                         (-cluster: on a local Redis Cluster; -failover: kill a primary midway)
+//	zipline analyze [flags]  what layouts would save on a keyspace, and how to apply them
 //	zipline migrate [flags]  move a namespace to a new key layout, live
 //	zipline bench <suite>    benchmarks: layouts (the peers' comparisons run from bench/)
 //	zipline fanout [flags]   a WebSocket hub relaying Redis pub/sub, with a demo page
@@ -50,7 +51,7 @@ type command struct {
 
 // commands are zipline's commands, in the order its usage lists them. help
 // and version are the dispatcher's own (see run).
-var commands = []*command{cmdDemo, cmdMigrate, cmdDict, cmdInspect, cmdBench, cmdFanout}
+var commands = []*command{cmdDemo, cmdAnalyze, cmdMigrate, cmdDict, cmdInspect, cmdBench, cmdFanout}
 
 var (
 	cmdHelp = &command{name: "help", summary: "print a command's usage and flags",

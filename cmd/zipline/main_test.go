@@ -164,7 +164,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"bench", "-nope"}, []string{"zipline bench: flag provided but not defined: -nope"}},
 		{[]string{"bench", "layouts", "-addr", "127.0.0.1:1"}, []string{"zipline bench layouts: flag provided but not defined: -addr",
 			`run "zipline help bench layouts"`}},
-		{[]string{"bench", "layouts", "-kind", "mysql"}, []string{`-kind "mysql": want redis or valkey`}},
+		{[]string{"bench", "layouts", "-kind", "mysql"}, []string{`-kind "mysql": want redis, valkey or redis,valkey`}},
 		{[]string{"fanout", "-nope"}, []string{"zipline fanout: flag provided but not defined: -nope"}},
 		{[]string{"fanout", "-url", "redis://127.0.0.1:1", "-addr", "127.0.0.1:1"}, []string{"give -url or -addr, not both", `run "zipline help fanout"`}},
 		{[]string{"fanout", "-compression", "gzip"}, []string{`-compression "gzip"`}},
