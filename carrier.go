@@ -97,6 +97,9 @@ type direct struct {
 	// tracked is the shared connection's client-side caching state, nil
 	// when the cache is off.
 	tracked *trackedConn
+	// solo are the connections lent to one caller at a time while callers
+	// are few (solo.go); nil when Options.SoloConns is negative.
+	solo *soloConns
 }
 
 var _ carrier = (*direct)(nil)
@@ -104,6 +107,10 @@ var _ carrier = (*direct)(nil)
 func (d *direct) send(ctx context.Context, r *request) error {
 	if r.blocking {
 		return d.dedicated.send(ctx, r)
+	}
+	if p, i := d.solo.take(d.pipe); p != nil {
+		defer d.solo.give(i)
+		return r.sendOn(ctx, p)
 	}
 	return r.sendOn(ctx, d.pipe)
 }
@@ -128,6 +135,7 @@ func (d *direct) protocol() int                          { return d.pipe.Protoco
 
 func (d *direct) stats(st *Stats) {
 	st.addPipe(d.pipe)
+	d.solo.stats(st)
 	open, lent := d.dedicated.stats()
 	st.DedicatedOpen += open
 	st.DedicatedInUse += lent
@@ -138,6 +146,7 @@ func (d *direct) stats(st *Stats) {
 // forever, and pop an element for nobody afterwards.
 func (d *direct) close() error {
 	d.dedicated.close()
+	d.solo.close()
 	return d.pipe.Close()
 }
 
@@ -168,7 +177,13 @@ func (c *Client) sendDirect(ctx context.Context, d *direct, v *resp.Value, spec 
 	}
 	call := c.s.calls.Get()
 	c.appendCommand(call, spec, args, expect, values)
-	if err := d.pipe.Do(ctx, call); err != nil {
+	p, solo := d.solo.take(d.pipe)
+	if p == nil {
+		p = d.pipe
+	} else {
+		defer d.solo.give(solo)
+	}
+	if err := p.Do(ctx, call); err != nil {
 		return vr, err
 	}
 	*v = call.Reply(0)
@@ -207,12 +222,19 @@ const writeSizeBuckets = pipe.WriteSizeBuckets
 // shared connection tracks the keys read through it (and only that one:
 // dedicated connections do not).
 func newDirect(s *shared, addr string, ctx context.Context) (*direct, error) {
-	return newDirectWith(s, addr, ctx, nil)
+	return newDirectWith(s, addr, ctx, nil, s.opts.SoloConns)
 }
 
 // newDirectWith is newDirect with adjust applied to the options of each of
-// its connections, shared and dedicated (a Sentinel group's role checks).
-func newDirectWith(s *shared, addr string, ctx context.Context, adjust func(*pipe.Options)) (*direct, error) {
+// its connections, shared and dedicated (a Sentinel group's role checks),
+// and up to soloConns solo connections (solo.go).
+//
+// With the client-side cache on there are none: the server sends its
+// invalidations on the shared connection, and only one connection orders
+// them before every later reply (a write's own included), which is what
+// keeps a cached read from returning a value older than one already
+// written or seen.
+func newDirectWith(s *shared, addr string, ctx context.Context, adjust func(*pipe.Options), soloConns int) (*direct, error) {
 	po := s.pipeOptions(addr)
 	if adjust != nil {
 		adjust(&po)
@@ -221,7 +243,9 @@ func newDirectWith(s *shared, addr string, ctx context.Context, adjust func(*pip
 	var tc *trackedConn
 	if s.cache != nil {
 		tc = s.cache.track(&po)
+		soloConns = 0
 	}
+	solo := newSoloConns(po, soloConns)
 	p, err := pipe.New(ctx, po)
 	if err != nil {
 		return nil, connectError(addr, err)
@@ -229,7 +253,7 @@ func newDirectWith(s *shared, addr string, ctx context.Context, adjust func(*pip
 	if tc != nil {
 		tc.attach(p)
 	}
-	return &direct{addr: addr, pipe: p, dedicated: newDedicatedPool(s, dedicated, addr), tracked: tc}, nil
+	return &direct{addr: addr, pipe: p, dedicated: newDedicatedPool(s, dedicated, addr), tracked: tc, solo: solo}, nil
 }
 
 // connectError turns a failed set-up into an error that says where, and

@@ -200,6 +200,10 @@ type Stats struct {
 	// DedicatedOpen connections serve blocking commands, Watch and
 	// Dedicated; DedicatedInUse of them are lent out now.
 	DedicatedOpen, DedicatedInUse int
+	// SoloOpen connections are lent to one caller at a time while callers
+	// are few (Options.SoloConns); Writes, Requests and the gauges above
+	// count theirs too.
+	SoloOpen int
 	// Compression counts what compression did.
 	Compression CompressionStats
 	// Cache counts what the client-side cache did.

@@ -276,7 +276,7 @@ func (c *cluster) closeNodes(gone []*node) {
 // retire keeps a leaving node's counters (see cluster.retired).
 func (c *cluster) retire(n *node) {
 	var st Stats
-	st.addPipe(n.pipe)
+	n.stats(&st) // its solo connections' too
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.retired.Writes += st.Writes

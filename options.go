@@ -22,6 +22,7 @@ const (
 	DefaultMaxDedicatedConns   = 64
 	DefaultMaxIdleDedicated    = 4
 	DefaultMaxPendingBytes     = 64 << 20
+	DefaultSoloConns           = 7
 )
 
 // Options configure a Client. The zero value connects to 127.0.0.1:6379
@@ -124,6 +125,20 @@ type Options struct {
 	// MaxIdleDedicated is how many of those are kept open when unused.
 	// Default DefaultMaxIdleDedicated; negative keeps none.
 	MaxIdleDedicated int
+	// SoloConns is how many more connections to each server may open, each
+	// lent to one caller at a time while callers are few. A caller alone on
+	// a connection writes its command and reads the reply on its own
+	// goroutine, as on a pool's connection, rather than wait for the shared
+	// connection's reader to hand the reply over; under load the solo
+	// connections are all lent out and every other caller shares the
+	// pipelined connection. They open one by one as callers overlap (a
+	// lone caller opens none); blocking commands, Watch and Dedicated never
+	// use them. None open with ClientCache on (its invalidations arrive on
+	// the shared connection, which alone orders them before every later
+	// reply) nor to a Sentinel group's servers (on one connection a
+	// failover fails only the calls in flight). Default DefaultSoloConns;
+	// negative opens none. At most 64.
+	SoloConns int
 
 	// ClientCache turns on the client-side cache that Client.Cached reads
 	// through: values kept in the process, invalidated by the server.
@@ -227,6 +242,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxDedicatedConns <= 0 {
 		o.MaxDedicatedConns = DefaultMaxDedicatedConns
+	}
+	switch {
+	case o.SoloConns == 0:
+		o.SoloConns = DefaultSoloConns
+	case o.SoloConns < 0:
+		o.SoloConns = 0
 	}
 	switch {
 	case o.MaxIdleDedicated == 0:

@@ -197,6 +197,10 @@ func (k *sentinel) learnSentinels(addrs []string) {
 // redirect, so that a Valkey primary demoted under it answers -REDIRECT
 // (which send follows) instead of refusing writes.
 func (k *sentinel) connectPrimary(ctx context.Context, addr string) (*node, error) {
+	// No solo connections on a Sentinel group's servers: on one
+	// connection a failover fails only the calls in flight, where several
+	// connections each learn of it on their own, and a caller can fail
+	// again on the next one (TestSentinelFollowsAFailover).
 	d, err := newDirectWith(k.s, addr, ctx, func(po *pipe.Options) {
 		po.WaitForReconnect = false // send waits for the next primary instead
 		po.OnConnect = func(su *pipe.Setup) error {
@@ -220,7 +224,7 @@ func (k *sentinel) connectPrimary(ctx context.Context, addr string) (*node, erro
 			}
 			return nil
 		}
-	})
+	}, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +252,7 @@ func (k *sentinel) useReplicas(ctx context.Context, addrs []string) {
 			delete(have, a)
 			continue
 		}
-		d, err := newDirectWith(k.s, a, ctx, func(po *pipe.Options) { po.WaitForReconnect = false })
+		d, err := newDirectWith(k.s, a, ctx, func(po *pipe.Options) { po.WaitForReconnect = false }, 0)
 		if err != nil {
 			k.s.opts.Logger.Debug("zipline: sentinel replica unreachable", "addr", a, "err", err)
 			continue

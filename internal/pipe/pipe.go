@@ -153,6 +153,9 @@ type Pipe struct {
 	protocol atomic.Int32
 	server   atomic.Pointer[Server] // what the last handshake's HELLO said
 	stats    Stats
+	// callers is the writer's estimate of the callers using the pipe
+	// (writeLoop's load), for Callers.
+	callers  atomic.Int64
 	push     *pushRouter
 	connects int // connections made, for Setup.Reconnect; owned by the dialling goroutine
 	// gatherAbove: while more callers than this use the connection (as
@@ -207,6 +210,13 @@ func (p *Pipe) InFlight() int64 {
 	}
 	return p.active.fl.outstanding.Load()
 }
+
+// Callers reports the writer's estimate of how many callers use the pipe:
+// the recent peak of the calls queued or in flight, as the writer last
+// saw it. Lone requests, written by their callers, go past the writer and
+// leave it as it was. It is one atomic load, for a caller choosing among
+// connections on every request.
+func (p *Pipe) Callers() int64 { return p.callers.Load() }
 
 // PendingBytes reports the bytes of calls queued or in flight, as counted
 // against Options.MaxPendingBytes (0 when there is no limit).

@@ -76,7 +76,10 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 		// read and who is about to send again; at 64 callers it saw 8 and
 		// wrote 8 requests per write where gathering wrote 16.
 		out := fl.outstanding.Load()
-		load = callerEstimate(load, out+int64(len(p.queue)))
+		if est := callerEstimate(load, out+int64(len(p.queue))); est != load {
+			load = est
+			p.callers.Store(load)
+		}
 		if out > 0 && load > p.gatherAbove {
 			// Many callers are waiting on this connection, so they will soon
 			// send more: let them queue up before writing, rather than pay a

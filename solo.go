@@ -1,0 +1,184 @@
+package zipline
+
+import (
+	"cmp"
+	"context"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ziplinekv/zipline/internal/pipe"
+)
+
+// This file holds a server's solo connections: a few more connections
+// beside the shared one, each lent to one caller at a time while callers
+// are few.
+//
+// Why: a caller alone on a pipelined connection writes its request and
+// reads the reply on its own goroutine (internal/pipe/ownread.go), as on a
+// pool's connection. With a handful of callers on one connection they are
+// rarely alone: each waits for the reader goroutine to read its reply and
+// hand it over, a wake-up that a pool's caller never pays. At 8 callers
+// that hand-off made a pool of 8 connections 1.2-1.3x faster than one
+// pipelined connection (bench/RESULTS.md section 1). Under load the shared
+// connection's batching wins instead, and there the solo connections are
+// all lent out, so every other caller shares the pipelined connection as
+// before.
+
+// soloConns are a server's solo connections. The zero value (or nil) has
+// none, and take always gives the shared pipe.
+type soloConns struct {
+	// free has bit i set while solo connection i is open and not lent.
+	// It is the only word callers touch: one load when none is free.
+	free atomic.Uint64
+	// full: want are open, so take never needs grow's lock again.
+	full  atomic.Bool
+	conns [maxSoloConns]atomic.Pointer[pipe.Pipe]
+
+	opts pipe.Options // how to dial one: the shared connection's, untracked
+	want int          // how many may open (Options.SoloConns)
+
+	mu      sync.Mutex
+	open    int       // solo connections dialled and not closed
+	dialing bool      // one is being dialled
+	failed  time.Time // when the last dial failed: wait a while before the next
+	closed  bool
+	// life ends at close, cancelling a dial under way, which close waits
+	// for (dials).
+	life   context.Context
+	cancel context.CancelFunc
+	dials  sync.WaitGroup
+}
+
+// maxSoloConns bounds Options.SoloConns: free is one 64-bit word.
+const maxSoloConns = 64
+
+// soloRedialAfter is how long a failed dial keeps others from starting.
+const soloRedialAfter = time.Second
+
+// soloMaxSharedCallers: while more callers than this use the shared
+// connection (as its writer estimates them, pipe.Callers), no solo
+// connection is lent. There, batching serves every caller best, and a
+// caller on a connection of its own costs the server a read and a write
+// of its own for each request: with 7 solo connections lent at 512
+// callers, throughput fell by 6-8 % (bench/RESULTS.md section 1).
+const soloMaxSharedCallers = 128
+
+func newSoloConns(opts pipe.Options, want int) *soloConns {
+	if want <= 0 {
+		return nil
+	}
+	s := &soloConns{opts: opts, want: min(want, maxSoloConns)}
+	s.life, s.cancel = context.WithCancel(context.Background())
+	return s
+}
+
+// take lends a free, connected solo connection to the caller, who gives it
+// back with give(i). It returns (nil, -1) when none is free, or when the
+// shared connection has many callers: the caller then uses the shared
+// connection. When none is free and the shared one is busy, another solo
+// connection is opened in the background, up to want.
+func (s *soloConns) take(shared *pipe.Pipe) (*pipe.Pipe, int) {
+	if s == nil {
+		return nil, -1
+	}
+	for range 4 { // a lost race for a bit tries the next; then share
+		m := s.free.Load()
+		if m == 0 {
+			if !s.full.Load() {
+				s.grow(shared)
+			}
+			return nil, -1
+		}
+		if shared.Callers() > soloMaxSharedCallers {
+			return nil, -1
+		}
+		i := bits.TrailingZeros64(m)
+		if !s.free.CompareAndSwap(m, m&^(1<<i)) {
+			continue
+		}
+		p := s.conns[i].Load()
+		if p == nil || !p.Connected() {
+			// Reconnecting: leave it out until it is back (see give).
+			s.give(i)
+			return nil, -1
+		}
+		return p, i
+	}
+	return nil, -1
+}
+
+// give returns solo connection i after take.
+func (s *soloConns) give(i int) { s.free.Or(1 << i) }
+
+// grow opens one more solo connection in the background if fewer than
+// want are open and the shared connection has requests in flight, so
+// that a lone caller never opens any.
+func (s *soloConns) grow(shared *pipe.Pipe) {
+	s.mu.Lock()
+	if s.open >= s.want || s.dialing || s.closed || time.Since(s.failed) < soloRedialAfter ||
+		shared.InFlight()+int64(shared.Queued()) == 0 {
+		s.mu.Unlock()
+		return
+	}
+	s.dialing = true
+	s.dials.Add(1)
+	s.mu.Unlock()
+	go s.dial()
+}
+
+func (s *soloConns) dial() {
+	defer s.dials.Done()
+	ctx, cancel := context.WithTimeout(s.life, cmp.Or(s.opts.HandshakeTimeout, DefaultDialTimeout))
+	p, err := pipe.New(ctx, s.opts)
+	cancel()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dialing = false
+	if err != nil {
+		s.failed = time.Now()
+		s.opts.Logger.Debug("zipline: solo connection", "err", err)
+		return
+	}
+	if s.closed {
+		p.Close()
+		return
+	}
+	i := s.open
+	s.open++
+	s.conns[i].Store(p)
+	s.full.Store(s.open >= s.want)
+	s.give(i)
+}
+
+// close closes the solo connections; those lent out finish their request
+// first (pipe.Close drains).
+func (s *soloConns) close() {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.cancel()
+	s.dials.Wait()
+	n := s.open // no dial changes it after closed
+	for i := range n {
+		s.conns[i].Load().Close()
+	}
+}
+
+// stats adds the solo connections' counters to st.
+func (s *soloConns) stats(st *Stats) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	n := s.open
+	s.mu.Unlock()
+	for i := range n {
+		st.addPipe(s.conns[i].Load())
+		st.SoloOpen++
+	}
+}
