@@ -55,7 +55,7 @@ done)
 $leaks"
 
 # 4. internal/pipe's importers.
-allowed='carrier.go clientcache.go connect.go dial.go lease.go request.go sentinel.go sentinel_watch.go subscriber.go'
+allowed='carrier.go clientcache.go connect.go dial.go lease.go request.go sentinel.go sentinel_watch.go solo.go subscriber.go'
 pipes=$(grep -l "\"$mod/internal/pipe\"" $(go list -f '{{range .GoFiles}}{{$.Dir}}/{{.}} {{end}}' $lib) | sed "s|^$(pwd)/||")
 for f in $pipes; do
 	case " $allowed " in *" $f "*) ;; *) fail "$f imports internal/pipe (allowed: $allowed)" ;; esac
