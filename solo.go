@@ -57,14 +57,6 @@ const maxSoloConns = 64
 // soloRedialAfter is how long a failed dial keeps others from starting.
 const soloRedialAfter = time.Second
 
-// soloMaxSharedCallers: while more callers than this use the shared
-// connection (as its writer estimates them, pipe.Callers), no solo
-// connection is lent. There, batching serves every caller best, and a
-// caller on a connection of its own costs the server a read and a write
-// of its own for each request: with 7 solo connections lent at 512
-// callers, throughput fell by 6-8 % (bench/RESULTS.md section 1).
-const soloMaxSharedCallers = 128
-
 func newSoloConns(opts pipe.Options, want int) *soloConns {
 	if want <= 0 {
 		return nil
@@ -76,8 +68,8 @@ func newSoloConns(opts pipe.Options, want int) *soloConns {
 
 // take lends a free, connected solo connection to the caller, who gives it
 // back with give(i). It returns (nil, -1) when none is free, or when the
-// shared connection has many callers: the caller then uses the shared
-// connection. When none is free and the shared one is busy, another solo
+// shared connection has so many callers that it gathers batches: the
+// caller then uses the shared connection. When none is free and the shared one is busy, another solo
 // connection is opened in the background, up to want.
 func (s *soloConns) take(shared *pipe.Pipe) (*pipe.Pipe, int) {
 	if s == nil {
@@ -91,7 +83,12 @@ func (s *soloConns) take(shared *pipe.Pipe) (*pipe.Pipe, int) {
 			}
 			return nil, -1
 		}
-		if shared.Callers() > soloMaxSharedCallers {
+		if shared.Gathering() {
+			// So many callers share the connection that its writer gathers
+			// their requests: batching serves them best, where a caller on
+			// a connection of its own costs the server a read and a write
+			// for each request (with solo connections lent at 64 and 512
+			// callers, throughput fell by 6-39 %: bench/RESULTS.md).
 			return nil, -1
 		}
 		i := bits.TrailingZeros64(m)

@@ -154,7 +154,7 @@ type Pipe struct {
 	server   atomic.Pointer[Server] // what the last handshake's HELLO said
 	stats    Stats
 	// callers is the writer's estimate of the callers using the pipe
-	// (writeLoop's load), for Callers.
+	// (writeLoop's load), for Gathering.
 	callers  atomic.Int64
 	push     *pushRouter
 	connects int // connections made, for Setup.Reconnect; owned by the dialling goroutine
@@ -211,12 +211,13 @@ func (p *Pipe) InFlight() int64 {
 	return p.active.fl.outstanding.Load()
 }
 
-// Callers reports the writer's estimate of how many callers use the pipe:
-// the recent peak of the calls queued or in flight, as the writer last
-// saw it. Lone requests, written by their callers, go past the writer and
-// leave it as it was. It is one atomic load, for a caller choosing among
-// connections on every request.
-func (p *Pipe) Callers() int64 { return p.callers.Load() }
+// Gathering reports whether so many callers use the pipe that its writer
+// gathers their requests into batches (see gatherCallersPerProc): by the
+// writer's estimate of the callers, the recent peak of the calls queued or
+// in flight as it last saw them. Lone requests, written by their callers,
+// go past the writer and leave the estimate as it was. It is one atomic
+// load, for a caller choosing among connections on every request.
+func (p *Pipe) Gathering() bool { return p.callers.Load() > p.gatherAbove }
 
 // PendingBytes reports the bytes of calls queued or in flight, as counted
 // against Options.MaxPendingBytes (0 when there is no limit).
