@@ -13,6 +13,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unsafe"
@@ -39,6 +40,20 @@ type Factory struct {
 	New  func(addr string, conc int) (Client, error)
 	// Order sorts factories in listings: zipline first, then peers.
 	Order int
+	// Batch, when above 1, makes each operation a pipeline of Batch
+	// commands (the client is then a Batcher), sent from Conc/Batch
+	// goroutines, so that as many commands are in flight as with one
+	// command from each of Conc goroutines. Cells count commands.
+	Batch int
+}
+
+// A Batcher sends several commands as one pipeline and waits for all
+// their replies: the form for a caller that has several at once.
+type Batcher interface {
+	// GetBatch reads keys and returns the total length of the values.
+	GetBatch(ctx context.Context, keys []string) (int, error)
+	// SetBatch writes val under each of keys.
+	SetBatch(ctx context.Context, keys []string, val []byte) error
 }
 
 var registry = adapters[Factory]{}
@@ -59,8 +74,16 @@ func All() []Factory { return registry.all() }
 func Names() string { return registry.names() }
 
 // Pick returns the factories a -clients flag names: a comma-separated
-// list, or every one for "" and "all".
-func Pick(list string) ([]Factory, error) { return registry.pick(list) }
+// list, or every one for "" and "all" but the batch forms (Factory.Batch),
+// which run only when named: they are measured beside the server's
+// pipelined ceiling at many callers, not in the one-command table.
+func Pick(list string) ([]Factory, error) {
+	fs, err := registry.pick(list)
+	if list == "" || list == "all" {
+		fs = slices.DeleteFunc(fs, func(f Factory) bool { return f.Batch > 1 })
+	}
+	return fs, err
+}
 
 func (f Factory) key() (string, int) { return f.Name, f.Order }
 

@@ -72,6 +72,9 @@ func benchOp(b *testing.B, get bool) {
 				conc = par * procs
 			}
 			for _, f := range All() {
+				if f.Batch > 1 {
+					continue // one command per call here; clientbench runs the batch forms
+				}
 				name := fmt.Sprintf("size=%d/conc=%d/client=%s", size, conc, f.Name)
 				b.Run(name, func(b *testing.B) {
 					benchCell(b, srv, f, get, val, conc, par)
@@ -136,4 +139,51 @@ func benchCell(b *testing.B, srv *testbed.Server, f Factory, get bool, val []byt
 	if used := sysstat.Take(srv.PID()).Sub(cpu0); used.ServerOK && b.N > 0 {
 		b.ReportMetric(float64(used.Server)/1e3/float64(b.N), "redis-us/op")
 	}
+}
+
+// The batch form walks the keys n at a time, wrapping before the end, and
+// its GETs read back what its SETs wrote (the length check is the op's).
+func TestBatchOp(t *testing.T) {
+	srv, err := testbed.Start(testbed.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	f, ok := Lookup("zipline-batch16")
+	if !ok || f.Batch != 16 {
+		t.Fatalf("zipline-batch16: %+v, %v", f, ok)
+	}
+	for _, pf := range mustPick(t, "") {
+		if pf.Batch > 1 {
+			t.Fatalf("the default list holds the batch form %s", pf.Name)
+		}
+	}
+	c, err := f.New(srv.Addr, 512)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	val := Value(100)
+	ctx := t.Context()
+	set, get := BatchOp(c.(Batcher), false, 16, 990, val), BatchOp(c.(Batcher), true, 16, 990, val)
+	for range 2 * NumKeys / 16 {
+		if err := set(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := get(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := BatchOp(c.(Batcher), true, 16, 0, Value(99))(ctx); !errors.Is(err, errBadLen) {
+		t.Fatalf("a GET batch of the wrong length: %v, want errBadLen", err)
+	}
+}
+
+func mustPick(t *testing.T, list string) []Factory {
+	t.Helper()
+	fs, err := Pick(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs
 }

@@ -69,6 +69,28 @@ func KeyOp(c KeyClient, get bool, start int, val []byte) func(ctx context.Contex
 	}
 }
 
+// BatchOp is KeyOp for a Batcher: each call sends n commands, on the next n
+// of Keys (wrapping to the start where fewer than n are left), and checks
+// the total length of the values a GET batch read.
+func BatchOp(c Batcher, get bool, n, start int, val []byte) func(ctx context.Context) error {
+	n = min(n, len(Keys))
+	i := start % (len(Keys) - n + 1)
+	return func(ctx context.Context) error {
+		keys := Keys[i : i+n]
+		if i += n; i+n > len(Keys) {
+			i = 0
+		}
+		if !get {
+			return c.SetBatch(ctx, keys, val)
+		}
+		l, err := c.GetBatch(ctx, keys)
+		if err == nil && l != n*len(val) {
+			err = errBadLen
+		}
+		return err
+	}
+}
+
 // Prefill writes every key with val through a zipline client of its own,
 // in one batch, independent of the clients under test.
 func Prefill(addr string, val []byte) error {

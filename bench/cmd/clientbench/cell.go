@@ -37,9 +37,32 @@ func (rn *runner) runCell(f bench.Factory, pt harness.Point) (m harness.Measurem
 	closeClient := sync.OnceFunc(func() { c.Close() })
 	defer closeClient()
 	get := pt.Op == "get"
+	if f.Batch > 1 {
+		return rn.runBatchCell(c.(bench.Batcher), f.Batch, get, pt, val, closeClient)
+	}
 	return rn.Measure(harness.Cell{
 		Conc: pt.Conc, Warmup: rn.warmup, Duration: rn.duration, ServerPIDs: []int{rn.serverPID},
 		Close: closeClient,
 		Op:    func(g int) harness.Op { return bench.KeyOp(c, get, g*bench.NumKeys/pt.Conc, val) },
 	})
+}
+
+// runBatchCell measures a Batch factory (bench.Factory.Batch): pt.Conc/n
+// goroutines, each sending n commands at a time, so that pt.Conc commands
+// are in flight. Throughput, allocations and CPU are per command; the
+// latencies are per batch.
+func (rn *runner) runBatchCell(c bench.Batcher, n int, get bool, pt harness.Point, val []byte, closeClient func()) harness.Measurement {
+	conc := max(pt.Conc/n, 1)
+	m := rn.Measure(harness.Cell{
+		Conc: conc, Warmup: rn.warmup, Duration: rn.duration, ServerPIDs: []int{rn.serverPID},
+		Close: closeClient,
+		Op:    func(g int) harness.Op { return bench.BatchOp(c, get, n, g*bench.NumKeys/conc, val) },
+	})
+	m.Ops *= uint64(n)
+	m.AllocsPerOp /= float64(n)
+	m.ClientCPU /= float64(n)
+	if m.ServerCPU > 0 {
+		m.ServerCPU /= float64(n)
+	}
+	return m
 }

@@ -27,6 +27,14 @@ type report struct {
 
 const ziplineName = "zipline"
 
+// batchName is zipline sending Batches of 16 (bench.Factory.Batch): not a
+// peer, and set beside the ceiling, whose 16 pipelined requests it matches.
+const batchName = "zipline-batch16"
+
+// isPeer reports whether a client is a peer of zipline's, not one of its
+// own forms.
+func isPeer(name string) bool { return name != ziplineName && name != batchName }
+
 // cellKey identifies one table cell across runs.
 type cellKey struct {
 	client string
@@ -52,7 +60,7 @@ func (r *report) aggregate() map[cellKey]*harness.Runs {
 func bestPeer(m map[cellKey]*harness.Runs, clients []harness.Client, op string, size, conc int) (string, float64) {
 	best, bestV := "", math.NaN()
 	for _, c := range clients {
-		if c.Name == ziplineName {
+		if !isPeer(c.Name) {
 			continue
 		}
 		a := m[cellKey{c.Name, op, size, conc}]
@@ -66,9 +74,12 @@ func bestPeer(m map[cellKey]*harness.Runs, clients []harness.Client, op string, 
 	return best, bestV
 }
 
-func (r *report) hasZipline() bool {
+func (r *report) hasZipline() bool { return r.has(ziplineName) }
+
+// has reports whether the client called name is part of the run.
+func (r *report) has(name string) bool {
 	for _, c := range r.Clients {
-		if c.Name == ziplineName {
+		if c.Name == name {
 			return true
 		}
 	}
@@ -153,9 +164,16 @@ func (r *report) write(w io.Writer) {
 		p("`%s` (50 connections, 16 pipelined requests each), median over %d run(s), thousands of requests/s.\n\n",
 			r.ceilCmd, len(r.ceilings)/max(1, len(r.grid.Sizes)))
 		last := r.grid.Conc[len(r.grid.Conc)-1]
-		row("op, value", "ceiling kreq/s", fmt.Sprintf("zipline c=%d kops/s", last), "zipline / ceiling",
-			fmt.Sprintf("best peer c=%d", last), "best peer / ceiling")
-		row("---", "--:", "--:", "--:", "---", "--:")
+		head := []string{"op, value", "ceiling kreq/s", fmt.Sprintf("zipline c=%d kops/s", last), "zipline / ceiling",
+			fmt.Sprintf("best peer c=%d", last), "best peer / ceiling"}
+		rule := []string{"---", "--:", "--:", "--:", "---", "--:"}
+		batched := r.has(batchName)
+		if batched {
+			head = append(head, fmt.Sprintf("%s (%d goroutines) kops/s", batchName, last/16), batchName+" / ceiling")
+			rule = append(rule, "--:", "--:")
+		}
+		row(head...)
+		row(rule...)
 		for _, op := range r.grid.Ops {
 			for _, size := range r.grid.Sizes {
 				ceil := r.ceilingMedian(op, size)
@@ -170,7 +188,16 @@ func (r *report) write(w io.Writer) {
 					bs = fmt.Sprintf("%s %s", name, harness.Kops(v))
 					br = fmt.Sprintf("%.2f", v/ceil)
 				}
-				row(fmt.Sprintf("%s %s", strings.ToUpper(op), harness.SizeLabel(size)), harness.Kops(ceil), zs, zr, bs, br)
+				cells := []string{fmt.Sprintf("%s %s", strings.ToUpper(op), harness.SizeLabel(size)), harness.Kops(ceil), zs, zr, bs, br}
+				if batched {
+					ks, kr := "–", "–"
+					if z := m[cellKey{batchName, op, size, last}]; z != nil && z.N() > 0 {
+						ks = harness.Kops(z.OpsPerSec())
+						kr = fmt.Sprintf("%.2f", z.OpsPerSec()/ceil)
+					}
+					cells = append(cells, ks, kr)
+				}
+				row(cells...)
 			}
 		}
 		for _, c := range r.ceilings {
