@@ -22,9 +22,12 @@ import (
 // hand it over, a wake-up that a pool's caller never pays. At 8 callers
 // that hand-off made a pool of 8 connections 1.2-1.3x faster than one
 // pipelined connection (bench/RESULTS.md section 1). Under load the shared
-// connection's batching wins instead, and there the solo connections are
-// all lent out, so every other caller shares the pipelined connection as
-// before.
+// connection's batching wins instead: once its writer gathers batches, no
+// solo connection is lent, and every caller shares the pipelined
+// connection as before. Solo connections pay off where waking a thread is
+// dear (CPUs with idle states, as most hosts run); with CPUs kept polling,
+// the hand-off is cheap and 8 callers did 8-15 % better on the shared
+// connection alone (bench/RESULTS.md section 8): Options.SoloConns -1.
 
 // soloConns are a server's solo connections. The zero value (or nil) has
 // none, and take always gives the shared pipe.
@@ -69,8 +72,9 @@ func newSoloConns(opts pipe.Options, want int) *soloConns {
 // take lends a free, connected solo connection to the caller, who gives it
 // back with give(i). It returns (nil, -1) when none is free, or when the
 // shared connection has so many callers that it gathers batches: the
-// caller then uses the shared connection. When none is free and the shared one is busy, another solo
-// connection is opened in the background, up to want.
+// caller then uses the shared connection. When none is free and the
+// shared one is busy, another solo connection is opened in the
+// background, up to want.
 func (s *soloConns) take(shared *pipe.Pipe) (*pipe.Pipe, int) {
 	if s == nil {
 		return nil, -1
