@@ -173,8 +173,15 @@ type dial struct {
 }
 
 // dialNode connects to a node nobody has connected to, and registers it.
+//
+// Nodes have no solo connections (solo.go): callers spread over the shards,
+// so each node's connection has few of them already, and more connections
+// to several servers sharing the CPUs cost the servers more than the
+// hand-offs they save: at 8 callers on 3 primaries, 8-12 % fewer GETs and
+// SETs with them (clusterbench, 3 alternating runs; bench/RESULTS.md
+// section 7).
 func (c *cluster) dialNode(ctx context.Context, addr string) (*node, error) {
-	d, err := newDirect(c.s, addr, ctx)
+	d, err := newDirectWith(c.s, addr, ctx, nil, 0)
 	if err != nil {
 		return nil, err
 	}

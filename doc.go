@@ -22,8 +22,8 @@
 //
 // With only a few callers, the hand-off from the reader goroutine is what
 // a pool's caller does not pay, so while few callers are in flight up to
-// Options.SoloConns more connections are each lent to one caller at a
-// time, who writes and reads on its own goroutine; under load every caller
+// Options.SoloConns more connections to a single server are each lent to
+// one caller at a time, who writes and reads on its own goroutine; under load every caller
 // shares the pipelined connection again.
 //
 // # What does not share the connection

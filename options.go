@@ -133,11 +133,12 @@ type Options struct {
 	// connections are all lent out and every other caller shares the
 	// pipelined connection. They open one by one as callers overlap (a
 	// lone caller opens none); blocking commands, Watch and Dedicated never
-	// use them. None open with ClientCache on (its invalidations arrive on
-	// the shared connection, which alone orders them before every later
-	// reply) nor to a Sentinel group's servers (on one connection a
-	// failover fails only the calls in flight). Default DefaultSoloConns;
-	// negative opens none. At most 64.
+	// use them. They are for one server: none open on a cluster (callers
+	// spread over its shards already), with ClientCache on (its
+	// invalidations arrive on the shared connection, which alone orders
+	// them before every later reply) or to a Sentinel group's servers (on
+	// one connection a failover fails only the calls in flight). Default
+	// DefaultSoloConns; negative opens none. At most 64.
 	SoloConns int
 
 	// ClientCache turns on the client-side cache that Client.Cached reads

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ziplinekv/zipline/internal/testkit"
 )
 
 // overlap runs callers goroutines that each set and read back their own
@@ -85,6 +87,16 @@ func TestSoloConnsOffWithClientCache(t *testing.T) {
 	overlap(t, c, 8, 1, 5_000)
 	if n := c.Stats().SoloOpen; n != 0 {
 		t.Fatalf("with the client-side cache: %d solo connections open", n)
+	}
+}
+
+// A cluster's nodes open none: callers spread over the shards already
+// (bench/RESULTS.md section 8 has the measurement).
+func TestSoloConnsOffOnACluster(t *testing.T) {
+	c, _ := clusterClient(t, testkit.Redis, Options{SoloConns: 4})
+	overlap(t, c, 16, 1, 2_000)
+	if n := c.Stats().SoloOpen; n != 0 {
+		t.Fatalf("on a cluster: %d solo connections open", n)
 	}
 }
 
