@@ -43,6 +43,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ziplinekv/zipline/bench"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/latency"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 	"github.com/ziplinekv/zipline/testbed"
@@ -189,12 +190,12 @@ type cell struct {
 	// much a cell was disturbed.
 	other float64
 	// cmds is what the server ran during the window, by command.
-	cmds commandCalls
+	cmds bench.CommandCalls
 }
 
 func (c cell) opsPerSec() float64 { return float64(c.ops) / c.elapsed.Seconds() }
 func (c cell) commandsPerRead() float64 {
-	return float64(c.cmds.total()) / max(float64(c.ops), 1)
+	return float64(c.cmds.Total()) / max(float64(c.ops), 1)
 }
 func (c cell) loadRatio() float64 { return float64(c.loads) / max(float64(c.ops), 1) }
 
@@ -281,7 +282,7 @@ func runCell(addr string, v variant, o *options, ttl time.Duration, round uint64
 		all.Merge(&w.hist)
 	}
 	c.loads, c.elapsed, c.other = uint64(loads), elapsed, usage.OtherPercent()
-	c.cmds = cmds1.since(cmds0)
+	c.cmds = cmds1.Since(cmds0, notCounted)
 	c.p50, c.p99 = all.Quantile(0.50), all.Quantile(0.99)
 	return c, nil
 }
@@ -310,10 +311,10 @@ func report(o *options, results map[string][]cell) string {
 		var p50, p99 []time.Duration
 		var loads []int64
 		var errs, reads uint64
-		var cmds commandCalls
+		var cmds bench.CommandCalls
 		for _, c := range cs {
 			reads += c.ops
-			cmds = cmds.add(c.cmds)
+			cmds = cmds.Add(c.cmds)
 			ops = append(ops, c.opsPerSec())
 			ratio = append(ratio, c.loadRatio())
 			p50 = append(p50, c.p50)
@@ -323,19 +324,19 @@ func report(o *options, results map[string][]cell) string {
 		}
 		fmt.Fprintf(&b, "| %s | %.0f | %v | %v | %d | %.2f%% | %.3f | %d |\n", v.name, median(ops),
 			median(p50).Round(time.Microsecond), median(p99).Round(time.Microsecond), median(loads), 100*median(ratio),
-			float64(cmds.total())/max(float64(reads), 1), errs)
+			float64(cmds.Total())/max(float64(reads), 1), errs)
 	}
 	b.WriteString("\nServer commands / read: the commands the server ran during the measured windows of all rounds " +
 		"(INFO commandstats; INFO and PING left out), over the reads done in them. By command, per read:\n\n")
 	b.WriteString("| variant | server commands / read | by command |\n| --- | --: | --- |\n")
 	for _, v := range o.variants {
 		var reads uint64
-		var cmds commandCalls
+		var cmds bench.CommandCalls
 		for _, c := range results[v.name] {
 			reads += c.ops
-			cmds = cmds.add(c.cmds)
+			cmds = cmds.Add(c.cmds)
 		}
-		fmt.Fprintf(&b, "| %s | %.3f | %s |\n", v.name, float64(cmds.total())/max(float64(reads), 1), cmds.per(reads))
+		fmt.Fprintf(&b, "| %s | %.3f | %s |\n", v.name, float64(cmds.Total())/max(float64(reads), 1), cmds.Per(reads, 3))
 	}
 	b.WriteString("\nVariants:\n\n")
 	for _, v := range o.variants {

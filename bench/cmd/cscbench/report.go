@@ -206,8 +206,8 @@ func (r *report) writeCommands(w io.Writer) {
 			p("| %s | FAIL %s | | | |\n", cc.client, strings.ReplaceAll(cc.failed, "|", "/"))
 			continue
 		}
-		p("| %s | %s | %s | %s | %d |\n", cc.client, perRead(cc.misses.total(), cc.reads), cc.misses.per(cc.reads),
-			perRead(cc.hits.total(), cc.reads), cc.reported)
+		p("| %s | %s | %s | %s | %d |\n", cc.client, bench.PerRead(cc.misses.Total(), cc.reads, -1), cc.misses.Per(cc.reads, -1),
+			bench.PerRead(cc.hits.Total(), cc.reads, -1), cc.reported)
 	}
 	for _, c := range allClients {
 		if !slices.Contains(r.opts.clients, c) {
