@@ -250,18 +250,7 @@ func TestSentinelRefusesAPrimaryTheSentinelsDoNotName(t *testing.T) {
 	if err := c.Set(ctx, "k", []byte("old")); err != nil {
 		t.Fatal(err)
 	}
-	old, err := g.Primary(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	replicas, err := g.Replicas(ctx)
-	if err != nil || len(replicas) == 0 {
-		t.Fatalf("replicas: %v %v", replicas, err)
-	}
-	next := replicas[0]
-	if _, err := next.Do(ctx, "REPLICAOF", "NO", "ONE"); err != nil {
-		t.Fatal(err)
-	}
+	old, next := promoteByHand(t, g)
 	host, port, _ := strings.Cut(next.Addr, ":")
 	for _, s := range g.Sentinels() {
 		for _, cmd := range [][]any{
@@ -274,20 +263,50 @@ func TestSentinelRefusesAPrimaryTheSentinelsDoNotName(t *testing.T) {
 			}
 		}
 	}
-	setsBefore := serverCalls(t, old, "set")
-	if _, err := old.Do(ctx, "CLIENT", "KILL", "TYPE", "normal"); err != nil {
+	setLandsOnlyOn(t, c, old, next, "new", func() {
+		if _, err := old.Do(ctx, "CLIENT", "KILL", "TYPE", "normal"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// promoteByHand makes the group's first replica a primary (REPLICAOF NO
+// ONE) behind the sentinels' back, and returns the old primary and it.
+func promoteByHand(t *testing.T, g *testkit.Sentinel) (old, next *testkit.Server) {
+	t.Helper()
+	ctx := context.Background()
+	old, err := g.Primary(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
+	replicas, err := g.Replicas(ctx)
+	if err != nil || len(replicas) == 0 {
+		t.Fatalf("replicas: %v %v", replicas, err)
+	}
+	next = replicas[0]
+	if _, err := next.Do(ctx, "REPLICAOF", "NO", "ONE"); err != nil {
+		t.Fatal(err)
+	}
+	return old, next
+}
+
+// setLandsOnlyOn runs then (after counting old's SETs), sets k = value
+// through c, and checks that next holds it and old ran no SET meanwhile.
+func setLandsOnlyOn(t *testing.T, c *Client, old, next *testkit.Server, value string, then func()) {
+	t.Helper()
+	ctx := context.Background()
+	setsBefore := serverCalls(t, old, "set")
+	then()
 	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := c.Set(wctx, "k", []byte("new")); err != nil {
-		t.Fatalf("SET after the sentinels moved: %v", err)
+	if err := c.Set(wctx, "k", []byte(value)); err != nil {
+		t.Fatalf("SET after the primary moved: %v", err)
 	}
-	if v, err := next.Do(ctx, "GET", "k"); err != nil || string(v.Bytes()) != "new" {
+	if v, err := next.Do(ctx, "GET", "k"); err != nil || string(v.Bytes()) != value {
 		t.Fatalf("the write is not on the primary the sentinels name (%s): %v %v", next.Addr, v, err)
 	}
 	if n := serverCalls(t, old, "set"); n != setsBefore {
-		t.Fatalf("the old primary took %d writes after the sentinels stopped naming it", n-setsBefore)
+		t.Fatalf("the old primary took %d writes after it stopped being the primary", n-setsBefore)
 	}
 }
 
@@ -371,34 +390,12 @@ func TestSentinelFollowsRedirect(t *testing.T) {
 	if err := c.Set(ctx, "k", []byte("before")); err != nil {
 		t.Fatal(err)
 	}
-	old, err := g.Primary(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	replicas, err := g.Replicas(ctx)
-	if err != nil || len(replicas) == 0 {
-		t.Fatalf("replicas: %v %v", replicas, err)
-	}
-	next := replicas[0]
+	old, next := promoteByHand(t, g)
 	host, port, _ := strings.Cut(next.Addr, ":")
-	if _, err := next.Do(ctx, "REPLICAOF", "NO", "ONE"); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := old.Do(ctx, "REPLICAOF", host, port); err != nil {
 		t.Fatal(err)
 	}
-	setsBefore := serverCalls(t, old, "set")
-	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	if err := c.Set(wctx, "k", []byte("after")); err != nil {
-		t.Fatalf("SET on a demoted primary: %v", err)
-	}
-	if v, err := next.Do(ctx, "GET", "k"); err != nil || string(v.Bytes()) != "after" {
-		t.Fatalf("the write is not on the new primary %s: %v %v", next.Addr, v, err)
-	}
-	if n := serverCalls(t, old, "set"); n != setsBefore {
-		t.Fatalf("the demoted primary ran %d SETs", n-setsBefore)
-	}
+	setLandsOnlyOn(t, c, old, next, "after", func() {})
 }
 
 // ReadAZAffinity on a Sentinel group: a client in one replica's zone reads

@@ -138,38 +138,17 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 
 // Stop kills every node by its PID (paused ones too) and removes their
 // directories. It is safe to call more than once.
-func (c *Cluster) Stop() {
-	for _, s := range c.nodes {
-		if s == nil { // StartCluster failed to start it
-			continue
-		}
-		s.kill()
-		s.cleanup()
-	}
-}
+func (c *Cluster) Stop() { stopAll(c.nodes) }
 
 // Nodes returns every node in start order, whatever its role or state.
 func (c *Cluster) Nodes() []*Server { return slices.Clone(c.nodes) }
 
 // Addrs returns every node's address, in start order: seeds for a client.
-func (c *Cluster) Addrs() []string {
-	addrs := make([]string, len(c.nodes))
-	for i, s := range c.nodes {
-		addrs[i] = s.Addr
-	}
-	return addrs
-}
+func (c *Cluster) Addrs() []string { return addrsOf(c.nodes) }
 
 // Server returns the node listening on addr (as in a MOVED or ASK
 // redirection), or nil.
-func (c *Cluster) Server(addr string) *Server {
-	for _, s := range c.nodes {
-		if s.Addr == addr {
-			return s
-		}
-	}
-	return nil
-}
+func (c *Cluster) Server(addr string) *Server { return serverAt(c.nodes, addr) }
 
 // Topology returns the cluster as the first running node that answers sees
 // it, without waiting for the nodes to agree; after an operation has

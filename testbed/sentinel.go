@@ -292,15 +292,7 @@ func StartSentinel(ctx context.Context, cfg SentinelConfig) (*Sentinel, error) {
 
 // Stop kills every data node and sentinel by its PID (paused ones too) and
 // removes their directories. It is safe to call more than once.
-func (g *Sentinel) Stop() {
-	for _, s := range slices.Concat(g.sentinels, g.nodes) {
-		if s == nil { // StartSentinel failed to start it
-			continue
-		}
-		s.kill()
-		s.cleanup()
-	}
-}
+func (g *Sentinel) Stop() { stopAll(g.sentinels, g.nodes) }
 
 // Nodes returns every data node in start order (the first was the primary
 // at start), whatever its role or state.
@@ -311,23 +303,10 @@ func (g *Sentinel) Nodes() []*Server { return slices.Clone(g.nodes) }
 func (g *Sentinel) Sentinels() []*Server { return slices.Clone(g.sentinels) }
 
 // SentinelAddrs returns the sentinels' addresses: seeds for a client.
-func (g *Sentinel) SentinelAddrs() []string {
-	addrs := make([]string, len(g.sentinels))
-	for i, s := range g.sentinels {
-		addrs[i] = s.Addr
-	}
-	return addrs
-}
+func (g *Sentinel) SentinelAddrs() []string { return addrsOf(g.sentinels) }
 
 // Node returns the data node listening on addr, or nil.
-func (g *Sentinel) Node(addr string) *Server {
-	for _, s := range g.nodes {
-		if s.Addr == addr {
-			return s
-		}
-	}
-	return nil
-}
+func (g *Sentinel) Node(addr string) *Server { return serverAt(g.nodes, addr) }
 
 // Do sends one command to a data node or a sentinel of the group on a
 // fresh connection, after AUTH with the credentials it requires (the data

@@ -308,11 +308,3 @@ func logSentinels(t *testing.T, g *Sentinel) {
 		t.Logf("sentinel %s:\n%s", s.Addr, s.logTail())
 	}
 }
-
-func addrsOf(ss []*Server) []string {
-	var addrs []string
-	for _, s := range ss {
-		addrs = append(addrs, s.Addr)
-	}
-	return addrs
-}

@@ -42,8 +42,9 @@ const (
 	Valkey Kind = "valkey"
 )
 
-// ErrNoBinary means the server binary is not installed; tests skip on it.
-var ErrNoBinary = errors.New("testbed: server binary not found")
+// ErrNoBinary means a binary a test needs (a server, redis-cli, chromium)
+// is not installed and could not be; tests skip on it.
+var ErrNoBinary = errors.New("testbed: binary not found")
 
 // Config describes a server to start. The zero value starts redis-server.
 type Config struct {
@@ -438,4 +439,39 @@ func (s *Server) UsedMemory(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	return strconv.ParseInt(m["used_memory"], 10, 64)
+}
+
+// The helpers the several-server setups (Cluster, Sentinel) share.
+
+// stopAll kills each server by its PID and removes its directory; nil
+// entries (servers that failed to start) are skipped.
+func stopAll(servers ...[]*Server) {
+	for _, list := range servers {
+		for _, s := range list {
+			if s == nil {
+				continue
+			}
+			s.kill()
+			s.cleanup()
+		}
+	}
+}
+
+// addrsOf returns the servers' addresses, in order.
+func addrsOf(servers []*Server) []string {
+	addrs := make([]string, len(servers))
+	for i, s := range servers {
+		addrs[i] = s.Addr
+	}
+	return addrs
+}
+
+// serverAt returns the server listening on addr, or nil.
+func serverAt(servers []*Server, addr string) *Server {
+	for _, s := range servers {
+		if s.Addr == addr {
+			return s
+		}
+	}
+	return nil
 }

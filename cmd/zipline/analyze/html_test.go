@@ -19,27 +19,13 @@ import (
 	"github.com/ziplinekv/zipline/testbed"
 )
 
-// chromium returns the browser's path, installing Debian's package when
-// it is missing and the test runs as root, or skips the test saying why.
+// chromium returns the browser's path (testbed.Chromium installs it when
+// it can), or skips the test saying why.
 func chromium(t *testing.T) string {
 	t.Helper()
-	if p, err := exec.LookPath("chromium"); err == nil {
-		return p
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("skipping: chromium is not installed (apt-get install chromium, as root)")
-	}
-	t.Log("installing chromium (apt-get install -y chromium)")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "apt-get", "install", "-y", "-qq", "chromium")
-	cmd.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Skipf("skipping: chromium is not installed and apt-get install failed: %v\n%s", err, out)
-	}
-	p, err := exec.LookPath("chromium")
+	p, err := testbed.Chromium(t.Context())
 	if err != nil {
-		t.Skipf("skipping: chromium still not found after apt-get install: %v", err)
+		t.Skip("skipping: " + err.Error())
 	}
 	return p
 }
