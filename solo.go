@@ -79,6 +79,15 @@ func (s *soloConns) take(shared *pipe.Pipe) (*pipe.Pipe, int) {
 	if s == nil {
 		return nil, -1
 	}
+	if shared.Gathering() {
+		// So many callers share the connection that its writer gathers
+		// their requests: batching serves them best, where a caller on a
+		// connection of its own costs the server a read and a write for
+		// each request (with solo connections lent at 64 and 512 callers,
+		// throughput fell by 6-39 %: bench/RESULTS.md). Nor is another
+		// opened then.
+		return nil, -1
+	}
 	for range 4 { // a lost race for a bit tries the next; then share
 		m := s.free.Load()
 		if m == 0 {
@@ -87,25 +96,17 @@ func (s *soloConns) take(shared *pipe.Pipe) (*pipe.Pipe, int) {
 			}
 			return nil, -1
 		}
-		if shared.Gathering() {
-			// So many callers share the connection that its writer gathers
-			// their requests: batching serves them best, where a caller on
-			// a connection of its own costs the server a read and a write
-			// for each request (with solo connections lent at 64 and 512
-			// callers, throughput fell by 6-39 %: bench/RESULTS.md).
-			return nil, -1
-		}
 		i := bits.TrailingZeros64(m)
 		if !s.free.CompareAndSwap(m, m&^(1<<i)) {
 			continue
 		}
-		p := s.conns[i].Load()
-		if p == nil || !p.Connected() {
-			// Reconnecting: leave it out until it is back (see give).
-			s.give(i)
-			return nil, -1
+		// A bit is set only once its connection is stored (dial).
+		if p := s.conns[i].Load(); p.Connected() {
+			return p, i
 		}
-		return p, i
+		// Reconnecting: leave it out until it is back.
+		s.give(i)
+		return nil, -1
 	}
 	return nil, -1
 }
@@ -117,7 +118,9 @@ func (s *soloConns) give(i int) { s.free.Or(1 << i) }
 // want are open and the shared connection has requests in flight, so
 // that a lone caller never opens any.
 func (s *soloConns) grow(shared *pipe.Pipe) {
-	s.mu.Lock()
+	if !s.mu.TryLock() {
+		return // another caller is deciding, or a dial is being stored
+	}
 	if s.open >= s.want || s.dialing || s.closed || time.Since(s.failed) < soloRedialAfter ||
 		shared.InFlight()+int64(shared.Queued()) == 0 {
 		s.mu.Unlock()
