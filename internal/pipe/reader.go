@@ -27,6 +27,11 @@ type inflight struct {
 	// outstanding counts calls pushed and not yet answered: the writer's
 	// sign that more requests are coming.
 	outstanding atomic.Int64
+	// paceAt, when above zero, is the count of outstanding calls at which
+	// the writer, holding a batch back, wants to hear (on paced) that
+	// replies have come: see Pipe.pace.
+	paceAt atomic.Int64
+	paced  chan struct{} // capacity 1
 
 	// The read role (see readRole). readKick wakes the reader goroutine
 	// waiting for it; stop tells it to take the role back and read until
@@ -51,6 +56,7 @@ func newInflight() *inflight {
 		dead:      make(chan struct{}),
 		readKick:  make(chan struct{}, 1),
 		settled:   make(chan struct{}, 1),
+		paced:     make(chan struct{}, 1),
 		idleSince: now,
 		epoch:     now,
 	}
@@ -170,7 +176,13 @@ type replyLoop struct {
 // has consumed everything read so far, before it may block.
 func (l *replyLoop) settle() {
 	if l.answered != 0 {
-		l.fl.outstanding.Add(-l.answered)
+		left := l.fl.outstanding.Add(-l.answered)
+		if at := l.fl.paceAt.Load(); at > 0 && left <= at && l.fl.paceAt.CompareAndSwap(at, 0) {
+			select {
+			case l.fl.paced <- struct{}{}:
+			default:
+			}
+		}
 		l.lastRead = l.answered
 		l.answered = 0
 	}

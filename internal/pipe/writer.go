@@ -38,6 +38,7 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 		tick   <-chan time.Time
 		active bool  // wrote since the last health-check tick
 		load   int64 // callers on this connection, estimated (see below)
+		last   int64 // calls in the last batch written
 	)
 	if p.opts.HealthCheckInterval > 0 {
 		t := time.NewTicker(p.opts.HealthCheckInterval)
@@ -87,9 +88,13 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 			// limit and latency is, so their requests go out at once.
 			p.mu.Unlock()
 			p.gatherBatch(gatherYields(load))
+			if !p.pace(fl, last) {
+				return nil
+			}
 			p.mu.Lock()
 		}
 		batch := p.queue
+		last = int64(len(batch))
 		p.queue, p.spare = p.spare[:0], nil
 		p.abandonedQueued = 0 // the loop below recycles them
 		p.mu.Unlock()
@@ -158,6 +163,29 @@ func (p *Pipe) gatherBatch(yields int) {
 		}
 		n = m
 	}
+}
+
+// pace holds the next batch back while more than the last batch written
+// is still unanswered: the server is busy with earlier ones, so callers go
+// on queueing, and the batch grows with no timer. It returns false when the
+// connection died meanwhile.
+func (p *Pipe) pace(fl *inflight, last int64) bool {
+	if last == 0 || fl.outstanding.Load() <= last {
+		return true
+	}
+	fl.paceAt.Store(last)
+	if fl.outstanding.Load() <= last { // replies came before the store
+		fl.paceAt.Store(0)
+		return true
+	}
+	select {
+	case <-fl.paced:
+	case <-fl.dead:
+		return false
+	case <-p.life.Done():
+		fl.paceAt.Store(0)
+	}
+	return true
 }
 
 // callerEstimate updates the writer's estimate of the callers on a
