@@ -39,6 +39,7 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 		active bool  // wrote since the last health-check tick
 		load   int64 // callers on this connection, estimated (see below)
 		last   int64 // calls in the last batch written
+		bytes  int   // and their bytes
 	)
 	if p.opts.HealthCheckInterval > 0 {
 		t := time.NewTicker(p.opts.HealthCheckInterval)
@@ -88,7 +89,7 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 			// limit and latency is, so their requests go out at once.
 			p.mu.Unlock()
 			p.gatherBatch(gatherYields(load))
-			if !p.pace(fl, last) {
+			if bytes < paceBelow && !p.pace(fl, last) {
 				return nil
 			}
 			p.mu.Lock()
@@ -101,9 +102,11 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 
 		// Calls abandoned while queued are never written.
 		live := batch[:0]
+		bytes = 0
 		for _, call := range batch {
 			if call.markSent() {
 				live = append(live, call)
+				bytes += len(call.Buf)
 			} else {
 				call.Release()
 			}
@@ -187,6 +190,13 @@ func (p *Pipe) pace(fl *inflight, last int64) bool {
 	}
 	return true
 }
+
+// paceBelow: the writer paces batches (see pace) only while the last was
+// smaller than a server's read, 16 KiB (Redis's PROTO_IOBUF_LEN). A
+// larger batch takes several reads anyway, so holding the next one back
+// saves the server no system call and leaves it waiting for bytes: 2 KiB
+// SETs at 64 callers ran at 0.66 paced.
+const paceBelow = 16 << 10
 
 // callerEstimate updates the writer's estimate of the callers on a
 // connection, given the calls queued or in flight now: the recent peak,
