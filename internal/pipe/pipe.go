@@ -162,6 +162,9 @@ type Pipe struct {
 	// the writer estimates it), the writer gathers batches (see
 	// gatherCallersPerProc).
 	gatherAbove int64
+	// paceAbove: while more callers than this use the connection, the
+	// writer paces batches of small requests (writer.go, pace).
+	paceAbove int64
 	// ownReads: callers of lone requests may read their own replies; off
 	// when pushes arrive out of band (see readRole).
 	ownReads bool
@@ -239,6 +242,7 @@ func New(ctx context.Context, opts Options) (*Pipe, error) {
 		// Read once: a pipe serves one process, whose GOMAXPROCS rarely
 		// changes after start-up.
 		gatherAbove: int64(gatherCallersPerProc * runtime.GOMAXPROCS(0)),
+		paceAbove:   int64(paceCallersPerProc * runtime.GOMAXPROCS(0)),
 		ownReads:    len(opts.Push) == 0 && !opts.RESP2Subscriber,
 	}
 	if p.calls == nil {
