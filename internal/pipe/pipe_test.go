@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -564,5 +565,91 @@ func TestCallerEstimate(t *testing.T) {
 	}
 	if load != 1 {
 		t.Fatalf("64 batches after the burst, one caller left, the estimate is still %d", load)
+	}
+}
+
+// TestPaceWaitsForTheServerToCatchUp checks the writer's pacing: with more
+// than the last batch unanswered it holds the next one back until the
+// replies that bring the count down to that batch are read, and no
+// longer; a connection that dies, or a Pipe that closes, lets it go. A
+// settle racing the writer's wait never leaves it waiting for replies that
+// already came.
+func TestPaceWaitsForTheServerToCatchUp(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := &Pipe{life: ctx}
+
+	paced := func(fl *inflight, last int64) chan bool {
+		done := make(chan bool, 1)
+		go func() { done <- p.pace(fl, last) }()
+		return done
+	}
+	settle := func(fl *inflight, answered int64) {
+		l := replyLoop{p: &Pipe{}, fl: fl, answered: answered}
+		l.settle()
+	}
+
+	// Three batches of 10 in flight: the writer waits until only the last
+	// is left.
+	fl := newInflight()
+	fl.outstanding.Store(30)
+	done := paced(fl, 10)
+	for fl.paceAt.Load() == 0 {
+		runtime.Gosched() // until the writer waits
+	}
+	settle(fl, 10) // 20 left: still more than the last batch
+	select {
+	case <-done:
+		t.Fatal("pace returned with 20 unanswered after a batch of 10")
+	case <-time.After(20 * time.Millisecond):
+	}
+	settle(fl, 10)
+	if ok := <-done; !ok {
+		t.Fatal("pace reported a dead connection")
+	}
+
+	// At most the last batch in flight, or nothing written yet: no wait.
+	fl.outstanding.Store(10)
+	if !<-paced(fl, 10) {
+		t.Fatal("pace with only the last batch unanswered reported a dead connection")
+	}
+	fl.outstanding.Store(5)
+	if !<-paced(fl, 0) {
+		t.Fatal("pace before the first batch reported a dead connection")
+	}
+
+	// A dying connection ends the wait, and says so.
+	fl = newInflight()
+	fl.outstanding.Store(30)
+	done = paced(fl, 10)
+	fl.fail(errors.New("gone"))
+	if <-done {
+		t.Fatal("pace on a dead connection reported it alive")
+	}
+
+	// Closing the Pipe ends the wait: the writer drains the queue.
+	fl = newInflight()
+	fl.outstanding.Store(30)
+	done = paced(fl, 10)
+	cancel()
+	if !<-done {
+		t.Fatal("pace at Close reported a dead connection")
+	}
+
+	// Settles racing the wait: every pace returns once the count is down.
+	p = &Pipe{life: context.Background()}
+	for i := range 2000 {
+		fl = newInflight()
+		fl.outstanding.Store(20)
+		done = paced(fl, 10)
+		if i%2 == 0 {
+			runtime.Gosched()
+		}
+		settle(fl, 10)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: pace still waiting with the count at the last batch", i)
+		}
 	}
 }

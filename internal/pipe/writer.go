@@ -102,21 +102,21 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 
 		// Calls abandoned while queued are never written.
 		live := batch[:0]
-		bytes = 0
 		for _, call := range batch {
 			if call.markSent() {
 				live = append(live, call)
-				bytes += len(call.Buf)
 			} else {
 				call.Release()
 			}
 		}
 		clear(batch[len(live):])
+		bytes = 0
 		for start := 0; start < len(live); {
 			// Copy what the write needs out of the calls first: once in the
 			// in-flight queue, a call can complete (the reader fails them all
 			// when the connection dies) and be reused by its caller.
 			chunk := live[start : start+w.prepare(live[start:])]
+			bytes += w.size()
 			// Calls enter the in-flight queue before their bytes reach the
 			// wire: a reply can arrive before Write returns.
 			if !fl.push(chunk, c.conn, p.opts.IOTimeout) {
@@ -344,6 +344,15 @@ func (w *writer) grow(n int) {
 
 // minWriteBuf is the write buffer's first size.
 const minWriteBuf = 4 << 10
+
+// size is the bytes prepare gathered.
+func (w *writer) size() int {
+	n := len(w.buf)
+	for _, ct := range w.cuts {
+		n += len(ct.b)
+	}
+	return n
+}
 
 // reset drops what prepare gathered without writing it.
 func (w *writer) reset() {
