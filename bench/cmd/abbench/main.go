@@ -77,7 +77,7 @@ func parseFlags() (*options, error) {
 	flag.StringVar(&o.out, "out", "", "also write the markdown report here (rewritten after every point)")
 	flag.StringVar(&o.bin, "bin", "", "build the binaries into this directory and keep them (default: a temporary directory)")
 	flag.BoolVar(&o.buildOnly, "build-only", false, "build the two binaries (use with -bin) and stop")
-	flag.StringVar(&o.idle, "idle", "poll", "idle CPUs during the run: poll (keep them out of sleep states through /dev/cpu_dma_latency, needs root; see idle.go) or os (the kernel's choice)")
+	flag.StringVar(&o.idle, "idle", "poll", "idle CPUs during the run: poll (keep them out of sleep states through /dev/cpu_dma_latency, needs root; see harness/idle.go) or os (the kernel's choice)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", flag.Args())
@@ -138,7 +138,7 @@ func run() error {
 		return err
 	}
 
-	idleLine, releaseIdle, err := idleSetting(o.idle)
+	idleLine, releaseIdle, err := harness.IdleSetting(o.idle)
 	if err != nil {
 		return err
 	}

@@ -47,6 +47,7 @@ type options struct {
 	maxOther  float64
 	maxWait   time.Duration
 	json      bool
+	idle      string
 }
 
 func parseFlags() (*options, error) {
@@ -65,6 +66,7 @@ func parseFlags() (*options, error) {
 		maxOther  = flag.Float64("max-other", 25, "re-measure a cell once if other processes used more than this % of one CPU during it, "+
 			"and wait up to -max-wait for such a quiet moment before each cell; 0 turns both off")
 		maxWait = flag.Duration("max-wait", 5*time.Second, "longest wait for a quiet moment before a cell")
+		idle    = flag.String("idle", "os", "idle CPUs during the run: os (the kernel's choice, as most hosts run) or poll (kept out of sleep states through /dev/cpu_dma_latency, needs root; see harness/idle.go)")
 		asJSON  = flag.Bool("json", false, "print each cell's result as one JSON object per line (harness.Result) instead of the markdown report; cmd/abbench reads it")
 	)
 	flag.Parse()
@@ -77,7 +79,7 @@ func parseFlags() (*options, error) {
 		}
 	}
 	o := &options{duration: *duration, warmup: *warmup, runs: *runs, addr: *addr, serverPID: *serverPID,
-		out: *out, ceiling: *ceiling, ceilingN: *ceilingN, maxOther: *maxOther, maxWait: *maxWait, json: *asJSON}
+		out: *out, ceiling: *ceiling, ceilingN: *ceilingN, maxOther: *maxOther, maxWait: *maxWait, json: *asJSON, idle: *idle}
 	if o.runs < 1 || o.duration <= 0 || o.warmup < 0 || o.ceilingN < 1 || o.maxOther < 0 || o.maxWait < 0 {
 		return nil, fmt.Errorf("need -runs ≥ 1, -duration > 0, -warmup ≥ 0, -ceiling-n ≥ 1, -max-other ≥ 0, -max-wait ≥ 0")
 	}
@@ -110,6 +112,11 @@ func run() error {
 		rep.notes = append(rep.notes, "glide was not built in (needs -tags glide).")
 	}
 	fmt.Fprintln(os.Stderr, rep.Command)
+	idleLine, releaseIdle, err := harness.IdleSetting(o.idle)
+	if err != nil {
+		return err
+	}
+	defer releaseIdle()
 
 	// Server.
 	rn := &runner{warmup: o.warmup, duration: o.duration, addr: o.addr}
@@ -136,6 +143,9 @@ func run() error {
 		}
 	}
 	rep.Env = harness.Environment(serverVersion)
+	if o.idle != "os" {
+		rep.Env = append(rep.Env, idleLine)
+	}
 
 	points := o.grid.Points()
 	cells := len(o.clients) * len(points) * o.runs

@@ -1,4 +1,4 @@
-package main
+package harness
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ import (
 // idle CPUs halting; 45.6 and 60.2 (1.33) with them polling. The client's
 // CPU per GET is lower in main either way.
 //
-// So by default abbench asks the kernel to keep idle CPUs polling for the
+// So by default abbench (and clientbench with -idle poll) asks the kernel to keep idle CPUs polling for the
 // run, the usual setting for latency measurements (tuned's
 // latency-performance profile does the same): a PM QoS request of 0 µs
 // through /dev/cpu_dma_latency, held as long as the file stays open. Both
@@ -41,9 +41,9 @@ func holdIdlePolling() (release func(), err error) {
 	return func() { f.Close() }, nil
 }
 
-// idleSetting applies -idle and returns the report's line for it, and the
+// IdleSetting applies -idle and returns the report's line for it, and the
 // function to call when the run ends.
-func idleSetting(mode string) (line string, release func(), err error) {
+func IdleSetting(mode string) (line string, release func(), err error) {
 	switch mode {
 	case "os":
 		return "idle CPUs: the kernel's idle governor (-idle os)", func() {}, nil
