@@ -39,22 +39,29 @@ type queue struct {
 	// fails every command with it. In a batch that is not a transaction a
 	// refused command fails alone (queued.err) and the others run.
 	err error
-	// blocks hands out Futures from blocks of futureBlockSize, a block per
-	// result type in use (each a *futureBlock[T]): a batch of many commands
-	// allocates one block per eight of them rather than a Future each. With
-	// more result types than blocks, the oldest block gives way, and the
-	// worst case is the old one: an allocation per command. A Future is
-	// never handed out twice.
+	// blocks hands out Futures, a block per result type in use (each a
+	// *futureBlock[T]): a batch of many commands allocates a few blocks
+	// that double in size rather than a Future each. With more result
+	// types than blocks, the oldest block gives way, and the worst case is
+	// the old one: an allocation per command. A Future is never handed out
+	// twice.
 	blocks [4]any
 	oldest int
 }
 
-// futureBlockSize is how many Futures one allocation holds.
-const futureBlockSize = 8
+// A futureBlock's first Futures come with it; when they are used up it
+// allocates twice as many as it last did, up to maxFutureBlock: a batch of
+// 50 GETs takes three allocations (8, 16 and 32 Futures) rather than seven
+// blocks of eight, and a batch of one command still takes one.
+const (
+	futureBlockSize = 8
+	maxFutureBlock  = 128
+)
 
 type futureBlock[T any] struct {
-	next    int
-	futures [futureBlockSize]Future[T]
+	first [futureBlockSize]Future[T]
+	free  []Future[T] // the block's Futures not handed out yet
+	size  int         // how many Futures the block last allocated
 }
 
 // newFuture returns an unused Future for a command decoded by dec.
@@ -62,20 +69,22 @@ func newFuture[T any](q *queue, dec decoderID) *Future[T] {
 	var b *futureBlock[T]
 	for i := range q.blocks {
 		if fb, ok := q.blocks[i].(*futureBlock[T]); ok {
-			if b = fb; b.next == futureBlockSize {
-				b = new(futureBlock[T])
-				q.blocks[i] = b
-			}
+			b = fb
 			break
 		}
 	}
 	if b == nil {
 		b = new(futureBlock[T])
+		b.free, b.size = b.first[:], futureBlockSize
 		q.blocks[q.oldest] = b
 		q.oldest = (q.oldest + 1) % len(q.blocks)
 	}
-	f := &b.futures[b.next]
-	b.next++
+	if len(b.free) == 0 {
+		b.size = min(2*b.size, maxFutureBlock)
+		b.free = make([]Future[T], b.size)
+	}
+	f := &b.free[0]
+	b.free = b.free[1:]
 	f.dec = dec
 	return f
 }
@@ -113,6 +122,9 @@ func (b *Batch) IsTx() bool { return b.tx }
 func (b *Batch) request() *request {
 	if b.r == nil {
 		b.r = b.c.s.newRequest()
+		if b.pending == nil {
+			b.pending, b.r.queued = b.r.queued, nil
+		}
 		if b.tx {
 			b.r.tx = true
 			b.c.add(b.r, specMULTI, nil, tsStatus)
@@ -248,9 +260,17 @@ func (b *Batch) Exec(ctx context.Context) error {
 	} else {
 		fail(pending, err)
 	}
+	if cap(pending) <= maxKeptQueued {
+		clear(pending)
+		r.queued = pending[:0]
+	}
 	r.release()
 	return err
 }
+
+// maxKeptQueued bounds the list of Futures a request keeps for the next
+// Batch (request.queued): one huge batch does not pin its list for good.
+const maxKeptQueued = 1024
 
 // firstError is Exec's error when nothing was sent: err, or the first
 // command's refusal.
@@ -286,7 +306,11 @@ func (c *Client) roundTrip(ctx context.Context, r *request) ([]reply, error) {
 // replies returns a reply and error per command as the caller queued it.
 func (s *shared) replies(r *request) []reply {
 	replies, errs := r.merged()
-	out := make([]reply, len(replies))
+	if cap(r.results) < len(replies) {
+		r.results = make([]reply, len(replies))
+	}
+	out := r.results[:len(replies)]
+	r.results = out
 	for i, v := range replies {
 		out[i] = reply{v, s.replyError(v)}
 		if errs != nil && errs[i] != nil {

@@ -670,13 +670,32 @@ func TestClusterPubSubFollowsSlots(t *testing.T) {
 }
 
 // On a cluster too, GET and SET cost at most one allocation (GET's value):
-// routing a one-command request allocates nothing.
+// routing a one-command request allocates nothing. A Batch of 50 SETs and
+// 50 GETs over every primary reuses its flight's arrays with the request:
+// what it allocates is its Futures (three blocks per result type), the
+// node groups, and the goroutines that send to the other nodes.
 func TestClusterHotPathAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
 	c, _ := clusterClient(t, testkit.Redis, Options{})
-	checkHotPathAllocations(t, c)
+	keys := make([]string, 100)
+	for i := range keys {
+		keys[i] = "alloc:" + strconv.Itoa(i)
+	}
+	checkHotPathAllocations(t, c, allocCase{"Batch of 100 over every primary", 16, func(ctx context.Context, val []byte) {
+		b := c.Batch()
+		for i, k := range keys {
+			if i%2 == 0 {
+				b.Set(k, val)
+			} else {
+				b.Get(k)
+			}
+		}
+		if err := b.Exec(ctx); err != nil {
+			t.Error(err)
+		}
+	}})
 }
 
 // MGET and MSET of 100 keys, which live in as many slots and so go out as

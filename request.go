@@ -37,6 +37,16 @@ type request struct {
 	// splits, on a cluster, are the commands add cut into one per slot
 	// (MGET, DEL...): their replies are merged back into one (see merge).
 	splits []split
+	// queued is a Batch's list of its commands' Futures, kept with the
+	// request when it goes back to its pool so that the next Batch does not
+	// grow one again (see Batch.request and Exec); empty.
+	queued []queued
+	// results is Batch.Exec's reply per command (shared.replies), kept
+	// with the request for the next Batch.
+	results []reply
+	// many is what a cluster sends a request of several commands with
+	// (see flight), kept with the request for the next one.
+	many flightState
 	// one holds replies and errs for a request of one command on a
 	// cluster, which gets them without allocating (see flight).
 	one struct {
@@ -71,6 +81,11 @@ func (r *request) release() {
 	r.cmds = r.cmds[:0]
 	r.tx, r.blocking = false, false
 	r.replies, r.errs, r.splits = nil, nil, nil
+	r.many.release()
+	if cap(r.results) > maxKeptQueued {
+		r.results = nil
+	}
+	clear(r.results)
 	r.one.replies[0], r.one.errs[0] = resp.Value{}, nil
 	r.s.requests.Put(r)
 }
