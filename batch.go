@@ -123,7 +123,8 @@ func (b *Batch) request() *request {
 	if b.r == nil {
 		b.r = b.c.s.newRequest()
 		if b.pending == nil {
-			b.pending, b.r.queued = b.r.queued, nil
+			k := b.r.scratch()
+			b.pending, k.queued = k.queued, nil
 		}
 		if b.tx {
 			b.r.tx = true
@@ -262,7 +263,7 @@ func (b *Batch) Exec(ctx context.Context) error {
 	}
 	if cap(pending) <= maxKeptQueued {
 		clear(pending)
-		r.queued = pending[:0]
+		r.scratch().queued = pending[:0]
 	}
 	r.release()
 	return err
@@ -306,11 +307,12 @@ func (c *Client) roundTrip(ctx context.Context, r *request) ([]reply, error) {
 // replies returns a reply and error per command as the caller queued it.
 func (s *shared) replies(r *request) []reply {
 	replies, errs := r.merged()
-	if cap(r.results) < len(replies) {
-		r.results = make([]reply, len(replies))
+	k := r.scratch()
+	if cap(k.results) < len(replies) {
+		k.results = make([]reply, len(replies))
 	}
-	out := r.results[:len(replies)]
-	r.results = out
+	out := k.results[:len(replies)]
+	k.results = out
 	for i, v := range replies {
 		out[i] = reply{v, s.replyError(v)}
 		if errs != nil && errs[i] != nil {

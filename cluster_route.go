@@ -66,7 +66,7 @@ type flight struct {
 }
 
 // flightState is the arrays of a flight of several commands and the
-// index of each: a request keeps them (request.many), so that a Batch sent
+// index of each: a request keeps them (requestScratch.many), so that a Batch sent
 // through a cluster does not allocate them again every time.
 type flightState struct {
 	replies []resp.Value
@@ -118,7 +118,7 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 	if n == 1 {
 		f = flight{replies: replies, errs: errs, done: done[:], ask: ask[:], primary: primary[:]}
 	} else {
-		many, allIdx = r.many.take(n)
+		many, allIdx = r.scratch().many.take(n)
 		replies, errs = many.replies, many.errs
 		f = many
 	}

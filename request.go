@@ -37,16 +37,10 @@ type request struct {
 	// splits, on a cluster, are the commands add cut into one per slot
 	// (MGET, DEL...): their replies are merged back into one (see merge).
 	splits []split
-	// queued is a Batch's list of its commands' Futures, kept with the
-	// request when it goes back to its pool so that the next Batch does not
-	// grow one again (see Batch.request and Exec); empty.
-	queued []queued
-	// results is Batch.Exec's reply per command (shared.replies), kept
-	// with the request for the next Batch.
-	results []reply
-	// many is what a cluster sends a request of several commands with
-	// (see flight), kept with the request for the next one.
-	many flightState
+	// kept is what a request of several commands keeps, empty, for the
+	// next one when it goes back to its pool; nil until it is needed, so
+	// that the requests of single commands stay small.
+	kept *requestScratch
 	// one holds replies and errs for a request of one command on a
 	// cluster, which gets them without allocating (see flight).
 	one struct {
@@ -81,13 +75,42 @@ func (r *request) release() {
 	r.cmds = r.cmds[:0]
 	r.tx, r.blocking = false, false
 	r.replies, r.errs, r.splits = nil, nil, nil
-	r.many.release()
-	if cap(r.results) > maxKeptQueued {
-		r.results = nil
+	if r.kept != nil {
+		r.kept.release()
 	}
-	clear(r.results)
 	r.one.replies[0], r.one.errs[0] = resp.Value{}, nil
 	r.s.requests.Put(r)
+}
+
+// requestScratch is what a request of several commands keeps for the next
+// one, so that a Batch does not grow or allocate them again every time.
+type requestScratch struct {
+	// queued is a Batch's list of its commands' Futures (see Batch.request
+	// and Exec).
+	queued []queued
+	// results is Batch.Exec's reply per command (shared.replies).
+	results []reply
+	// many is what a cluster sends a request of several commands with
+	// (see flight).
+	many flightState
+}
+
+// scratch returns r's requestScratch, making it the first time.
+func (r *request) scratch() *requestScratch {
+	if r.kept == nil {
+		r.kept = new(requestScratch)
+	}
+	return r.kept
+}
+
+// release empties what the scratch holds, and drops arrays too large to
+// keep (see maxKeptQueued). queued is emptied by Exec.
+func (k *requestScratch) release() {
+	k.many.release()
+	if cap(k.results) > maxKeptQueued {
+		k.results = nil
+	}
+	clear(k.results)
 }
 
 // add encodes one command into r: its name, then its arguments, the stored
