@@ -36,6 +36,9 @@
 // lossless: "user:007" and "user:7" stay distinct ("u:0007", "u:7"). Bucket
 // keys are ZipAs (or Prefix) + "#" + the bucket number in base62, a name no
 // plain key of the namespace can take. Scan lists the application's names.
+// Store.Place says where a key is stored; NamesFor does the same without a
+// server, from the listpack limits a server would have (zipline analyze
+// prices keys with it).
 //
 // # Buckets
 //

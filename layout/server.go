@@ -234,7 +234,7 @@ func (s *Store) bucketsKey() string { return s.stored + metaMarker + "buckets" }
 // in the server, or, for its first Store, the one chosen from the
 // server's limit, recorded (SET NX, so concurrent first Stores agree).
 func (s *Store) resolveAuto(ctx context.Context) error {
-	want := strconv.Itoa(max(min(autoBuckets, s.maxEntries), 1))
+	want := strconv.Itoa(max(min(autoBuckets, s.maxEntries), 1)) // as NamesFor
 	b := s.c.Batch()
 	b.Do("SET", s.bucketsKey(), want, "NX")
 	got := b.Get(s.bucketsKey())

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"unsafe"
 
@@ -50,17 +49,18 @@ func isMarker(v []byte) bool {
 // concurrent use. Its methods take application key names, which must start
 // with the namespace's Prefix.
 type Store struct {
-	c       *zipline.Client // a Raw view: the Store encodes values itself
-	ns      Namespace
-	stored  string // prefix of stored key names
-	zip     bool
-	buckets Buckets // resolved against the server; nil for plain keys
-	codec   *codec.Codec
-	dicts   *dicts // dictionaries kept in the server (dict.go), or nil
-	log     *slog.Logger
+	c  *zipline.Client // a Raw view: the Store encodes values itself
+	ns Namespace
+	// storeNames says where each key is stored (Store.Place); its
+	// buckets are resolved against the server (nil for plain keys), and
+	// its maxValue is the server's hash-max-listpack-value.
+	storeNames
+	codec *codec.Codec
+	dicts *dicts // dictionaries kept in the server (dict.go), or nil
+	log   *slog.Logger
 
-	maxEntries, maxValue int
-	fieldTTL             fieldTTL
+	maxEntries int
+	fieldTTL   fieldTTL
 
 	old *Store // the layout being migrated from, or nil
 
@@ -147,8 +147,8 @@ func New(ctx context.Context, c *zipline.Client, ns Namespace) (*Store, error) {
 }
 
 func newStore(ctx context.Context, c *zipline.Client, ns Namespace, cluster bool) (*Store, error) {
-	s := &Store{c: c.Raw(), ns: ns, stored: ns.storedPrefix(), zip: ns.ZipAs != "", log: c.Logger(),
-		cluster: cluster, legacy: !cluster}
+	s := &Store{c: c.Raw(), ns: ns, storeNames: Names{prefix: ns.Prefix, stored: ns.storedPrefix(), zip: ns.ZipAs != "",
+		reserved: ns.Buckets != nil || ns.serverDictionaries()}, log: c.Logger(), cluster: cluster, legacy: !cluster}
 	var err error
 	if ns.serverDictionaries() {
 		if s.dicts, err = newDicts(ctx, s); err != nil {
@@ -211,25 +211,6 @@ func (s *Store) detectFieldTTL(ctx context.Context) fieldTTL {
 	return fieldTTL{hsetex: known(0), hpexpire: known(1), pexpiretime: known(2)}
 }
 
-// location is where an application key's value lives.
-type location struct {
-	bucket string // bucket key, or "" when the key is stored as a plain key
-	field  string
-	plain  string // plain key: the key itself, or, in a bucket, the legacy home of an oversize value
-}
-
-// oversizeKey names the key that holds l's value when its field holds
-// oversizeMarker: the stored prefix and the bucket marker, so that it is a
-// name of the namespace that no application key can take (see ZipAs), then
-// the bucket key as a hash tag, then the field. With a prefix that has no
-// braces, or a hash tag of its own, it hashes to the bucket's slot.
-func (s *Store) oversizeKey(l location) string {
-	return newString(len(s.stored)+len(l.bucket)+len(l.field)+3, func(b []byte) []byte {
-		b = append(append(append(b, s.stored...), bucketMarker, '{'), l.bucket...)
-		return append(append(b, '}'), l.field...)
-	})
-}
-
 // legacyKey is the name the legacy marker points to, or "" when legacy
 // names are off.
 func (s *Store) legacyKey(l location) string {
@@ -237,37 +218,6 @@ func (s *Store) legacyKey(l location) string {
 		return ""
 	}
 	return l.plain
-}
-
-func (s *Store) locate(key string) (location, error) {
-	tail, ok := strings.CutPrefix(key, s.ns.Prefix)
-	if !ok {
-		return location{}, fmt.Errorf("%w: %q (prefix %q)", ErrNotInNamespace, key, s.ns.Prefix)
-	}
-	var l location
-	if s.zip {
-		l.plain = newString(len(s.stored)+len(tail)+4, func(b []byte) []byte {
-			return appendZipTail(append(b, s.stored...), tail)
-		})
-	} else {
-		if (s.buckets != nil || s.dicts != nil) && strings.HasPrefix(tail, string(bucketMarker)) {
-			return location{}, fmt.Errorf("layout: key %q starts with the bucket marker %q after the prefix; "+
-				"set ZipAs to store such keys", key, bucketMarker)
-		}
-		l.plain = key
-	}
-	if s.buckets != nil {
-		if b, f, ok := s.buckets.locate(tail); ok && len(f) <= s.maxValue {
-			l.bucket, l.field = s.bucketKey(b), f
-		}
-	}
-	return l, nil
-}
-
-func (s *Store) bucketKey(b uint64) string {
-	return newString(len(s.stored)+12, func(buf []byte) []byte {
-		return appendBase62(append(append(buf, s.stored...), bucketMarker), b)
-	})
 }
 
 // newString builds a string in one allocation: fill appends to a buffer of

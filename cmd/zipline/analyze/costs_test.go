@@ -96,8 +96,10 @@ func TestListpackEntriesMatchServer(t *testing.T) {
 	}
 }
 
-// The stored names the model prices are those layout writes: plain keys
-// (zipped), buckets, and the keys of oversize values.
+// The stored names the model prices (layout.NamesFor, from the server's
+// listpack limits alone) are those a Store writes: plain keys (zipped),
+// buckets, and the keys of oversize values; and the Store places every key
+// where NamesFor does.
 func TestNamesMatchLayout(t *testing.T) {
 	srv := servertest.NewServer(t, testbed.Config{})
 	ctx := context.Background()
@@ -117,34 +119,50 @@ func TestNamesMatchLayout(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		buckets layout.Buckets
-		names   layoutNames
 	}{
-		{"plain", nil, layoutNames{prefix: "user:", stored: "u:", zip: true, maxField: 64}},
-		{"dense", layout.Dense(100), layoutNames{prefix: "user:", stored: "u:", zip: true, dense: 100, maxField: 64}},
-		{"hashed", layout.Hashed(7), layoutNames{prefix: "user:", stored: "u:", zip: true, hashed: 7, maxField: 64}},
+		{"plain", nil},
+		{"dense", layout.Dense(100)},
+		{"hashed", layout.Hashed(7)},
+		{"hashed-for", layout.HashedFor(1000)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if err := c.FlushAll(ctx); err != nil {
 				t.Fatal(err)
 			}
-			st, err := layout.New(ctx, c, layout.Namespace{Prefix: "user:", ZipAs: "u:", Buckets: tc.buckets})
+			ns := layout.Namespace{Prefix: "user:", ZipAs: "u:", Buckets: tc.buckets}
+			st, err := layout.New(ctx, c, ns)
 			if err != nil {
 				t.Fatal(err)
 			}
+			// What analyze predicts from the server's listpack limits
+			// alone, without a Store.
+			cfg, err := c.ConfigGet(ctx, "hash-max-listpack-*")
+			if err != nil {
+				t.Fatal(err)
+			}
+			entries, _ := strconv.Atoi(cfg["hash-max-listpack-entries"])
+			maxValue, _ := strconv.Atoi(cfg["hash-max-listpack-value"])
+			names := layout.NamesFor(ns, entries, maxValue)
 			want := map[string]bool{}
 			for _, k := range keys {
 				if err := st.Set(ctx, k, value(k)); err != nil {
 					t.Fatal(err)
 				}
-				l := tc.names.locate(k)
+				p, err := names.Place(k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if sp, err := st.Place(k); err != nil || sp != p {
+					t.Fatalf("%s: NamesFor places it at %+v, the Store at %+v (%v)", k, p, sp, err)
+				}
 				switch {
-				case l.bucket == "":
-					want[l.plain] = true
+				case p.Bucket == "":
+					want[p.Key] = true
 				case len(value(k)) > 64:
-					want[l.bucket] = true
-					want[tc.names.oversizeKey(l)] = true
+					want[p.Bucket] = true
+					want[names.OversizeKey(p)] = true
 				default:
-					want[l.bucket] = true
+					want[p.Bucket] = true
 				}
 			}
 			var got []string

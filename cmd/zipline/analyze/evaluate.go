@@ -10,6 +10,7 @@ import (
 
 	"github.com/ziplinekv/zipline"
 	"github.com/ziplinekv/zipline/codec"
+	"github.com/ziplinekv/zipline/layout"
 )
 
 // A group is a namespace a layout can own: the patterns whose keys start
@@ -246,21 +247,22 @@ func (e *evaluator) evaluate(g *group, o option, dict []byte, test map[*sample]b
 	case o.backend != 0:
 		c = e.codecs[o.backend]
 	}
-	names := layoutNames{prefix: g.prefix, stored: g.zipAs, zip: true, maxField: e.srv.ListpackValue}
+	ns := layout.Namespace{Prefix: g.prefix, ZipAs: g.zipAs}
+	if o.dense > 0 {
+		ns.Buckets = layout.Dense(o.dense)
+	}
+	if o.hashedFor > 0 {
+		ns.Buckets = layout.HashedFor(o.hashedFor)
+	}
+	names := layout.NamesFor(ns, e.srv.ListpackEntries, e.srv.ListpackValue)
 	var keysTotal float64
 	for _, p := range g.patterns {
 		keysTotal += float64(p.keys) * e.scale
 	}
-	if o.dense > 0 {
-		names.dense = uint64(o.dense)
-	}
-	if o.hashedFor > 0 {
-		per := max(e.srv.ListpackEntries/2, 1)
-		names.hashed = uint64(max((o.hashedFor+per-1)/per, 1))
-	}
 	var plainBytes, bucketedKeys, oversizeKeys, entrySum, volatileSum, ttlBucketed float64
 	var inSum, outSum float64
 	var maxBucket uint64
+	bucketKeyLen := 0 // the longest bucket name: the last bucket's
 	denseFill := 0.0
 	for _, p := range g.patterns {
 		keys := float64(p.keys) * e.scale
@@ -282,21 +284,24 @@ func (e *evaluator) evaluate(g *group, o option, dict []byte, test map[*sample]b
 			enc := e.encode(s, c, o.backend)
 			inSum += w * float64(enc.in)
 			outSum += w * float64(enc.value.Len)
-			l := names.locate(s.key)
+			l, err := names.Place(s.key)
+			if err != nil {
+				return est, err
+			}
 			ttl := s.ttl > 0
-			if l.bucket == "" {
-				plainBytes += w * e.prof.StringKey(len(l.plain), enc.value, ttl, e.srv.SharedIntegers)
+			if l.Bucket == "" {
+				plainBytes += w * e.prof.StringKey(len(l.Key), enc.value, ttl, e.srv.SharedIntegers)
 				est.keysAfter += w
 				continue
 			}
-			if b := bucketNumber(l.bucket, len(g.zipAs)+1); b > maxBucket {
-				maxBucket = b
+			if l.BucketNumber >= maxBucket {
+				maxBucket, bucketKeyLen = l.BucketNumber, len(l.Bucket)
 			}
 			bucketedKeys += w
 			if ttl {
 				ttlBucketed += w
 			}
-			field := []byte(l.field)
+			field := []byte(l.Field)
 			if enc.value.Len <= e.srv.ListpackValue {
 				entrySum += w * float64(listpackEntry(field)+enc.entry)
 				volatileSum += w * e.volatileField(len(field), enc.value.Len)
@@ -305,9 +310,9 @@ func (e *evaluator) evaluate(g *group, o option, dict []byte, test map[*sample]b
 			// Oversize: a marker in the bucket, the value under a key of
 			// its own.
 			oversizeKeys += w
-			entrySum += w * float64(listpackEntry(field)+listpackEntry(oversizeMarker))
+			entrySum += w * float64(listpackEntry(field)+oversizeMarkerEntry)
 			volatileSum += w * e.volatileField(len(field), 2)
-			plainBytes += w * e.prof.StringKey(len(names.oversizeKey(l)), enc.value, ttl, e.srv.SharedIntegers)
+			plainBytes += w * e.prof.StringKey(len(names.OversizeKey(l)), enc.value, ttl, e.srv.SharedIntegers)
 			est.keysAfter += w
 		}
 		if o.dense > 0 && p.prefix == g.prefix && p.tailInts > 0 {
@@ -329,7 +334,6 @@ func (e *evaluator) evaluate(g *group, o option, dict []byte, test map[*sample]b
 	if e.prof.FieldTTLCompact {
 		meanEntry += pTTL * 10 // an 8-byte expiry entry per field with a TTL (estimated)
 	}
-	bucketKeyLen := len(g.zipAs) + 1 + len(appendBase62(nil, maxBucket))
 	bucketCost := func(fill float64) float64 {
 		// A bucket whose fields have TTLs is a hashtable on Valkey 9.
 		q := 0.0
@@ -344,7 +348,7 @@ func (e *evaluator) evaluate(g *group, o option, dict []byte, test map[*sample]b
 		est.buckets = bucketedKeys / est.fill
 		est.bytes += est.buckets * bucketCost(est.fill)
 	} else {
-		n := float64(names.hashed)
+		n := float64(names.HashedBuckets())
 		lambda := bucketedKeys / n
 		var sum, occupied float64
 		poisson(lambda, func(k int, pk float64) {
@@ -361,6 +365,11 @@ func (e *evaluator) evaluate(g *group, o option, dict []byte, test map[*sample]b
 	est.keysAfter += est.buckets
 	return est, nil
 }
+
+// oversizeMarkerEntry is the listpack entry of the 2-byte marker a bucket
+// keeps in the field of a value stored as a key of its own (layout's
+// oversizeMarker, "\x00{").
+var oversizeMarkerEntry = listpackEntry([]byte("\x00{"))
 
 // valueEntry is the listpack entry of a stored value of v.Len bytes (an
 // integer if v.Int).
@@ -379,15 +388,6 @@ func (e *evaluator) volatileField(field, value int) float64 {
 		return 0
 	}
 	return e.prof.VolatileFieldCost(field, value)
-}
-
-// bucketNumber reads the base62 number of a bucket key after its marker.
-func bucketNumber(bucketKey string, from int) uint64 {
-	var n uint64
-	for i := from; i < len(bucketKey); i++ {
-		n = n*62 + uint64(strings.IndexByte(base62Digits, bucketKey[i]))
-	}
-	return n
 }
 
 // poisson calls f with each k >= 1 and its probability under a Poisson
