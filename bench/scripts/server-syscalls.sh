@@ -1,9 +1,9 @@
 #!/bin/bash
 # server-syscalls.sh: how many GETs a redis-server read and write system call
-# carried, and the server's CPU per GET, for each client at 512 goroutines:
-# the profile behind bench/RESULTS.md section 1's c=512 note.
+# carried, and the server's CPU per GET, for each client at CONC goroutines
+# (default 512): the profile behind bench/RESULTS.md section 1's c=512 note.
 #
-#   cd bench && scripts/server-syscalls.sh [ROUNDS] [VALUE_SIZE] [CLIENTS]
+#   cd bench && [CONC=n] scripts/server-syscalls.sh [ROUNDS] [VALUE_SIZE] [CLIENTS]
 #
 # It starts one redis-server on a free loopback port (persistence off), runs
 # clientbench against it one client at a time (interleaved over ROUNDS), and
@@ -13,6 +13,7 @@ set -euo pipefail
 rounds=${1:-3}
 size=${2:-64}
 clients=${3:-zipline redispipe redispipe-nopause rueidis}
+conc=${CONC:-512}
 cd "$(dirname "$0")/.."
 cb=$(mktemp -d)/clientbench
 go build -o "$cb" ./cmd/clientbench
@@ -29,7 +30,7 @@ for r in $(seq "$rounds"); do
 	for c in $clients; do
 		read -r r0 w0 <<<"$(io)"
 		g0=$(gets); g0=${g0:-0}; t0=$(ticks)
-		line=$("$cb" -addr "127.0.0.1:$port" -server-pid "$pid" -clients "$c" -conc 512 -ops get -sizes "$size" \
+		line=$("$cb" -addr "127.0.0.1:$port" -server-pid "$pid" -clients "$c" -conc "$conc" -ops get -sizes "$size" \
 			-runs 1 -duration 2s -ceiling=false -max-other 0 2>&1 | grep -E '^\[run' | tail -1)
 		read -r r1 w1 <<<"$(io)"
 		g1=$(gets); t1=$(ticks)
