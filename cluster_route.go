@@ -65,20 +65,9 @@ type flight struct {
 	primary []bool   // a replica turned the read away: the primary serves it
 }
 
-// flightState is the arrays of a flight of several commands and the
-// index of each: a request keeps them (requestScratch.many), so that a Batch sent
-// through a cluster does not allocate them again every time.
-type flightState struct {
-	replies []resp.Value
-	errs    []error
-	flags   []bool // done, then primary
-	ask     []string
-	idx     []int
-}
-
-// take returns a flight for n commands, its arrays zeroed, and room for
-// the indexes of n commands.
-func (s *flightState) take(n int) (flight, []int) {
+// takeFlight returns a flight for n commands on s's arrays, zeroed, and
+// room for the indexes of n commands.
+func takeFlight(s *flightState, n int) (flight, []int) {
 	if cap(s.replies) < n {
 		*s = flightState{replies: make([]resp.Value, n), errs: make([]error, n), flags: make([]bool, 2*n),
 			ask: make([]string, n), idx: make([]int, n)}
@@ -86,18 +75,6 @@ func (s *flightState) take(n int) (flight, []int) {
 	s.replies, s.errs, s.flags, s.ask = s.replies[:n], s.errs[:n], s.flags[:2*n], s.ask[:n]
 	clear(s.flags)
 	return flight{replies: s.replies, errs: s.errs, done: s.flags[:n:n], ask: s.ask, primary: s.flags[n:]}, s.idx[:n]
-}
-
-// release drops what the replies and errors point to, and arrays too
-// large to keep (see maxKeptQueued).
-func (s *flightState) release() {
-	if cap(s.replies) > maxKeptQueued {
-		*s = flightState{}
-		return
-	}
-	clear(s.replies)
-	clear(s.errs)
-	clear(s.ask)
 }
 
 // sendEach sends every command of r to its slot's owner, one pipeline per
@@ -118,7 +95,7 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 	if n == 1 {
 		f = flight{replies: replies, errs: errs, done: done[:], ask: ask[:], primary: primary[:]}
 	} else {
-		many, allIdx = r.scratch().many.take(n)
+		many, allIdx = takeFlight(&r.scratch().many, n)
 		replies, errs = many.replies, many.errs
 		f = many
 	}

@@ -113,6 +113,30 @@ func (k *requestScratch) release() {
 	clear(k.results)
 }
 
+// flightState is the arrays of a cluster's flight (cluster_route.go) for a
+// request of several commands, and the index of each: a request keeps them
+// (requestScratch.many), so that a Batch sent through a cluster does not
+// allocate them again every time.
+type flightState struct {
+	replies []resp.Value
+	errs    []error
+	flags   []bool // done, then primary
+	ask     []string
+	idx     []int
+}
+
+// release drops what the replies and errors point to, and arrays too
+// large to keep (see maxKeptQueued).
+func (s *flightState) release() {
+	if cap(s.replies) > maxKeptQueued {
+		*s = flightState{}
+		return
+	}
+	clear(s.replies)
+	clear(s.errs)
+	clear(s.ask)
+}
+
 // add encodes one command into r: its name, then its arguments, the stored
 // values among them compressed when the Client's view compresses their
 // family (the row's valueSpec). expect is the set of reply types that
