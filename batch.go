@@ -261,17 +261,10 @@ func (b *Batch) Exec(ctx context.Context) error {
 	} else {
 		fail(pending, err)
 	}
-	if cap(pending) <= maxKeptQueued {
-		clear(pending)
-		r.scratch().queued = pending[:0]
-	}
+	r.scratch().keepQueued(pending)
 	r.release()
 	return err
 }
-
-// maxKeptQueued bounds the list of Futures a request keeps for the next
-// Batch (request.queued): one huge batch does not pin its list for good.
-const maxKeptQueued = 1024
 
 // firstError is Exec's error when nothing was sent: err, or the first
 // command's refusal.

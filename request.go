@@ -103,8 +103,21 @@ func (r *request) scratch() *requestScratch {
 	return r.kept
 }
 
+// maxKeptQueued bounds each list a request keeps for the next one: one
+// huge batch does not pin its lists for good.
+const maxKeptQueued = 1024
+
+// keepQueued keeps a Batch's list of Futures, emptied, for the next Batch
+// on this request; Exec hands it over once the Futures are settled.
+func (k *requestScratch) keepQueued(q []queued) {
+	if cap(q) <= maxKeptQueued {
+		clear(q)
+		k.queued = q[:0]
+	}
+}
+
 // release empties what the scratch holds, and drops arrays too large to
-// keep (see maxKeptQueued). queued is emptied by Exec.
+// keep (see maxKeptQueued); queued was emptied by keepQueued.
 func (k *requestScratch) release() {
 	k.many.release()
 	if cap(k.results) > maxKeptQueued {

@@ -594,8 +594,10 @@ func TestPaceWaitsForTheServerToCatchUp(t *testing.T) {
 	fl := newInflight()
 	fl.outstanding.Store(30)
 	done := paced(fl, 10)
-	for fl.paceAt.Load() == 0 {
-		runtime.Gosched() // until the writer waits
+	for deadline := time.Now().Add(10 * time.Second); fl.paceAt.Load() == 0; runtime.Gosched() {
+		if time.Now().After(deadline) { // until the writer waits, bounded
+			t.Fatal("pace never asked to hear of replies")
+		}
 	}
 	settle(fl, 10) // 20 left: still more than the last batch
 	select {

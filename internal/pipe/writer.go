@@ -187,17 +187,31 @@ func (p *Pipe) pace(fl *inflight, last int64) bool {
 	}
 	fl.paceAt.Store(last)
 	if fl.outstanding.Load() <= last { // replies came before the store
-		fl.paceAt.Store(0)
-		return true
+		return p.unpace(fl, last)
 	}
 	select {
 	case <-fl.paced:
 	case <-fl.dead:
 		return false
 	case <-p.life.Done():
-		fl.paceAt.Store(0)
+		return p.unpace(fl, last)
 	}
 	return true
+}
+
+// unpace withdraws the writer's wait for replies. If the reader took it
+// already, its signal is on its way: take it, so that no signal is left
+// over to cut a later wait short.
+func (p *Pipe) unpace(fl *inflight, last int64) bool {
+	if fl.paceAt.CompareAndSwap(last, 0) {
+		return true
+	}
+	select {
+	case <-fl.paced:
+		return true
+	case <-fl.dead:
+		return false
+	}
 }
 
 // paceCallBytes: the writer paces (see pace) only batches of small
