@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,6 +31,50 @@ type clusterLoad struct {
 	failures     []failure
 	slowest      [10000]atomic.Int64 // per key: the slowest call, in nanoseconds
 	watched      atomic.Pointer[recovery]
+	late         lateness
+}
+
+// lateness is how late a 1 ms timer fired, summed over time: on two cores
+// shared by the servers, the load and other tests' packages, the part of
+// a delay that is the machine's, not the client's.
+type lateness struct {
+	mu    sync.Mutex
+	at    []time.Duration // when each tick fired, since the load's start
+	total []time.Duration // the lateness summed up to that tick
+}
+
+func (p *lateness) run(start time.Time, stop <-chan struct{}, wg *sync.WaitGroup) {
+	defer wg.Done()
+	tick := time.NewTimer(time.Millisecond)
+	defer tick.Stop()
+	var total time.Duration
+	for {
+		t0 := time.Now()
+		tick.Reset(time.Millisecond)
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		total += max(0, time.Since(t0)-time.Millisecond)
+		p.mu.Lock()
+		p.at, p.total = append(p.at, time.Since(start)), append(p.total, total)
+		p.mu.Unlock()
+	}
+}
+
+// between is the lateness summed over the ticks that fired in (from, to].
+func (p *lateness) between(from, to time.Duration) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	upTo := func(t time.Duration) time.Duration {
+		i, _ := slices.BinarySearch(p.at, t+1)
+		if i == 0 {
+			return 0
+		}
+		return p.total[i-1]
+	}
+	return upTo(to) - upTo(from)
 }
 
 // recovery watches the calls on the keys of some slots for the longest
@@ -72,6 +117,8 @@ func startClusterLoad(c *Client, goroutines int) *clusterLoad {
 		l.wg.Add(1)
 		go l.run(g, goroutines)
 	}
+	l.wg.Add(1)
+	go l.late.run(l.start, l.stop, &l.wg)
 	return l
 }
 
@@ -179,8 +226,9 @@ func (l *clusterLoad) verify(t *testing.T, lossy func(slot int32) bool) (lost in
 }
 
 // maxRecovery bounds how long after a promotion the promoted replica's
-// slots wait to be served: a few probe intervals, with room for a loaded
-// machine. Before the probe, this took up to minQueryInterval.
+// slots wait to be served, beside the machine's own lateness in the same
+// stretch: a few probe intervals. Before the probe, this took up to
+// minQueryInterval (0.7-1.0 s).
 const maxRecovery = 3 * failoverProbeInterval
 
 // kill -9 of a primary while 200 goroutines GET and SET 10,000 keys. Calls
@@ -221,13 +269,17 @@ func TestClusterKillPrimaryUnderLoad(t *testing.T) {
 			// the replicas are probed, rather than the topology asked again
 			// at its rate limit (a second per node). Promotion is when the
 			// cluster helper's poll saw it, a few milliseconds late at most.
+			// A timer late by 200 ms on a machine running other packages'
+			// tests beside this one delays the client as much (seen once:
+			// 315 ms under -race in CI), so that lateness is allowed for.
 			back.mu.Lock()
 			recovered, lastServed := back.gapEnd-promotedAt, back.last
 			back.mu.Unlock()
+			machine := l.late.between(promotedAt, back.gapEnd)
 			if lastServed <= promotedAt {
 				t.Errorf("the victim's slots were not served after the promotion (last success at %v, promotion at %v)", lastServed, promotedAt)
-			} else if recovered > maxRecovery {
-				t.Errorf("the victim's slots were served again %v after the promotion; want at most %v", recovered, maxRecovery)
+			} else if recovered > maxRecovery+machine {
+				t.Errorf("the victim's slots were served again %v after the promotion; want at most %v and the machine's lateness in that time, %v", recovered, maxRecovery, machine)
 			}
 			failures := l.finish()
 			var late []failure
@@ -252,8 +304,8 @@ func TestClusterKillPrimaryUnderLoad(t *testing.T) {
 			if len(failures) > 0 {
 				first, last = failures[0].at-killAt, failures[len(failures)-1].at-killAt
 			}
-			t.Logf("%s: failover window %v (kill to promotion); served again %v after the promotion; %d calls failed, from +%v to +%v; %d acknowledged writes lost with the unreplicated tail; %d calls ok",
-				kind, p.Window, recovered, len(failures), first, last, lost, l.ok.Load())
+			t.Logf("%s: failover window %v (kill to promotion); served again %v after the promotion (timers %v late in that time); %d calls failed, from +%v to +%v; %d acknowledged writes lost with the unreplicated tail; %d calls ok",
+				kind, p.Window, recovered, machine, len(failures), first, last, lost, l.ok.Load())
 		})
 	}
 }
