@@ -42,6 +42,15 @@ func (v Server) atLeast(major, minor int) bool {
 	return ma > major || ma == major && mi >= minor
 }
 
+// majorMinor is "7.0" for 7.0.15.
+func (v Server) majorMinor() string {
+	parts := strings.SplitN(v.Version, ".", 3)
+	if len(parts) < 2 {
+		return v.Version
+	}
+	return parts[0] + "." + parts[1]
+}
+
 // String names the server: "redis 7.0.15 (jemalloc-5.3.0)".
 func (v Server) String() string {
 	if v.Kind == "" {

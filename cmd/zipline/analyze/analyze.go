@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/layout"
 )
 
 // Defaults of Config.
@@ -114,15 +115,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	defer cs.close()
-	prof, note, err := ProfileFor(srv)
-	if err != nil {
-		return nil, err
-	}
+	costs := srv.costs()
 	res, err := scanKeys(ctx, &cfg, srv, cs)
 	if err != nil {
 		return nil, err
 	}
-	r, groups, ev, err := build(&cfg, srv, prof, note, res)
+	r, groups, ev, err := build(&cfg, srv, costs, res)
 	if err != nil {
 		return nil, err
 	}
@@ -132,24 +130,24 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return r, fmt.Errorf("calibrating: %w", err)
 		}
 	}
-	r.total(prof)
+	r.total(costs)
 	return r, nil
 }
 
 // build turns what the scan saw into a report: patterns, namespaces, the
 // options priced for each and the recommendations.
-func build(cfg *Config, srv *Server, prof *Profile, note string, res *scanResult) (*Report, []*group, *evaluator, error) {
+func build(cfg *Config, srv *Server, costs layout.Costs, res *scanResult) (*Report, []*group, *evaluator, error) {
 	t := res.tracker
 	t.mergeSiblings(16)
 	scale := 1.0
 	if !res.complete && res.scanned > 0 {
 		scale = max(float64(srv.Keys)/float64(res.scanned), 1)
 	}
-	ev, err := newEvaluator(prof, srv, scale)
+	ev, err := newEvaluator(costs, srv, scale)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	r := &Report{Server: srv, Profile: prof.String(), ProfileNote: note, PricePerGB: cfg.PricePerGB,
+	r := &Report{Server: srv, Profile: costs.Profile, ProfileNote: costs.Note, PricePerGB: cfg.PricePerGB,
 		PriceSource: cfg.PriceSource}
 	r.Scan = Scan{Scanned: res.scanned, Keys: srv.Keys, Scale: scale, Complete: res.complete,
 		Seconds: res.elapsed.Seconds(), RateLimit: cfg.Rate, MaxKeys: cfg.MaxKeys, Refused: res.refused}
@@ -501,7 +499,7 @@ func complexity(name string) int {
 
 // total sums the recommendations, with the keyspace table's change and
 // the money.
-func (r *Report) total(prof *Profile) {
+func (r *Report) total(costs layout.Costs) {
 	t := &r.Totals
 	t.UsedMemory = r.Server.UsedMemory
 	t.Copies = max(r.Server.Copies, 1)
@@ -522,8 +520,8 @@ func (r *Report) total(prof *Profile) {
 	// Each shard's table, for its share of the keys.
 	for _, sh := range r.Server.Shards {
 		share := float64(sh.Keys) / math.Max(float64(r.Server.Keys), 1)
-		before, slots := prof.TableBytes(sh.Keys)
-		after := prof.TableAfter(slots, sh.Keys-int64(math.Round(share*(keysBefore-keysAfter))))
+		before, slots := costs.TableBytes(sh.Keys)
+		after := costs.TableAfter(slots, sh.Keys-int64(math.Round(share*(keysBefore-keysAfter))))
 		t.TableSaved += before - float64(8*after)
 	}
 	t.Saved += t.TableSaved

@@ -53,10 +53,11 @@
 // fields; elsewhere the bucket-wide BucketTTL option is priced and shown,
 // never recommended, since it changes when keys expire.
 //
-// Every sample is priced as the allocations the server makes for it,
-// rounded by its allocator (costs.go), with constants measured on Redis
-// 7.0 (jemalloc) and Valkey 9.1 (libc malloc) and kept in
-// testdata/costs.json (costtable.go says how to regenerate it). The
+// Every sample is priced by the library's memory model, layout.Costs: the
+// allocations the server makes for it, rounded by its allocator, with
+// constants measured on Redis 7.0 (jemalloc) and Valkey 9.1 (libc malloc)
+// and kept in layout/costs.json (layout's TestCostTable measures them
+// again, and regenerates them with -update). The
 // recommendation is the applicable option that saves the most, or a
 // simpler one (no buckets, LZ4, no codec) that saves nearly as much, if it
 // saves at least a tenth of the namespace's memory.
@@ -64,7 +65,7 @@
 // # Accuracy
 //
 // The model reproduces the measured cells within 8 bytes (or 3 %) for
-// 95 % of them (TestModelMatchesTable). Applying the recommendations of a
+// 95 % of them (layout's TestModelMatchesTable). Applying the recommendations of a
 // mixed keyspace with zipline migrate saves the predicted bytes within
 // ±10 % per namespace and in all, on both servers (cmd/zipline
 // TestAnalyzeAccuracy). Calibrate measures the recommended layouts on the

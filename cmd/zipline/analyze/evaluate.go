@@ -125,7 +125,7 @@ type estimate struct {
 
 // evaluator prices a group's options on its samples.
 type evaluator struct {
-	prof   *Profile
+	costs  layout.Costs
 	srv    *Server
 	scale  float64 // keys in the keyspace per key scanned
 	codecs map[codec.Backend]*codec.Codec
@@ -140,13 +140,13 @@ type encKey struct {
 }
 
 type encoded struct {
-	value Value
+	value layout.StoredValue
 	entry int // its listpack entry, back length included
 	in    int // application bytes
 }
 
-func newEvaluator(prof *Profile, srv *Server, scale float64) (*evaluator, error) {
-	e := &evaluator{prof: prof, srv: srv, scale: scale, codecs: map[codec.Backend]*codec.Codec{},
+func newEvaluator(costs layout.Costs, srv *Server, scale float64) (*evaluator, error) {
+	e := &evaluator{costs: costs, srv: srv, scale: scale, codecs: map[codec.Backend]*codec.Codec{},
 		encoded: map[encKey]encoded{}}
 	for _, b := range []codec.Backend{codec.Zstd, codec.LZ4} {
 		// Exactly what a client or namespace with this backend writes:
@@ -182,22 +182,22 @@ func (e *evaluator) encode(s *sample, c *codec.Codec, backend codec.Backend) enc
 	if s.truncated && len(s.value) > 0 {
 		in = int(float64(len(plain)) * float64(s.length) / float64(len(s.value)))
 	}
-	out := Value{Len: s.length}
+	out := layout.StoredValue{Len: s.length}
 	if !s.truncated {
-		out = ValueOf(s.value)
+		out = layout.StoredValueOf(s.value)
 	}
 	if c != nil && !codec.IsCompressed(s.value) {
 		enc, compressed := c.Encode(nil, s.value)
 		switch {
 		case compressed && s.truncated:
-			out = Value{Len: 5 + int(float64(len(enc)-5)*float64(s.length)/float64(len(s.value)))}
+			out = layout.StoredValue{Len: 5 + int(float64(len(enc)-5)*float64(s.length)/float64(len(s.value)))}
 		case compressed:
-			out = Value{Len: len(enc)}
+			out = layout.StoredValue{Len: len(enc)}
 		}
 	}
 	v := encoded{value: out, in: in, entry: valueEntry(out)}
 	if !s.truncated && out.Len == len(s.value) {
-		v.entry = listpackEntry(s.value)
+		v.entry = layout.ListpackEntry(s.value)
 	}
 	e.encoded[k] = v
 	return v
@@ -210,23 +210,23 @@ func (e *evaluator) nowBytes(p *patternStats) float64 {
 		var sum float64
 		for i := range p.samples {
 			s := &p.samples[i]
-			v := Value{Len: s.length}
+			v := layout.StoredValue{Len: s.length}
 			if !s.truncated {
-				v = ValueOf(s.value)
+				v = layout.StoredValueOf(s.value)
 			}
-			sum += e.prof.StringKey(len(s.key), v, s.ttl > 0, e.srv.SharedIntegers)
+			sum += e.costs.StringKey(len(s.key), v, s.ttl > 0)
 		}
 		return sum / float64(len(p.samples)) * keys
 	}
 	// Other types: what MEMORY USAGE says (key, value and entry), plus
 	// the expires entry of keys with a TTL; without it, a string model
 	// of the keys alone.
-	per := e.prof.StringKey(int(p.keyLen/max(p.keys, 1)), Value{Len: 8}, false, false)
+	per := e.costs.StringKey(int(p.keyLen/max(p.keys, 1)), layout.StoredValue{Len: 8}, false)
 	if p.memN > 0 {
 		per = float64(p.memSum) / float64(p.memN)
 	}
-	if p.keys > 0 && e.prof.Model == DictModel {
-		per += float64(e.prof.Allocator.usable(24)) * float64(p.ttlKeys) / float64(p.keys)
+	if p.keys > 0 {
+		per += e.costs.ExpiresEntry() * float64(p.ttlKeys) / float64(p.keys)
 	}
 	return per * keys
 }
@@ -290,7 +290,7 @@ func (e *evaluator) evaluate(g *group, o option, dict []byte, test map[*sample]b
 			}
 			ttl := s.ttl > 0
 			if l.Bucket == "" {
-				plainBytes += w * e.prof.StringKey(len(l.Key), enc.value, ttl, e.srv.SharedIntegers)
+				plainBytes += w * e.costs.StringKey(len(l.Key), enc.value, ttl)
 				est.keysAfter += w
 				continue
 			}
@@ -303,16 +303,16 @@ func (e *evaluator) evaluate(g *group, o option, dict []byte, test map[*sample]b
 			}
 			field := []byte(l.Field)
 			if enc.value.Len <= e.srv.ListpackValue {
-				entrySum += w * float64(listpackEntry(field)+enc.entry)
+				entrySum += w * float64(layout.ListpackEntry(field)+enc.entry)
 				volatileSum += w * e.volatileField(len(field), enc.value.Len)
 				continue
 			}
 			// Oversize: a marker in the bucket, the value under a key of
 			// its own.
 			oversizeKeys += w
-			entrySum += w * float64(listpackEntry(field)+oversizeMarkerEntry)
+			entrySum += w * float64(layout.ListpackEntry(field)+oversizeMarkerEntry)
 			volatileSum += w * e.volatileField(len(field), 2)
-			plainBytes += w * e.prof.StringKey(len(names.OversizeKey(l)), enc.value, ttl, e.srv.SharedIntegers)
+			plainBytes += w * e.costs.StringKey(len(names.OversizeKey(l)), enc.value, ttl)
 			est.keysAfter += w
 		}
 		if o.dense > 0 && p.prefix == g.prefix && p.tailInts > 0 {
@@ -331,16 +331,16 @@ func (e *evaluator) evaluate(g *group, o option, dict []byte, test map[*sample]b
 	meanEntry := entrySum / bucketedKeys
 	meanVolatile := volatileSum / bucketedKeys
 	pTTL := ttlBucketed / bucketedKeys
-	if e.prof.FieldTTLCompact {
+	if e.costs.CompactVolatileFields() {
 		meanEntry += pTTL * 10 // an 8-byte expiry entry per field with a TTL (estimated)
 	}
 	bucketCost := func(fill float64) float64 {
 		// A bucket whose fields have TTLs is a hashtable on Valkey 9.
 		q := 0.0
-		if len(e.prof.VolatileField) > 0 && pTTL > 0 {
+		if e.costs.VolatileHashtable() && pTTL > 0 {
 			q = 1 - math.Pow(1-pTTL, fill)
 		}
-		lp := e.prof.HashKey(bucketKeyLen, listpackOverhead+int(math.Round(fill*meanEntry)))
+		lp := e.costs.HashKey(bucketKeyLen, layout.ListpackBytes(0, 0)+int(math.Round(fill*meanEntry)))
 		return (1-q)*lp + q*fill*meanVolatile
 	}
 	if o.dense > 0 {
@@ -359,7 +359,7 @@ func (e *evaluator) evaluate(g *group, o option, dict []byte, test map[*sample]b
 		est.fill = bucketedKeys / max(est.buckets, 1)
 		est.bytes += n * sum
 	}
-	if len(e.prof.VolatileField) > 0 && pTTL > 0 {
+	if e.costs.VolatileHashtable() && pTTL > 0 {
 		est.volatile = 1 - math.Pow(1-pTTL, est.fill)
 	}
 	est.keysAfter += est.buckets
@@ -369,25 +369,22 @@ func (e *evaluator) evaluate(g *group, o option, dict []byte, test map[*sample]b
 // oversizeMarkerEntry is the listpack entry of the 2-byte marker a bucket
 // keeps in the field of a value stored as a key of its own (layout's
 // oversizeMarker, "\x00{").
-var oversizeMarkerEntry = listpackEntry([]byte("\x00{"))
+var oversizeMarkerEntry = layout.ListpackEntry([]byte("\x00{"))
 
 // valueEntry is the listpack entry of a stored value of v.Len bytes (an
 // integer if v.Int).
-func valueEntry(v Value) int {
+func valueEntry(v layout.StoredValue) int {
 	if v.Int {
-		return listpackEntry([]byte("1000000")) // an integer of 3 bytes: the usual counter
+		return layout.ListpackEntry([]byte("1000000")) // an integer of 3 bytes: the usual counter
 	}
-	enc := listpackStringEntry(v.Len)
-	return enc + listpackBacklen(enc)
+	return layout.ListpackStringEntry(v.Len)
 }
 
 // volatileField prices a bucket field with a TTL on a server that keeps
 // such buckets as hashtables (0 where it does not).
 func (e *evaluator) volatileField(field, value int) float64 {
-	if len(e.prof.VolatileField) == 0 {
-		return 0
-	}
-	return e.prof.VolatileFieldCost(field, value)
+	b, _ := e.costs.VolatileField(field, value)
+	return b
 }
 
 // poisson calls f with each k >= 1 and its probability under a Poisson

@@ -85,6 +85,13 @@ func colorCount(img image.Image, hex string) int {
 	return n
 }
 
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
 // The HTML report is one self-contained page, and in a browser its charts
 // are there: headless Chromium's screenshot shows the bars of both charts
 // (now, after, and every layout's saving), not a blank page.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/layout"
 )
 
 // Server is what analyze learns about the server (or cluster) it reads.
@@ -66,6 +67,15 @@ func (s *Server) AtLeast(major, minor int) bool {
 
 // MajorMinor is "7.0" for 7.0.15.
 func (s *Server) MajorMinor() string { return fmt.Sprintf("%d.%d", s.major, s.minor) }
+
+// costs are the memory model's costs on this server (layout.CostsFor),
+// with what analyze learned of its integer sharing.
+func (s *Server) costs() layout.Costs {
+	c := layout.CostsFor(layout.Server{Kind: s.Kind, Version: s.Version, Allocator: s.Allocator,
+		MaxListpackEntries: s.ListpackEntries, MaxListpackValue: s.ListpackValue, FieldTTL: s.FieldTTL, Cluster: s.Cluster})
+	c.SharedIntegers = s.SharedIntegers
+	return c
+}
 
 // Describe names the server for reports: "redis 7.0.15 (jemalloc-5.3.0)".
 func (s *Server) Describe() string {

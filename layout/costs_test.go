@@ -1,12 +1,16 @@
-package analyze
+package layout
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
-	"flag"
+	stdflag "flag"
+
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,14 +18,70 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
-	"github.com/ziplinekv/zipline/testbed"
-	"github.com/ziplinekv/zipline/testbed/servertest"
+	"github.com/ziplinekv/zipline/internal/testkit"
 )
 
-var update = flag.Bool("update", false, "measure every cell of the cost table on the servers and rewrite testdata/costs.json")
+var update = stdflag.Bool("update", false, "measure every cell of the cost table on the servers and rewrite testdata/costcells.json and costs.json")
 
-// costTableCommand regenerates testdata/costs.json.
-const costTableCommand = "cd cmd/zipline && go test ./analyze -run '^TestCostTable$' -count=1 -update"
+// costTableCommand regenerates testdata/costcells.json (the measurements)
+// and costs.json (the constants fitted to them).
+const costTableCommand = "go test ./layout -run '^TestCostTable$' -count=1 -update"
+
+// costCellsFile is testdata/costcells.json: each measured profile with
+// the cells its constants were fitted to.
+type costCellsFile struct {
+	// Command regenerates the file.
+	Command  string         `json:"command"`
+	Profiles []profileCells `json:"profiles"`
+}
+
+// profileCells is one measured profile and its cells.
+type profileCells struct {
+	costProfile
+	Cells []costCell `json:"cells"`
+}
+
+// costCell is one measurement: Bytes per key (string, int), per hash
+// (hash) or per field (volatile) of a structure.
+type costCell struct {
+	// Kind is "string" (a string of Value bytes), "int" (the integer Int),
+	// "hash" (a listpack hash of Fields integer fields with values of Value
+	// bytes) or "volatile" (a hash of Fields fields of Field bytes, each
+	// with a TTL, values of Value bytes).
+	Kind   string  `json:"kind"`
+	Key    int     `json:"key"`
+	Value  int     `json:"value,omitempty"`
+	Int    string  `json:"int,omitempty"`
+	TTL    bool    `json:"ttl,omitempty"`
+	Fields int     `json:"fields,omitempty"`
+	Field  int     `json:"field,omitempty"`
+	Bytes  float64 `json:"bytes"`
+}
+
+// loadCostCells reads testdata/costcells.json.
+func loadCostCells() (*costCellsFile, error) {
+	data, err := os.ReadFile("testdata/costcells.json")
+	if err != nil {
+		return nil, err
+	}
+	var f costCellsFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, fmt.Errorf("testdata/costcells.json: %w", err)
+	}
+	return &f, nil
+}
+
+// datasetBytes is used_memory less client buffers and the script cache,
+// and what is still to be freed in the background or rehashed.
+func datasetBytes(ctx context.Context, c *zipline.Client) (mem, pending int64, err error) {
+	m, err := c.Info(ctx, "memory")
+	if err != nil {
+		return 0, 0, err
+	}
+	n := func(name string) int64 { v, _ := strconv.ParseInt(m[name], 10, 64); return v }
+	return n("used_memory") - n("mem_clients_normal") - n("used_memory_scripts"),
+		n("lazyfree_pending_objects") + n("mem_overhead_db_hashtable_rehashing"), nil
+}
 
 // meter measures what structures cost on one server: each cell's keys are
 // written, and deleted, and the cell's figure is the drop of used_memory
@@ -32,14 +92,14 @@ const costTableCommand = "cd cmd/zipline && go test ./analyze -run '^TestCostTab
 type meter struct {
 	t    *testing.T
 	c    *zipline.Client
-	kind testbed.Kind
+	kind testkit.Kind
 	desc string
 }
 
-func newMeter(t *testing.T, kind testbed.Kind) *meter {
-	srv := servertest.NewServer(t, testbed.Config{Kind: kind,
+func newMeter(t *testing.T, kind testkit.Kind) *meter {
+	srv := testkit.NewServer(t, testkit.Config{Kind: kind,
 		Args: []string{"--latency-tracking", "no", "--slowlog-log-slower-than", "-1"}})
-	c, err := zipline.New(zipline.Options{Addr: srv.Addr})
+	c, err := zipline.New(zipline.Options{Addr: srv.Addr, Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,12 +129,12 @@ func newMeter(t *testing.T, kind testbed.Kind) *meter {
 	return m
 }
 
-// memory is datasetMemory once nothing waits to be freed in the
+// memory is datasetBytes once nothing waits to be freed in the
 // background (a bounded poll).
 func (m *meter) memory() int64 {
 	ctx := m.t.Context()
 	for range 1000 {
-		mem, pending, err := datasetMemory(ctx, m.c)
+		mem, pending, err := datasetBytes(ctx, m.c)
 		if err != nil {
 			m.t.Fatal(err)
 		}
@@ -121,7 +181,7 @@ func (m *meter) cost(write func(b *zipline.Batch, i int) string, n int) float64 
 }
 
 // measure fills in c.Bytes.
-func (m *meter) measure(c *Cell) {
+func (m *meter) measure(c *costCell) {
 	val := bytes.Repeat([]byte("a"), c.Value)
 	keyOf := func(i int) string { return fixedKey(c.Key, i) }
 	set := func(b *zipline.Batch, k string, v []byte) {
@@ -179,7 +239,7 @@ func (m *meter) measure(c *Cell) {
 // allocation (hundreds of KB once in a while), so a cell that disagrees
 // with expect (by 8 bytes and 3 %) is read twice more and the median
 // kept. It reports whether it read the cell again.
-func (m *meter) measureRobust(c *Cell, expect float64) bool {
+func (m *meter) measureRobust(c *costCell, expect float64) bool {
 	m.measure(c)
 	if math.Abs(expect-c.Bytes) <= max(8, 0.03*c.Bytes) {
 		return false
@@ -214,8 +274,8 @@ func letterField(n, i int) string {
 }
 
 // tableCells lists the cells measured on a server.
-func tableCells(fieldTTL bool) []Cell {
-	var cells []Cell
+func tableCells(fieldTTL bool) []costCell {
+	var cells []costCell
 	keys := []int{4, 8, 13, 14, 16, 21, 22, 24, 31, 32, 35, 36, 48, 64}
 	values := []int{0, 1, 4, 8, 9, 10, 16, 17, 20, 24, 32, 40, 44, 45, 48, 56, 64, 80, 96, 97, 100, 108, 109, 110, 112, 113, 116, 117,
 		120, 128, 129, 160, 200, 255, 256, 300, 400, 500, 700, 1000, 1500, 2000, 3000, 4000, 6000, 8000, 12000,
@@ -223,26 +283,26 @@ func tableCells(fieldTTL bool) []Cell {
 	for _, ttl := range []bool{false, true} {
 		for _, k := range keys {
 			for _, v := range values {
-				cells = append(cells, Cell{Kind: "string", Key: k, Value: v, TTL: ttl})
+				cells = append(cells, costCell{Kind: "string", Key: k, Value: v, TTL: ttl})
 			}
 		}
 		for _, k := range []int{8, 16, 32} {
 			for _, n := range []string{"0", "7", "9999", "10000", "-5", "123456789", "1234567890123456789"} {
-				cells = append(cells, Cell{Kind: "int", Key: k, Int: n, TTL: ttl})
+				cells = append(cells, costCell{Kind: "int", Key: k, Int: n, TTL: ttl})
 			}
 		}
 	}
 	for _, k := range []int{6, 12} {
 		for _, n := range []int{1, 5, 20, 64, 128, 256, 500} {
 			for _, v := range []int{1, 8, 20, 40, 64} {
-				cells = append(cells, Cell{Kind: "hash", Key: k, Fields: n, Value: v})
+				cells = append(cells, costCell{Kind: "hash", Key: k, Fields: n, Value: v})
 			}
 		}
 	}
 	if fieldTTL {
 		for _, f := range []int{2, 4, 8, 16, 32, 48} {
 			for _, v := range []int{1, 8, 16, 32, 64, 128} {
-				cells = append(cells, Cell{Kind: "volatile", Key: 12, Fields: 100, Field: f, Value: v})
+				cells = append(cells, costCell{Kind: "volatile", Key: 12, Fields: 100, Field: f, Value: v})
 			}
 		}
 	}
@@ -250,28 +310,31 @@ func tableCells(fieldTTL bool) []Cell {
 }
 
 // profileTemplate is a server's profile before fitting.
-func profileTemplate(kind testbed.Kind) Profile {
-	if kind == testbed.Valkey {
-		return Profile{Name: "valkey-9.1-libc", Model: KVObjModel, Allocator: Libc}
+func profileTemplate(kind testkit.Kind) costProfile {
+	if kind == testkit.Valkey {
+		return costProfile{Name: "valkey-9.1-libc", Model: kvobjModel, Allocator: libc}
 	}
-	return Profile{Name: "redis-7.0-jemalloc", Model: DictModel, Allocator: Jemalloc}
+	return costProfile{Name: "redis-7.0-jemalloc", Model: dictModel, Allocator: jemalloc}
 }
 
 // predict is the model's figure for a cell, with p's constants.
-func predict(p *Profile, c Cell) float64 {
+func predict(p *costProfile, c costCell) float64 {
+	costs := Costs{p: *p, SharedIntegers: true}
 	switch c.Kind {
 	case "string":
-		return p.StringKey(c.Key, ValueOf(bytes.Repeat([]byte("a"), c.Value)), c.TTL, true)
+		return costs.StringKey(c.Key, StoredValueOf(bytes.Repeat([]byte("a"), c.Value)), c.TTL)
 	case "int":
-		return p.StringKey(c.Key, ValueOf([]byte(c.Int)), c.TTL, true)
+		return costs.StringKey(c.Key, StoredValueOf([]byte(c.Int)), c.TTL)
 	case "hash":
-		lp := listpackOverhead
+		lp := ListpackBytes(0, 0)
 		for f := range c.Fields {
-			lp += listpackEntry([]byte(strconv.Itoa(f))) + listpackEntry(bytes.Repeat([]byte("a"), c.Value))
+			lp += ListpackEntry([]byte(strconv.Itoa(f))) + ListpackEntry(bytes.Repeat([]byte("a"), c.Value))
 		}
-		return p.HashKey(c.Key, lp)
+		return costs.HashKey(c.Key, lp)
 	case "volatile":
-		return p.VolatileFieldCost(c.Field, c.Value)
+		if b, ok := costs.VolatileField(c.Field, c.Value); ok {
+			return b
+		}
 	}
 	return math.NaN()
 }
@@ -281,29 +344,29 @@ func predict(p *Profile, c Cell) float64 {
 // for hashes of 20 fields or more (buckets are that large), ValueExtra
 // the median by value length of what remains for values kept apart (keys
 // of 8 bytes or more, no TTL); VolatileField is the volatile cells.
-func fit(p *ProfileTable) {
+func fit(p *profileCells) {
 	p.KeyExtra, p.HashExtra, p.ValueExtra, p.VolatileField = 0, 0, nil, nil
 	var keyRes, hashRes []float64
 	for _, c := range p.Cells {
 		switch c.Kind {
 		case "string", "int":
 			if c.Value <= 4096 {
-				keyRes = append(keyRes, c.Bytes-predict(&p.Profile, c))
+				keyRes = append(keyRes, c.Bytes-predict(&p.costProfile, c))
 			}
 		case "hash":
 			if c.Fields >= 20 {
-				hashRes = append(hashRes, c.Bytes-predict(&p.Profile, c))
+				hashRes = append(hashRes, c.Bytes-predict(&p.costProfile, c))
 			}
 		case "volatile":
-			p.VolatileField = append(p.VolatileField, FieldCost{Field: c.Field, Value: c.Value, Bytes: round1(c.Bytes)})
+			p.VolatileField = append(p.VolatileField, fieldCost{Field: c.Field, Value: c.Value, Bytes: round1(c.Bytes)})
 		}
 	}
 	p.KeyExtra, p.HashExtra = round1(median(keyRes)), round1(median(hashRes))
 
 	byValue := map[int][]float64{}
 	for _, c := range p.Cells {
-		if c.Kind == "string" && !c.TTL && c.Key >= 8 && apart(&p.Profile, c) {
-			byValue[c.Value] = append(byValue[c.Value], c.Bytes-predict(&p.Profile, c))
+		if c.Kind == "string" && !c.TTL && c.Key >= 8 && apart(&p.costProfile, c) {
+			byValue[c.Value] = append(byValue[c.Value], c.Bytes-predict(&p.costProfile, c))
 		}
 	}
 	var lengths []int
@@ -318,7 +381,7 @@ func fit(p *ProfileTable) {
 			extra = 0
 		}
 		if extra != last {
-			p.ValueExtra = append(p.ValueExtra, ValueCost{From: v, Bytes: extra})
+			p.ValueExtra = append(p.ValueExtra, valueCost{From: v, Bytes: extra})
 			last = extra
 		}
 	}
@@ -326,8 +389,8 @@ func fit(p *ProfileTable) {
 
 // apart says whether a string cell's value is kept as a string of its own
 // (not embedded with its key or object).
-func apart(p *Profile, c Cell) bool {
-	if p.Model == KVObjModel {
+func apart(p *costProfile, c costCell) bool {
+	if p.Model == kvobjModel {
 		keyPart := 1 + sdsHeader(c.Key, true) + c.Key + 1
 		return 8+keyPart+3+max(c.Value, 4)+1 > 128
 	}
@@ -360,18 +423,18 @@ func mean(xs []float64) float64 {
 func round1(x float64) float64 { return math.Round(x*10) / 10 }
 
 // TestCostTable measures the cost table on Redis 7.0 and Valkey 9.1. With
-// -update it measures every cell and rewrites testdata/costs.json (about
+// -update it measures every cell and rewrites testdata/costcells.json and costs.json (about
 // a minute); without, it measures every ninth cell (of those the model
 // explains) and fails if the installed servers no longer cost what the
 // table says: more than a twentieth of them off by 8 bytes (and 3 %), or
 // any by 32 bytes (and 10 %).
 func TestCostTable(t *testing.T) {
-	table, err := loadCostTable()
+	table, err := loadCostCells()
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := CostTable{Command: costTableCommand}
-	for _, kind := range []testbed.Kind{testbed.Redis, testbed.Valkey} {
+	out := costCellsFile{Command: costTableCommand}
+	for _, kind := range []testkit.Kind{testkit.Redis, testkit.Valkey} {
 		m := newMeter(t, kind)
 		v, err := m.c.Do(t.Context(), "COMMAND", "INFO", "HPEXPIRE")
 		if err != nil {
@@ -381,14 +444,14 @@ func TestCostTable(t *testing.T) {
 		fieldTTL := len(infos) == 1 && !infos[0].IsNil()
 		cells := tableCells(fieldTTL)
 		if !*update {
-			var old *ProfileTable
+			var old *profileCells
 			for i := range table.Profiles {
 				if table.Profiles[i].Name == profileTemplate(kind).Name {
 					old = &table.Profiles[i]
 				}
 			}
 			if old == nil {
-				t.Fatalf("%s: no profile %s in testdata/costs.json; run %s", kind, profileTemplate(kind).Name, costTableCommand)
+				t.Fatalf("%s: no profile %s in testdata/costcells.json; run %s", kind, profileTemplate(kind).Name, costTableCommand)
 			}
 			if !strings.HasPrefix(m.desc, strings.SplitN(old.Measured, ".", 2)[0]) {
 				t.Errorf("%s: the table was measured on %s, this is %s: run %s", kind, old.Measured, m.desc, costTableCommand)
@@ -399,7 +462,7 @@ func TestCostTable(t *testing.T) {
 				// are where the server's figure depends on more than the
 				// key (how a pipeline filled its query buffer) and varies
 				// from run to run.
-				if i%9 != 0 || math.Abs(predict(&old.Profile, c)-c.Bytes) > max(8, 0.03*c.Bytes) {
+				if i%9 != 0 || math.Abs(predict(&old.costProfile, c)-c.Bytes) > max(8, 0.03*c.Bytes) {
 					continue
 				}
 				want := c.Bytes
@@ -422,12 +485,12 @@ func TestCostTable(t *testing.T) {
 			}
 			continue
 		}
-		pt := ProfileTable{Profile: profileTemplate(kind)}
+		pt := profileCells{costProfile: profileTemplate(kind)}
 		pt.Measured = m.desc
 		start := time.Now()
 		remeasured := 0
 		for _, c := range cells {
-			if m.measureRobust(&c, predict(&pt.Profile, c)) {
+			if m.measureRobust(&c, predict(&pt.costProfile, c)) {
 				remeasured++
 			}
 			c.Bytes = round1(c.Bytes)
@@ -445,18 +508,25 @@ func TestCostTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile("testdata/costs.json", data, 0o644); err != nil {
+	if err := os.WriteFile("testdata/costcells.json", data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	data, err = json.MarshalIndent(fittedProfiles(out), "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("costs.json", append(data, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // formatTable writes the table as JSON with one cell a line, for diffs.
-func formatTable(t CostTable) ([]byte, error) {
+func formatTable(t costCellsFile) ([]byte, error) {
 	var b bytes.Buffer
 	cmd, _ := json.Marshal(t.Command)
 	fmt.Fprintf(&b, "{\n \"command\": %s,\n \"profiles\": [\n", cmd)
 	for i, pt := range t.Profiles {
-		prof, err := json.MarshalIndent(pt.Profile, "  ", " ")
+		prof, err := json.MarshalIndent(pt.costProfile, "  ", " ")
 		if err != nil {
 			return nil, err
 		}
@@ -482,30 +552,56 @@ func formatTable(t CostTable) ([]byte, error) {
 		b.WriteByte('\n')
 	}
 	b.WriteString(" ]\n}\n")
-	var check CostTable
+	var check costCellsFile
 	if err := json.Unmarshal(b.Bytes(), &check); err != nil {
 		return nil, fmt.Errorf("formatting the table: %w", err)
 	}
 	return b.Bytes(), nil
 }
 
+// fittedProfiles is costs.json for the measurements in f: the profiles
+// without their cells.
+func fittedProfiles(f costCellsFile) costFile {
+	out := costFile{Command: costTableCommand}
+	for _, p := range f.Profiles {
+		out.Profiles = append(out.Profiles, p.costProfile)
+	}
+	return out
+}
+
+// costs.json holds the constants fitted to testdata/costcells.json: the
+// library prices with what was measured.
+func TestCostsJSONIsCurrent(t *testing.T) {
+	cells, err := loadCostCells()
+	if err != nil {
+		t.Fatal(err)
+	}
+	profiles, err := measuredProfiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fittedProfiles(*cells).Profiles; !reflect.DeepEqual(profiles, want) {
+		t.Errorf("costs.json has %+v, the measurements' profiles are %+v: run %s", profiles, want, costTableCommand)
+	}
+}
+
 // The model, with each profile's constants, reproduces what was measured:
 // within 8 bytes (or 3 %) for 95 % of the cells, and within 1 % on
 // average. No server needed.
 func TestModelMatchesTable(t *testing.T) {
-	table, err := loadCostTable()
+	table, err := loadCostCells()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(table.Profiles) < 2 {
-		t.Fatalf("testdata/costs.json has %d profiles; run %s", len(table.Profiles), costTableCommand)
+		t.Fatalf("testdata/costcells.json has %d profiles; run %s", len(table.Profiles), costTableCommand)
 	}
 	for _, pt := range table.Profiles {
-		p := pt.Profile
+		p := pt.costProfile
 		var errs []float64
 		bad := 0
 		type miss struct {
-			c    Cell
+			c    costCell
 			pred float64
 		}
 		var worst []miss
@@ -531,5 +627,86 @@ func TestModelMatchesTable(t *testing.T) {
 		if float64(bad) > 0.05*float64(len(pt.Cells)) {
 			t.Errorf("%s: %d of %d cells beyond 8 B and 3%%", pt.Name, bad, len(pt.Cells))
 		}
+	}
+}
+
+func TestAllocators(t *testing.T) {
+	for _, tc := range []struct {
+		n, jemalloc, glibc int
+	}{
+		{0, 8, 24}, {8, 8, 24}, {9, 16, 24}, {24, 32, 24}, {25, 32, 40}, {128, 128, 136}, {129, 160, 136},
+		{1407, 1536, 1416}, {4006, 4096, 4008}, {12879, 14336, 12888}, {65546, 81920, 65560},
+	} {
+		if got := jemalloc.usable(tc.n); got != tc.jemalloc {
+			t.Errorf("jemalloc %d: %d, want %d", tc.n, got, tc.jemalloc)
+		}
+		if got := libc.usable(tc.n); got != tc.glibc {
+			t.Errorf("glibc %d: %d, want %d", tc.n, got, tc.glibc)
+		}
+	}
+}
+
+func TestRedisInt(t *testing.T) {
+	for s, want := range map[string]bool{
+		"0": true, "7": true, "-5": true, "9223372036854775807": true, "-9223372036854775808": true,
+		"": false, "-": false, "-0": false, "007": false, "+5": false, "1.5": false, " 1": false,
+		"9223372036854775808": false, "123456789012345678901": false,
+	} {
+		if _, got := listpackInt([]byte(s)); got != want {
+			t.Errorf("%q: %v, want %v", s, got, want)
+		}
+	}
+}
+
+// listpackEntry agrees with the server: DEBUG OBJECT's serializedlength
+// of a listpack hash is the listpack's exact length (RDB compression
+// off) plus a length prefix, so adding a field and a value to a hash of
+// some size grows it by exactly their two entries.
+func TestListpackEntriesMatchServer(t *testing.T) {
+	samples := []string{"0", "127", "128", "4095", "4096", "-4096", "-4097", "32767", "32768", "8388607",
+		"8388608", "2147483647", "2147483648", "-1", "007", "1.5", "", "a", strings.Repeat("x", 63),
+		strings.Repeat("x", 64), strings.Repeat("x", 200), "9f86d081884c7d659a2feb5e3f6a0c8b"}
+	for _, kind := range []testkit.Kind{testkit.Redis, testkit.Valkey} {
+		t.Run(string(kind), func(t *testing.T) {
+			srv := testkit.NewServer(t, testkit.Config{Kind: kind, Args: []string{"--hash-max-listpack-value", "1024",
+				"--rdbcompression", "no", "--enable-debug-command", "yes"}})
+			ctx := t.Context()
+			c, err := zipline.New(zipline.Options{Addr: srv.Addr, Logger: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			serialized := func(key string) int {
+				v, err := c.Do(ctx, "DEBUG", "OBJECT", key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				text, _ := v.AsString()
+				for _, f := range strings.Fields(text) {
+					if n, ok := strings.CutPrefix(f, "serializedlength:"); ok {
+						i, _ := strconv.Atoi(n)
+						return i
+					}
+				}
+				t.Fatalf("DEBUG OBJECT %s: no serializedlength in %q", key, text)
+				return 0
+			}
+			base := strings.Repeat("y", 100) // the length prefix stays 2 bytes
+			for i, s := range samples {
+				key := "h" + strconv.Itoa(i)
+				if _, err := c.Do(ctx, "HSET", key, "base", base); err != nil {
+					t.Fatal(err)
+				}
+				before := serialized(key)
+				if _, err := c.Do(ctx, "HSET", key, "f"+s, s); err != nil {
+					t.Fatal(err)
+				}
+				got := serialized(key) - before
+				want := ListpackEntry([]byte("f"+s)) + ListpackEntry([]byte(s))
+				if got != want {
+					t.Errorf("field %q, value %q: the listpack grew by %d bytes, the model says %d", "f"+s, s, got, want)
+				}
+			}
+		})
 	}
 }
