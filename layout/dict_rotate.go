@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -273,29 +274,51 @@ func (s *Store) reencodePage(ctx context.Context, names []string, active *codec.
 }
 
 // reencodeValue rewrites one stored value (of key, or of field of bucket
-// key) with the active dictionary, if it was written otherwise.
+// key) with the active dictionary, if it was written otherwise: compressed
+// with another dictionary or none, or stored raw because compressing it
+// without a dictionary did not pay (small values, the ones a dictionary is
+// for), where the dictionary now compresses it.
 func (s *Store) reencodeValue(ctx context.Context, key, field string, stored []byte, active *codec.Codec, p *ReencodeProgress) error {
-	if stored == nil || !codec.IsCompressed(stored) {
-		return nil // missing, or raw: nothing a dictionary changes
-	}
-	p.Values++
-	id, _ := codec.DictionaryOf(stored)
-	p.Named[id]++
-	if active == nil || id == active.DictionaryID() {
+	if stored == nil {
 		return nil
 	}
-	plain, err := s.dicts.decode(stored)
-	if err != nil {
-		return fmt.Errorf("layout: re-encoding %q: %w", key, err)
+	p.Values++
+	plain, err := stored, error(nil)
+	compressed := codec.IsCompressed(stored)
+	if compressed {
+		id, _ := codec.DictionaryOf(stored)
+		p.Named[id]++
+		if active == nil || id == active.DictionaryID() {
+			return nil
+		}
+		if plain, err = s.dicts.decode(stored); err != nil {
+			return fmt.Errorf("layout: re-encoding %q: %w", key, err)
+		}
+	} else if active == nil {
+		return nil
 	}
 	enc, _ := active.Encode(nil, plain)
+	if !compressed && !codec.IsCompressed(enc) {
+		return nil // raw, and the dictionary does not change that
+	}
 	if s.beforeRewrite != nil {
 		s.beforeRewrite(key, field) // tests: the application writes here
 	}
 	var ok bool
-	if field == "" {
+	bucket, bucketField, oversize := s.bucketOfOversize(key)
+	switch {
+	case field == "" && oversize && s.fits(enc):
+		// A value too large for its bucket before, small enough now (a
+		// dictionary's usual effect on small values): it moves back into
+		// its bucket, where it costs a listpack entry instead of a key.
+		fieldTTL := "0"
+		if s.fieldTTL.hpexpire {
+			fieldTTL = "1"
+		}
+		ok, err = reencodeIntoBucketScript.run(ctx, s.c, []string{key, bucket}, bucketField, stored, enc, fieldTTL, oversizeMarker)
+	case field == "":
 		ok, err = reencodeKeyScript.run(ctx, s.c, []string{key}, stored, enc)
-	} else {
+	default:
 		keepTTL := "0"
 		if s.fieldTTL.hpexpire {
 			keepTTL = "1"
@@ -334,6 +357,27 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 	return 1
 end
 return 0`)}
+	// reencodeIntoBucketScript moves an oversize value into its bucket
+	// (KEYS[2], field ARGV[1]) re-encoded (ARGV[3]), if the oversize key
+	// (KEYS[1]) still holds ARGV[2] and the field still holds the marker
+	// (ARGV[5]): the field takes the key's expiry where the server expires
+	// fields (ARGV[4] "1"); where it does not, a value with an expiry is
+	// rewritten in place instead.
+	reencodeIntoBucketScript = cas{zipline.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[2] or redis.call('HGET', KEYS[2], ARGV[1]) ~= ARGV[5] then
+	return 0
+end
+local at = redis.call('PEXPIRETIME', KEYS[1])
+if at > 0 and ARGV[4] ~= '1' then
+	redis.call('SET', KEYS[1], ARGV[3], 'KEEPTTL')
+	return 1
+end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+if at > 0 then
+	redis.call('HPEXPIREAT', KEYS[2], at, 'FIELDS', 1, ARGV[1])
+end
+redis.call('DEL', KEYS[1])
+return 1`)}
 	// reencodeFieldScript replaces a bucket field's value if it still holds
 	// ARGV[2], keeping its expiry (ARGV[4] "1": the server has field
 	// expiry, which HSET would clear).
@@ -379,7 +423,8 @@ func (s *Store) Dictionaries(ctx context.Context) (ids []uint32, active uint32, 
 // the namespace, and returns their IDs. It refuses to run until
 // DictionaryGrace has passed since the active dictionary became so, so
 // that no process still writes with one it would drop; a value written
-// with a dropped dictionary could not be read again.
+// with a dropped dictionary could not be read again. With no dictionary
+// but the active one, there is nothing to drop, and it returns at once.
 func (s *Store) DropDictionaries(ctx context.Context) ([]uint32, error) {
 	if s.dicts == nil {
 		return nil, ErrNoServerDictionaries
@@ -387,6 +432,9 @@ func (s *Store) DropDictionaries(ctx context.Context) ([]uint32, error) {
 	ids, active, err := s.Dictionaries(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if !slices.ContainsFunc(ids, func(id uint32) bool { return id != active }) {
+		return nil, nil // only the active one: nothing to drop, nothing to wait for
 	}
 	_, since, err := s.dicts.activeID(ctx)
 	if err != nil {

@@ -430,3 +430,100 @@ func usedMemory(t *testing.T, srv *testkit.Server) int64 {
 	}
 	return n
 }
+
+// Small values written before a dictionary existed did not fit their
+// buckets (or did not compress at all) and became keys of their own;
+// re-encoded with the dictionary they fit, and Reencode moves them into
+// their buckets, keeping their expiry where the server expires fields. A
+// value the application rewrites between the pass's read and its move is
+// left alone. With only the active dictionary there is nothing to drop
+// and DropDictionaries does not wait out the grace.
+func TestReencodeMovesSmallValuesIntoBuckets(t *testing.T) {
+	for _, kind := range []testkit.Kind{testkit.Redis, testkit.Valkey} {
+		t.Run(string(kind), func(t *testing.T) {
+			c, _ := newClient(t, kind)
+			ctx := context.Background()
+			s := openStore(t, c, Namespace{Prefix: "rec:", ZipAs: "r:", Buckets: Dense(100),
+				Codec: zipline.Compression{Backend: codec.ZstdDict}})
+			// Feature flags and tokens: JSON of about 100 B, the smallest
+			// of GLIDE's published classes.
+			want := writeRecords(t, s, corpus.Generate(corpus.JSON98, 600, 1), 0, 600)
+			withTTL := "rec:7"
+			if s.fieldTTL.hpexpire {
+				if err := s.SetEX(ctx, withTTL, want[withTTL], time.Hour); err != nil {
+					t.Fatal(err)
+				}
+			}
+			oversize := func() (n int) {
+				for k, err := range c.Scan(ctx, zipline.ScanOptions{Match: "r:#{*", Count: 1000}) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, _, ok := s.bucketOfOversize(k); ok {
+						n++
+					}
+				}
+				return n
+			}
+			before := oversize()
+			if before < 500 {
+				t.Fatalf("%d of 600 values are keys of their own before the dictionary; want most", before)
+			}
+			if _, err := s.TrainDictionary(ctx, TrainOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			// The application rewrites one value between the pass's read
+			// of its oversize key and the move: the move must not happen.
+			raced := "rec:3"
+			place, err := s.Place(raced)
+			if err != nil {
+				t.Fatal(err)
+			}
+			racedKey := s.OversizeKey(place)
+			s.beforeRewrite = func(key, field string) {
+				if field == "" && key == racedKey {
+					want[raced] = []byte("rewritten by the application")
+					if err := s.Set(ctx, raced, want[raced]); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+			var passes []ReencodeProgress
+			for len(passes) < 5 {
+				p, err := s.Reencode(ctx, ReencodeOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.beforeRewrite = nil
+				passes = append(passes, p)
+				if p.Complete() {
+					break
+				}
+			}
+			if last := passes[len(passes)-1]; !last.Complete() {
+				t.Fatalf("no pass complete in %d: %+v", len(passes), passes)
+			}
+			if passes[0].Changed == 0 {
+				t.Errorf("the value the application rewrote meanwhile was not counted as changed: %+v", passes[0])
+			}
+			after := oversize()
+			t.Logf("%s: %d of 600 values were keys of their own, %d after re-encoding (%d passes)", kind, before, after, len(passes))
+			if after > before/3 {
+				t.Errorf("%d values are still keys of their own (%d before); most fit their buckets once re-encoded", after, before)
+			}
+			checkValues(t, s, want)
+			if s.fieldTTL.hpexpire {
+				if ttl, err := s.TTL(ctx, withTTL); err != nil || ttl <= 0 || ttl > time.Hour {
+					t.Errorf("%s moved into its bucket with TTL %v, %v; want its hour", withTTL, ttl, err)
+				}
+			}
+			start := time.Now()
+			if dropped, err := s.DropDictionaries(ctx); err != nil || len(dropped) != 0 {
+				t.Errorf("DropDictionaries with only the active dictionary: %v, %v", dropped, err)
+			}
+			if d := time.Since(start); d > DictionaryGrace/2 {
+				t.Errorf("DropDictionaries took %v", d)
+			}
+		})
+	}
+}

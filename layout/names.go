@@ -135,6 +135,28 @@ func (n *Names) bucketKey(b uint64) string {
 	})
 }
 
+// bucketOfOversize reads an oversize key's name (see oversizeKey): the
+// bucket key and field whose value it holds. ok is false for any other
+// name.
+func (n *Names) bucketOfOversize(name string) (bucket, field string, ok bool) {
+	rest, ok := strings.CutPrefix(name, n.stored+string(bucketMarker)+"{")
+	if !ok {
+		return "", "", false
+	}
+	tag := n.stored + string(bucketMarker)
+	if !strings.HasPrefix(rest, tag) {
+		return "", "", false
+	}
+	end := strings.IndexByte(rest[len(tag):], '}')
+	if end < 0 {
+		return "", "", false
+	}
+	if _, ok := parseBase62(rest[len(tag) : len(tag)+end]); !ok {
+		return "", "", false
+	}
+	return rest[:len(tag)+end], rest[len(tag)+end+1:], true
+}
+
 // oversizeKey names the key that holds l's value when its field holds
 // oversizeMarker: the stored prefix and the bucket marker, so that it is a
 // name of the namespace that no application key can take (see ZipAs), then

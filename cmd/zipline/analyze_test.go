@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"io"
 	"log/slog"
 	"math"
 	"os"
@@ -185,11 +186,27 @@ func shellWords(s string) []string {
 // back through the new layout.
 func TestAnalyzeAccuracy(t *testing.T) {
 	for _, kind := range []testbed.Kind{testbed.Redis, testbed.Valkey} {
-		t.Run(string(kind), func(t *testing.T) { analyzeAccuracy(t, kind) })
+		t.Run(string(kind), func(t *testing.T) { analyzeAccuracy(t, kind, false) })
 	}
 }
 
-func analyzeAccuracy(t *testing.T, kind testbed.Kind) {
+// The same goal for the dictionaries analyze proposes (codec=dict, kept
+// in the server): for each namespace where one saves clearly more than
+// the recommendation, its three commands (migrate to the namespace, dict
+// train, dict rotate -no-train) save what analyze predicted for it, the
+// dictionary included, within ±10 % in all (±20 % for a namespace, see
+// analyzeAccuracy); and every value reads back with no dictionary in the
+// reader's configuration.
+func TestAnalyzeDictAccuracy(t *testing.T) {
+	for _, kind := range []testbed.Kind{testbed.Redis, testbed.Valkey} {
+		t.Run(string(kind), func(t *testing.T) { analyzeAccuracy(t, kind, true) })
+	}
+}
+
+// analyzeAccuracy applies analyze's recommendations (with dict, its
+// dictionary proposals instead) and compares what they saved with what
+// it predicted.
+func analyzeAccuracy(t *testing.T, kind testbed.Kind, dict bool) {
 	// Latency tracking and the slow log allocate on a command's first
 	// call, which the first migration would otherwise be charged for.
 	srv := servertest.NewServer(t, testbed.Config{Kind: kind, Args: layouts.ServerArgs(0)})
@@ -216,9 +233,24 @@ func analyzeAccuracy(t *testing.T, kind testbed.Kind) {
 	}
 	var predicted, achieved float64
 	applied := 0
+	// Each namespace within a tenth; with a dictionary, within a fifth:
+	// the one "zipline dict train" trains later, on other samples (2,000
+	// against analyze's 500), compresses a little differently, and where
+	// small values sit near the listpack's value limit (the demo's 100 B
+	// flags) that moves many of them in or out of their buckets (flag:
+	// measured -3 % to +16 % over six runs). The total stays within a
+	// tenth.
+	tolerance := 0.10
+	if dict {
+		tolerance = 0.20
+	}
 	t.Logf("%-11s %-44s %11s %11s %8s", "namespace", "layout", "predicted", "achieved", "error")
 	for _, ns := range r.Namespaces {
-		if ns.Recommended == nil {
+		option, commands := ns.Recommended, []string{ns.Migrate}
+		if dict {
+			option, commands = ns.Dict, ns.DictCommands
+		}
+		if option == nil {
 			continue
 		}
 		applied++
@@ -238,33 +270,41 @@ func analyzeAccuracy(t *testing.T, kind testbed.Kind) {
 			ttl, _ := c.PTTL(ctx, k)
 			sample = append(sample, sampleKey{k, v, ttl > 0})
 		}
-		words := shellWords(ns.Migrate)
-		if len(words) < 2 || words[0] != "zipline" || words[1] != "migrate" {
-			t.Fatalf("%s: not a migrate command: %q", ns.Prefix, ns.Migrate)
-		}
 		before, err := analyze.SettledMemory(ctx, []*zipline.Client{c}, 10*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
-		moved := captureStdout(t, func() error { return withoutStderr(t, func() error { return runMigrate(ctx, words[2:]) }) })
-		if !strings.Contains(moved, "moved ") || !strings.Contains(moved, "kept (TTL cannot carry over) 0,") {
-			t.Errorf("%s: every key should move: %s", ns.Prefix, moved)
+		for _, command := range commands {
+			words := shellWords(command)
+			if len(words) < 3 || words[0] != "zipline" || (words[1] != "migrate" && words[1] != "dict") {
+				t.Fatalf("%s: not a migrate or dict command: %q", ns.Prefix, command)
+			}
+			code := 0
+			out := captureStdout(t, func() error {
+				return withoutStderr(t, func() error { code = run(ctx, words[1:], io.Discard, io.Discard); return nil })
+			})
+			if code != 0 {
+				t.Fatalf("%s: exit %d\n%s", command, code, out)
+			}
+			if words[1] == "migrate" && (!strings.Contains(out, "moved ") || !strings.Contains(out, "kept (TTL cannot carry over) 0,")) {
+				t.Errorf("%s: every key should move: %s", ns.Prefix, out)
+			}
 		}
 		after, err := analyze.SettledMemory(ctx, []*zipline.Client{c}, 10*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := float64(before - after)
-		want := ns.Recommended.Saved
+		want := option.Saved
 		predicted += want
 		achieved += got
-		t.Logf("%-11s %-44s %11.0f %11.0f %+7.1f%%", ns.Prefix, ns.Recommended.Spec, want, got, 100*(got-want)/want)
-		if d := math.Abs(got - want); d > 0.10*want {
+		t.Logf("%-11s %-44s %11.0f %11.0f %+7.1f%%", ns.Prefix, option.Spec, want, got, 100*(got-want)/want)
+		if d := math.Abs(got - want); d > tolerance*want {
 			t.Errorf("%s: %s saved %.0f bytes, analyze predicted %.0f (namespace of %.0f bytes)", ns.Prefix,
-				ns.Recommended.Spec, got, want, ns.Bytes)
+				option.Spec, got, want, ns.Bytes)
 		}
 		// The values read back through the new layout, TTLs kept.
-		to, err := parseNamespace(ns.Recommended.Spec)
+		to, err := parseNamespace(option.Spec)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -286,7 +326,7 @@ func analyzeAccuracy(t *testing.T, kind testbed.Kind) {
 	}
 	t.Logf("%-11s %-44s %11.0f %11.0f %+7.1f%%", "total", "", predicted, achieved, 100*(achieved-predicted)/predicted)
 	if applied < 5 {
-		t.Fatalf("only %d namespaces had a recommendation", applied)
+		t.Fatalf("only %d namespaces had a recommendation (dictionaries: %v)", applied, dict)
 	}
 	if math.Abs(achieved-predicted) > 0.10*predicted {
 		t.Errorf("the recommendations saved %.0f bytes, analyze predicted %.0f", achieved, predicted)
