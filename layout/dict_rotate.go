@@ -39,6 +39,11 @@ type TrainOptions struct {
 	MaxKeys int
 	// Rate caps the keys read per second; 0 is no cap.
 	Rate int
+	// From, if set, is the namespace sampled instead of this one: the one
+	// its values will be migrated from, so that the migration writes them
+	// with the dictionary at once (no re-encoding pass after it, and no
+	// value stored for a while as it would be without one).
+	From *Store
 }
 
 func (o TrainOptions) withDefaults() TrainOptions {
@@ -69,13 +74,18 @@ const maxSampleValue = 16 << 10
 // and is never blocked. It returns the dictionary's ID.
 //
 // Values already stored keep the dictionary they were written with (or
-// none) until Reencode rewrites them.
+// none) until Reencode rewrites them. To move values into the namespace,
+// train it on the values where they are (TrainOptions.From), then migrate.
 func (s *Store) TrainDictionary(ctx context.Context, opts TrainOptions) (uint32, error) {
 	if s.dicts == nil {
 		return 0, ErrNoServerDictionaries
 	}
 	opts = opts.withDefaults()
-	samples, err := s.sample(ctx, opts)
+	from := s
+	if opts.From != nil {
+		from = opts.From
+	}
+	samples, err := from.sample(ctx, opts)
 	if err != nil {
 		return 0, err
 	}

@@ -192,8 +192,9 @@ func TestAnalyzeAccuracy(t *testing.T) {
 
 // The same goal for the dictionaries analyze proposes (codec=dict, kept
 // in the server): for each namespace where one saves clearly more than
-// the recommendation, its three commands (migrate to the namespace, dict
-// train, dict rotate -no-train) save what analyze predicted for it, the
+// the recommendation, its two commands (dict train on the values where
+// they are, then migrate into the namespace) save what analyze predicted
+// for it, the
 // dictionary included, within ±10 % in all (±20 % for a namespace, see
 // analyzeAccuracy); and every value reads back with no dictionary in the
 // reader's configuration.

@@ -34,7 +34,9 @@ var (
 		synopsis: "-namespace SPEC [flags]",
 		doc: `Samples the namespace's values (bounded, at -rate), trains a zstd dictionary in this process,
 stores it in the server and makes it the one new values are written with. Values already
-stored keep theirs until "zipline dict rotate -no-train" re-encodes them.`,
+stored keep theirs until "zipline dict rotate -no-train" re-encodes them. With -from, it
+samples another namespace instead: the one "zipline migrate" will then move the values
+from, writing each with the dictionary at once.`,
 		flags: dictTrainFlags}
 	cmdDictRotate = &command{name: "rotate", summary: "train a new dictionary, re-encode every value with it, drop the old",
 		synopsis: "-namespace SPEC [flags]",
@@ -105,19 +107,36 @@ func addTrainFlags(fs *flag.FlagSet) func() layout.TrainOptions {
 func dictTrainFlags(fs *flag.FlagSet) func(context.Context, []string) error {
 	common := addDictFlags(fs)
 	train := addTrainFlags(fs)
+	from := fs.String("from", "", "sample this namespace's values instead (a `SPEC`: the one \"zipline migrate\" will move them from)")
 	return func(ctx context.Context, _ []string) error {
+		var src layout.Namespace
+		if *from != "" {
+			var err error
+			if src, err = parseNamespace(*from); err != nil {
+				return usagef("-from: %w", err)
+			}
+		}
 		c, s, err := common.open(ctx)
 		if err != nil {
 			return err
 		}
 		defer c.Close()
+		opts := train()
+		if *from != "" {
+			if opts.From, err = layout.New(ctx, c, src); err != nil {
+				return err
+			}
+		}
 		start := time.Now()
-		id, err := s.TrainDictionary(ctx, train())
+		id, err := s.TrainDictionary(ctx, opts)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("dictionary %d trained in %s and active; run \"zipline dict rotate -no-train\" to re-encode the values stored before\n",
-			id, time.Since(start).Round(time.Millisecond))
+		next := `run "zipline dict rotate -no-train" to re-encode the values stored before`
+		if *from != "" {
+			next = `"zipline migrate" writes the values it moves with it`
+		}
+		fmt.Printf("dictionary %d trained in %s and active; %s\n", id, time.Since(start).Round(time.Millisecond), next)
 		return nil
 	}
 }

@@ -404,10 +404,12 @@ func recommend(cfg *Config, g *group, ev *evaluator, srv *Server) (NamespaceRepo
 	}
 	if ns.Dict != nil {
 		spec := ns.Dict.Spec
+		// Trained on the values where they are, the dictionary is active
+		// before the migration, which writes each value with it once.
+		from := shellQuote("prefix=" + g.prefix)
 		ns.DictCommands = []string{
-			fmt.Sprintf("zipline migrate %s -from %s -to %s", cfg.ServerArgs, shellQuote("prefix="+g.prefix), shellQuote(spec)),
-			fmt.Sprintf("zipline dict train %s -namespace %s", cfg.ServerArgs, shellQuote(spec)),
-			fmt.Sprintf("zipline dict rotate -no-train %s -namespace %s", cfg.ServerArgs, shellQuote(spec)),
+			fmt.Sprintf("zipline dict train %s -namespace %s -from %s", cfg.ServerArgs, shellQuote(spec), from),
+			fmt.Sprintf("zipline migrate %s -from %s -to %s", cfg.ServerArgs, from, shellQuote(spec)),
 		}
 	}
 	return ns, nil
