@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,50 +30,7 @@ type clusterLoad struct {
 	failures     []failure
 	slowest      [10000]atomic.Int64 // per key: the slowest call, in nanoseconds
 	watched      atomic.Pointer[recovery]
-	late         lateness
-}
-
-// lateness is how late a 1 ms timer fired, summed over time: on two cores
-// shared by the servers, the load and other tests' packages, the part of
-// a delay that is the machine's, not the client's.
-type lateness struct {
-	mu    sync.Mutex
-	at    []time.Duration // when each tick fired, since the load's start
-	total []time.Duration // the lateness summed up to that tick
-}
-
-func (p *lateness) run(start time.Time, stop <-chan struct{}, wg *sync.WaitGroup) {
-	defer wg.Done()
-	tick := time.NewTimer(time.Millisecond)
-	defer tick.Stop()
-	var total time.Duration
-	for {
-		t0 := time.Now()
-		tick.Reset(time.Millisecond)
-		select {
-		case <-stop:
-			return
-		case <-tick.C:
-		}
-		total += max(0, time.Since(t0)-time.Millisecond)
-		p.mu.Lock()
-		p.at, p.total = append(p.at, time.Since(start)), append(p.total, total)
-		p.mu.Unlock()
-	}
-}
-
-// between is the lateness summed over the ticks that fired in (from, to].
-func (p *lateness) between(from, to time.Duration) time.Duration {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	upTo := func(t time.Duration) time.Duration {
-		i, _ := slices.BinarySearch(p.at, t+1)
-		if i == 0 {
-			return 0
-		}
-		return p.total[i-1]
-	}
-	return upTo(to) - upTo(from)
+	late         schedulerProbe
 }
 
 // recovery watches the calls on the keys of some slots for the longest

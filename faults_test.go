@@ -7,6 +7,7 @@ import (
 	"hash/crc32"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,35 +60,61 @@ func startLoad(c *Client, goroutines int, callTimeout time.Duration) *load {
 		go l.run(g)
 	}
 	l.wg.Add(1)
-	go l.scheduler.run(l.stop, &l.wg)
+	go l.scheduler.run(time.Now(), l.stop, &l.wg)
 	return l
 }
 
 // schedulerProbe measures how late a 1ms timer fires while a workload
-// runs: the share of a call's delay that is the Go scheduler's on a busy
-// machine, not the client's.
-type schedulerProbe struct{ worst atomic.Int64 }
+// runs: the share of a call's delay that is the Go scheduler's (and, on
+// two cores shared with the servers and other tests' packages, the
+// machine's) on a busy machine, not the client's. It keeps the worst
+// lateness and, tick by tick, the lateness summed.
+type schedulerProbe struct {
+	worst atomic.Int64
+	mu    sync.Mutex
+	at    []time.Duration // when each tick fired, since the start run was given
+	total []time.Duration // the lateness summed up to that tick
+}
 
-func (p *schedulerProbe) run(stop <-chan struct{}, wg *sync.WaitGroup) {
+func (p *schedulerProbe) run(start time.Time, stop <-chan struct{}, wg *sync.WaitGroup) {
 	defer wg.Done()
 	tick := time.NewTimer(time.Millisecond)
 	defer tick.Stop()
+	var total time.Duration
 	for {
-		start := time.Now()
+		t0 := time.Now()
 		tick.Reset(time.Millisecond)
 		select {
 		case <-stop:
 			return
 		case <-tick.C:
 		}
-		if late := time.Since(start) - time.Millisecond; late > 0 {
-			atomicMax(&p.worst, int64(late))
-		}
+		late := max(0, time.Since(t0)-time.Millisecond)
+		atomicMax(&p.worst, int64(late))
+		total += late
+		p.mu.Lock()
+		p.at, p.total = append(p.at, time.Since(start)), append(p.total, total)
+		p.mu.Unlock()
 	}
 }
 
 // lateness is the latest the probe's timer fired.
 func (p *schedulerProbe) lateness() time.Duration { return time.Duration(p.worst.Load()) }
+
+// between is the lateness summed over the ticks that fired in (from, to],
+// both since the start run was given.
+func (p *schedulerProbe) between(from, to time.Duration) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	upTo := func(t time.Duration) time.Duration {
+		i, _ := slices.BinarySearch(p.at, t+1)
+		if i == 0 {
+			return 0
+		}
+		return p.total[i-1]
+	}
+	return upTo(to) - upTo(from)
+}
 
 func atomicMax(a *atomic.Int64, v int64) {
 	for {

@@ -121,7 +121,7 @@ func CostsFor(srv Server) Costs {
 }
 
 // Costs returns the costs on the Store's server.
-func (s *Store) Costs() Costs { return CostsFor(s.server) }
+func (s *Store) Costs() Costs { return s.costs }
 
 // Key returns what a plain string key with a name of nameLen bytes and
 // value costs, without a TTL, its share of the keyspace table included.
@@ -421,8 +421,8 @@ type costFile struct {
 	Profiles []costProfile `json:"profiles"`
 }
 
-// measuredProfiles parses costs.json (each call: it is read by CostsFor
-// only, once per Store or estimate).
+// measuredProfiles parses costs.json (each call: CostsFor reads it once
+// per Store, or per call from a tool).
 func measuredProfiles() ([]costProfile, error) {
 	var f costFile
 	if err := json.Unmarshal(costsJSON, &f); err != nil {

@@ -293,7 +293,7 @@ func (s *Store) reencodeValue(ctx context.Context, key, field string, stored []b
 		return nil
 	}
 	p.Values++
-	plain, err := stored, error(nil)
+	plain := stored
 	compressed := codec.IsCompressed(stored)
 	if compressed {
 		id, _ := codec.DictionaryOf(stored)
@@ -301,6 +301,7 @@ func (s *Store) reencodeValue(ctx context.Context, key, field string, stored []b
 		if active == nil || id == active.DictionaryID() {
 			return nil
 		}
+		var err error
 		if plain, err = s.dicts.decode(stored); err != nil {
 			return fmt.Errorf("layout: re-encoding %q: %w", key, err)
 		}
@@ -314,7 +315,10 @@ func (s *Store) reencodeValue(ctx context.Context, key, field string, stored []b
 	if s.beforeRewrite != nil {
 		s.beforeRewrite(key, field) // tests: the application writes here
 	}
-	var ok bool
+	var (
+		ok  bool
+		err error
+	)
 	bucket, bucketField, oversize := s.bucketOfOversize(key)
 	switch {
 	case field == "" && oversize && s.fits(enc):

@@ -166,7 +166,7 @@ func (s *Store) checkServer() error {
 		}
 		s.warn(WarnOverflow, "%s", msg)
 	}
-	costs := CostsFor(s.server)
+	costs := s.costs
 	// A small value (an integer) under a key of the namespace's typical
 	// length, with buckets as full as they can be kept compact.
 	keyLen := len(s.stored) + 4

@@ -82,6 +82,7 @@ type Store struct {
 	bucketWrites atomic.Uint64
 
 	server Server   // what New learned about the server
+	costs  Costs    // the memory model on it (CostsFor(server))
 	warns  warnings // what New, and writes since, found costly or unavailable
 
 	// beforeRewrite, in tests, runs between Reencode's read of a value and
@@ -161,12 +162,14 @@ func newStore(ctx context.Context, c *zipline.Client, ns Namespace, cluster bool
 	s.server = s.detectServer(ctx)
 	s.server.Cluster = cluster
 	if ns.Buckets == nil {
+		s.costs = CostsFor(s.server)
 		return s, nil
 	}
 	s.maxEntries, s.maxValue = s.listpackLimits(ctx)
 	s.server.MaxListpackEntries, s.server.MaxListpackValue = s.maxEntries, s.maxValue
 	s.fieldTTL = s.detectFieldTTL(ctx)
 	s.server.FieldTTL = s.fieldTTL.hpexpire
+	s.costs = CostsFor(s.server)
 	s.buckets = ns.Buckets.resolve(s.maxEntries)
 	if d, ok := s.buckets.(dense); ok && d.auto {
 		if err := s.resolveAuto(ctx); err != nil {
