@@ -17,16 +17,11 @@ import (
 func datasetMemory(t *testing.T, ctx context.Context, c *zipline.Client) int64 {
 	t.Helper()
 	read := func() int64 {
-		m, err := c.Info(ctx, "memory")
+		mem, _, err := datasetBytes(ctx, c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var total int64
-		for name, sign := range map[string]int64{"used_memory": 1, "mem_clients_normal": -1, "used_memory_scripts": -1} {
-			n, _ := strconv.ParseInt(m[name], 10, 64)
-			total += sign * n
-		}
-		return total
+		return mem
 	}
 	prev := read()
 	for range 50 {
