@@ -41,6 +41,10 @@ type Cell struct {
 	// Close closes the client under test. Measure calls it only when the
 	// goroutines have not returned 30 s after the window, to unblock them.
 	Close func()
+	// Observe, when set, is called just before the window and returns what
+	// to call just after it: a recorder of what happens in the window alone
+	// (see WindowTrace and WindowPerfStat), warm-up excluded.
+	Observe func() (stop func())
 }
 
 // Measurement is what one cell measured. Its JSON form is part of
@@ -172,11 +176,16 @@ func (rn *Runner) Measure(c Cell) (m Measurement) {
 	go func() { wg.Wait(); close(done) }()
 
 	time.Sleep(c.Warmup)
+	stopObserving := func() {}
+	if c.Observe != nil {
+		stopObserving = c.Observe()
+	}
 	before := snap(c.ServerPIDs)
 	phase.Store(phaseMeasure)
 	time.Sleep(c.Duration)
 	phase.Store(phaseStop)
 	after := snap(c.ServerPIDs)
+	stopObserving()
 
 	// Every worker finishes its current op and returns; a client that hangs
 	// is closed to unblock it, and abandoned if even that does not help.

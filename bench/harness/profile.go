@@ -1,8 +1,14 @@
 package harness
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"runtime/pprof"
+	"runtime/trace"
+	"strconv"
+	"strings"
+	"time"
 )
 
 // StartCPUProfile starts a CPU profile written to path and returns what
@@ -21,4 +27,66 @@ func StartCPUProfile(path string) (stop func(), err error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// WindowTrace returns a Cell.Observe that writes an execution trace of the
+// client process during the window to path (go tool trace reads it;
+// scripts/trace-events.sh counts its events per operation). An error
+// starting it is printed, and the cell is measured untraced.
+func WindowTrace(path string) func() (stop func()) {
+	return func() func() {
+		f, err := os.Create(path)
+		if err == nil {
+			if err = trace.Start(f); err != nil {
+				f.Close()
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "trace %s: %v\n", path, err)
+			return func() {}
+		}
+		return func() { trace.Stop(); f.Close() }
+	}
+}
+
+// perfStatEvents are what WindowPerfStat counts: the system calls a
+// request costs, the threads' sleeps and wake-ups, and CPU time. The
+// system-call tracepoints need root (or perf_event_paranoid -1).
+const perfStatEvents = "syscalls:sys_enter_write,syscalls:sys_enter_writev,syscalls:sys_enter_read," +
+	"syscalls:sys_enter_epoll_wait,syscalls:sys_enter_epoll_pwait,syscalls:sys_enter_futex," +
+	"sched:sched_switch,sched:sched_wakeup,cpu-migrations,task-clock"
+
+// WindowPerfStat returns a Cell.Observe that counts perfStatEvents with
+// `perf stat` during the window: in the client process into
+// prefix+"-client.txt", and in the server processes pids, together, into
+// prefix+"-server.txt". perf runs for the window's length from when it
+// starts, a few milliseconds behind the window; stop waits for it.
+func WindowPerfStat(prefix string, window time.Duration, pids []int) func() (stop func()) {
+	return func() func() {
+		targets := map[string][]int{"client": {os.Getpid()}, "server": pids}
+		var cmds []*exec.Cmd
+		for side, ps := range targets {
+			if len(ps) == 0 {
+				continue
+			}
+			list := make([]string, len(ps))
+			for i, p := range ps {
+				list[i] = strconv.Itoa(p)
+			}
+			cmd := exec.Command("perf", "stat", "-e", perfStatEvents, "-p", strings.Join(list, ","),
+				"-o", prefix+"-"+side+".txt", "--", "sleep", strconv.FormatFloat(window.Seconds(), 'f', 3, 64))
+			if err := cmd.Start(); err != nil {
+				fmt.Fprintf(os.Stderr, "perf stat: %v\n", err)
+				continue
+			}
+			cmds = append(cmds, cmd)
+		}
+		return func() {
+			for _, cmd := range cmds {
+				if err := cmd.Wait(); err != nil {
+					fmt.Fprintf(os.Stderr, "perf stat: %v\n", err)
+				}
+			}
+		}
+	}
 }
