@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"runtime/debug"
 	"strings"
 	"testing"
@@ -362,4 +363,32 @@ func TestRedactURLs(t *testing.T) {
 			t.Errorf("%q: %q, want %q", tc.in, got, tc.want)
 		}
 	}
+}
+
+// childArgsEnv carries a zipline command line for a child process to run,
+// its words separated by \x1f.
+const childArgsEnv = "ZIPLINE_TEST_CHILD"
+
+// TestChildProcess is the child of the tests that kill a command part-way
+// (TestMigrateKilledAndResumed, TestDictRotateKilled): it runs the command
+// line childArgsEnv carries and exits with its status.
+func TestChildProcess(t *testing.T) {
+	args := os.Getenv(childArgsEnv)
+	if args == "" {
+		t.Skip("runs as the child of the tests that kill a command part-way")
+	}
+	os.Exit(run(context.Background(), strings.Split(args, "\x1f"), os.Stdout, os.Stderr))
+}
+
+// startChild runs "zipline args..." in a child process (this test binary,
+// as TestChildProcess), its output going to out.
+func startChild(t *testing.T, out io.Writer, args ...string) *exec.Cmd {
+	t.Helper()
+	child := exec.Command(os.Args[0], "-test.run=^TestChildProcess$")
+	child.Env = append(os.Environ(), childArgsEnv+"="+strings.Join(args, "\x1f"))
+	child.Stdout, child.Stderr = out, out
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return child
 }

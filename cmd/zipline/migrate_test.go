@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -91,24 +90,6 @@ func TestMigrateCommand(t *testing.T) {
 	}
 }
 
-// childEnv carries the arguments of a migrate run in a child process, as
-// fields separated by \x1f.
-const childEnv = "ZIPLINE_MIGRATE_CHILD"
-
-// TestMigrateChildProcess is the child of TestMigrateKilledAndResumed: it
-// runs the migrate command, to be killed part-way.
-func TestMigrateChildProcess(t *testing.T) {
-	args := os.Getenv(childEnv)
-	if args == "" {
-		t.Skip("runs as the child of TestMigrateKilledAndResumed")
-	}
-	if err := runMigrate(context.Background(), strings.Split(args, "\x1f")); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	os.Exit(0)
-}
-
 // A migrate run killed with SIGKILL part-way, while the application writes,
 // and resumed with its -state file, loses nothing, resurrects nothing, and
 // leaves no orphaned oversize value. Bounded to a few seconds: the child
@@ -159,13 +140,8 @@ func killedAndResumed(t *testing.T, kind testbed.Kind) {
 	to := "prefix=user:,zip=u:,buckets=dense:100,codec=zstd"
 	state := filepath.Join(t.TempDir(), "state")
 	args := []string{"-addr", srv.Addr, "-from", "prefix=user:", "-to", to, "-state", state, "-batch", "20"}
-	child := exec.Command(os.Args[0], "-test.run=^TestMigrateChildProcess$")
-	child.Env = append(os.Environ(), childEnv+"="+strings.Join(append(args, "-rate", "4000"), "\x1f"))
 	var out bytes.Buffer
-	child.Stdout, child.Stderr = &out, &out
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
+	child := startChild(t, &out, append(append([]string{"migrate"}, args...), "-rate", "4000")...)
 	killed := false
 	defer func() {
 		if !killed {
