@@ -1,9 +1,11 @@
 package harness
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime/pprof"
 	"runtime/trace"
 	"strconv"
@@ -86,6 +88,49 @@ func WindowPerfStat(prefix string, window time.Duration, pids []int) func() (sto
 				if err := cmd.Wait(); err != nil {
 					fmt.Fprintf(os.Stderr, "perf stat: %v\n", err)
 				}
+			}
+		}
+	}
+}
+
+// Recorders are where the -trace-dir and -perf-stat-dir flags ask a
+// benchmark to record each cell's window (WindowTrace, WindowPerfStat);
+// empty for none.
+type Recorders struct {
+	TraceDir, PerfStatDir string
+}
+
+// RecorderFlags defines -trace-dir and -perf-stat-dir on fs.
+func RecorderFlags(fs *flag.FlagSet) *Recorders {
+	r := &Recorders{}
+	fs.StringVar(&r.TraceDir, "trace-dir", "", "write an execution trace of each cell's window (client process) into this directory, "+
+		"one file per cell (scripts/trace-events.sh counts its events per operation)")
+	fs.StringVar(&r.PerfStatDir, "perf-stat-dir", "", "count system calls, context switches and wake-ups with `perf stat` during each "+
+		"cell's window, in the client and in the server processes, into this directory (needs perf and root)")
+	return r
+}
+
+// Observe returns a Cell.Observe that records the window into files named
+// after the cell (name), or nil when r records nothing.
+func (r *Recorders) Observe(name string, window time.Duration, serverPIDs []int) func() (stop func()) {
+	var obs []func() func()
+	if r.TraceDir != "" {
+		obs = append(obs, WindowTrace(filepath.Join(r.TraceDir, name+".trace")))
+	}
+	if r.PerfStatDir != "" {
+		obs = append(obs, WindowPerfStat(filepath.Join(r.PerfStatDir, name), window, serverPIDs))
+	}
+	if len(obs) == 0 {
+		return nil
+	}
+	return func() func() {
+		stops := make([]func(), len(obs))
+		for i, o := range obs {
+			stops[i] = o()
+		}
+		return func() {
+			for _, stop := range stops {
+				stop()
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ type runner struct {
 	serverPID int // 0 when unknown
 	warmup    time.Duration
 	duration  time.Duration
+	record    *harness.Recorders // -trace-dir, -perf-stat-dir
 	harness.Runner
 }
 
@@ -42,8 +44,9 @@ func (rn *runner) runCell(f bench.Factory, pt harness.Point) (m harness.Measurem
 	}
 	return rn.Measure(harness.Cell{
 		Conc: pt.Conc, Warmup: rn.warmup, Duration: rn.duration, ServerPIDs: []int{rn.serverPID},
-		Close: closeClient,
-		Op:    func(g int) harness.Op { return bench.KeyOp(c, get, g*bench.NumKeys/pt.Conc, val) },
+		Close:   closeClient,
+		Op:      func(g int) harness.Op { return bench.KeyOp(c, get, g*bench.NumKeys/pt.Conc, val) },
+		Observe: rn.observer(pt),
 	})
 }
 
@@ -55,8 +58,9 @@ func (rn *runner) runBatchCell(c bench.Batcher, n int, get bool, pt harness.Poin
 	conc := max(pt.Conc/n, 1)
 	m := rn.Measure(harness.Cell{
 		Conc: conc, Warmup: rn.warmup, Duration: rn.duration, ServerPIDs: []int{rn.serverPID},
-		Close: closeClient,
-		Op:    func(g int) harness.Op { return bench.BatchOp(c, get, n, g*bench.NumKeys/conc, val) },
+		Close:   closeClient,
+		Op:      func(g int) harness.Op { return bench.BatchOp(c, get, n, g*bench.NumKeys/conc, val) },
+		Observe: rn.observer(pt),
 	})
 	m.Ops *= uint64(n)
 	m.AllocsPerOp /= float64(n)
@@ -65,4 +69,14 @@ func (rn *runner) runBatchCell(c bench.Batcher, n int, get bool, pt harness.Poin
 		m.ServerCPU /= float64(n)
 	}
 	return m
+}
+
+// observer returns what records the cell's window, as -trace-dir and
+// -perf-stat-dir ask, in files named after the cell: zipline-get-64-c8-run2.
+func (rn *runner) observer(pt harness.Point) func() (stop func()) {
+	var pids []int
+	if rn.serverPID != 0 {
+		pids = []int{rn.serverPID}
+	}
+	return rn.record.Observe(fmt.Sprintf("%s-%s-%d-c%d-run%d", pt.Client, pt.Op, pt.Size, pt.Conc, pt.Run), rn.duration, pids)
 }

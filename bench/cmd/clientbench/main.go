@@ -48,6 +48,7 @@ type options struct {
 	maxWait   time.Duration
 	json      bool
 	idle      string
+	record    *harness.Recorders
 }
 
 func parseFlags() (*options, error) {
@@ -67,6 +68,7 @@ func parseFlags() (*options, error) {
 			"and wait up to -max-wait for such a quiet moment before each cell; 0 turns both off")
 		maxWait = flag.Duration("max-wait", 5*time.Second, "longest wait for a quiet moment before a cell")
 		idle    = flag.String("idle", "os", "idle CPUs during the run: os (the kernel's choice, as most hosts run) or poll (kept out of sleep states through /dev/cpu_dma_latency, needs root; see harness/idle.go)")
+		record  = harness.RecorderFlags(flag.CommandLine)
 		asJSON  = flag.Bool("json", false, "print each cell's result as one JSON object per line (harness.Result) instead of the markdown report; cmd/abbench reads it")
 	)
 	flag.Parse()
@@ -79,7 +81,8 @@ func parseFlags() (*options, error) {
 		}
 	}
 	o := &options{duration: *duration, warmup: *warmup, runs: *runs, addr: *addr, serverPID: *serverPID,
-		out: *out, ceiling: *ceiling, ceilingN: *ceilingN, maxOther: *maxOther, maxWait: *maxWait, json: *asJSON, idle: *idle}
+		out: *out, ceiling: *ceiling, ceilingN: *ceilingN, maxOther: *maxOther, maxWait: *maxWait, json: *asJSON, idle: *idle,
+		record: record}
 	if o.runs < 1 || o.duration <= 0 || o.warmup < 0 || o.ceilingN < 1 || o.maxOther < 0 || o.maxWait < 0 {
 		return nil, fmt.Errorf("need -runs ≥ 1, -duration > 0, -warmup ≥ 0, -ceiling-n ≥ 1, -max-other ≥ 0, -max-wait ≥ 0")
 	}
@@ -119,7 +122,7 @@ func run() error {
 	defer releaseIdle()
 
 	// Server.
-	rn := &runner{warmup: o.warmup, duration: o.duration, addr: o.addr}
+	rn := &runner{warmup: o.warmup, duration: o.duration, addr: o.addr, record: o.record}
 	var serverVersion string
 	if o.addr == "" {
 		s, err := testbed.Start(testbed.Config{})

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -49,9 +48,7 @@ type runner struct {
 	warmup   time.Duration
 	duration time.Duration
 	size     int
-	// traceDir and perfStatDir, when set, receive a recording of each
-	// cell's window (-trace-dir, -perf-stat-dir).
-	traceDir, perfStatDir string
+	record   *harness.Recorders // -trace-dir, -perf-stat-dir
 	harness.Runner
 }
 
@@ -87,27 +84,7 @@ func (rn *runner) runCell(spec cellSpec) (m harness.Measurement) {
 // -perf-stat-dir ask, in files named after the cell: zipline-get-c8-run2.
 func (rn *runner) observer(spec cellSpec) func() (stop func()) {
 	name := fmt.Sprintf("%s-%s-c%d-run%d", spec.factory.Name, spec.op, spec.conc, spec.run)
-	var obs []func() func()
-	if rn.traceDir != "" {
-		obs = append(obs, harness.WindowTrace(filepath.Join(rn.traceDir, name+".trace")))
-	}
-	if rn.perfStatDir != "" {
-		obs = append(obs, harness.WindowPerfStat(filepath.Join(rn.perfStatDir, name), rn.duration, rn.pids))
-	}
-	if len(obs) == 0 {
-		return nil
-	}
-	return func() func() {
-		stops := make([]func(), len(obs))
-		for i, o := range obs {
-			stops[i] = o()
-		}
-		return func() {
-			for _, stop := range stops {
-				stop()
-			}
-		}
-	}
+	return rn.record.Observe(name, rn.duration, rn.pids)
 }
 
 // newOp returns goroutine g's operation at p.

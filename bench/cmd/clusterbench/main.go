@@ -53,8 +53,7 @@ type options struct {
 	cpuProfile  string
 	mutexProf   string
 	blockProf   string
-	traceDir    string
-	perfStatDir string
+	record      *harness.Recorders
 	nodeTimeout time.Duration
 }
 
@@ -73,15 +72,12 @@ func parseFlags() (*options, error) {
 		quick     = flag.Bool("quick", false, "smoke test: -duration 1s -warmup 300ms -runs 1 unless set explicitly")
 		maxOther  = flag.Float64("max-other", 25, "re-measure a cell once if other processes used more than this % of one CPU during it, "+
 			"and wait up to -max-wait for such a quiet moment before each cell; 0 turns both off")
-		maxWait    = flag.Duration("max-wait", 5*time.Second, "longest wait for a quiet moment before a cell")
-		cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the whole run (the client process) to this file")
-		mutexProf  = flag.String("mutexprofile", "", "write a mutex contention profile at the end of the run")
-		blockProf  = flag.String("blockprofile", "", "write a blocking profile at the end of the run")
-		traceDir   = flag.String("trace-dir", "", "write an execution trace of each cell's window (client process) into this directory, "+
-			"one file per cell (scripts/trace-events.sh counts its events per operation)")
-		perfStatDir = flag.String("perf-stat-dir", "", "count system calls, context switches and wake-ups with `perf stat` during each cell's window, "+
-			"in the client and in the servers, into this directory (needs perf and root)")
+		maxWait     = flag.Duration("max-wait", 5*time.Second, "longest wait for a quiet moment before a cell")
+		cpuProfile  = flag.String("cpuprofile", "", "write a CPU profile of the whole run (the client process) to this file")
+		mutexProf   = flag.String("mutexprofile", "", "write a mutex contention profile at the end of the run")
+		blockProf   = flag.String("blockprofile", "", "write a blocking profile at the end of the run")
 		nodeTimeout = flag.Duration("node-timeout", time.Second, "cluster-node-timeout")
+		record      = harness.RecorderFlags(flag.CommandLine)
 	)
 	flag.Parse()
 	if flag.NArg() > 0 {
@@ -94,7 +90,7 @@ func parseFlags() (*options, error) {
 	}
 	o := &options{size: *size, duration: *duration, warmup: *warmup, runs: *runs, kind: testbed.Kind(*kind),
 		out: *out, maxOther: *maxOther, maxWait: *maxWait, cpuProfile: *cpuProfile, mutexProf: *mutexProf,
-		blockProf: *blockProf, traceDir: *traceDir, perfStatDir: *perfStatDir, nodeTimeout: *nodeTimeout}
+		blockProf: *blockProf, record: record, nodeTimeout: *nodeTimeout}
 	if o.runs < 1 || o.duration <= 0 || o.warmup < 0 || o.maxOther < 0 || o.maxWait < 0 || o.size < 1 {
 		return nil, errors.New("need -runs ≥ 1, -duration > 0, -warmup ≥ 0, -max-other ≥ 0, -max-wait ≥ 0, -size ≥ 1")
 	}
@@ -179,7 +175,7 @@ func run() error {
 	}
 	defer cl.Stop()
 	rn := &runner{cluster: cl, warmup: o.warmup, duration: o.duration, size: o.size,
-		traceDir: o.traceDir, perfStatDir: o.perfStatDir}
+		record: o.record}
 	for _, s := range cl.Nodes() {
 		rn.pids = append(rn.pids, s.PID())
 	}
