@@ -51,8 +51,8 @@ func rotateKilled(t *testing.T, opts zipline.Options, addr string) {
 		t.Fatal(err)
 	}
 	recs := real["random"]
-	// Values as keys of their own ("rec:7" stored as "r:7"), so that a
-	// pass reads one key per value and -rate makes it last.
+	// Values as keys of their own (no buckets), so that a pass reads one
+	// stored key per value and -rate makes it last.
 	const spec = "prefix=rec:,zip=r:,codec=dict"
 	const ids = 2000
 	ns, err := parseNamespace(spec)
