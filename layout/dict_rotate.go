@@ -319,25 +319,21 @@ func (s *Store) reencodeValue(ctx context.Context, key, field string, stored []b
 		ok  bool
 		err error
 	)
+	fieldTTL := "0" // the scripts' flag: the server expires hash fields
+	if s.fieldTTL.hpexpire {
+		fieldTTL = "1"
+	}
 	bucket, bucketField, oversize := s.bucketOfOversize(key)
 	switch {
 	case field == "" && oversize && s.fits(enc):
 		// A value too large for its bucket before, small enough now (a
 		// dictionary's usual effect on small values): it moves back into
 		// its bucket, where it costs a listpack entry instead of a key.
-		fieldTTL := "0"
-		if s.fieldTTL.hpexpire {
-			fieldTTL = "1"
-		}
 		ok, err = reencodeIntoBucketScript.run(ctx, s.c, []string{key, bucket}, bucketField, stored, enc, fieldTTL, oversizeMarker)
 	case field == "":
 		ok, err = reencodeKeyScript.run(ctx, s.c, []string{key}, stored, enc)
 	default:
-		keepTTL := "0"
-		if s.fieldTTL.hpexpire {
-			keepTTL = "1"
-		}
-		ok, err = reencodeFieldScript.run(ctx, s.c, []string{key}, field, stored, enc, keepTTL)
+		ok, err = reencodeFieldScript.run(ctx, s.c, []string{key}, field, stored, enc, fieldTTL)
 	}
 	switch {
 	case err != nil:
