@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -89,6 +90,24 @@ func testingAllocs(f func()) float64 {
 		f()
 	}
 	return testing.AllocsPerRun(100, f)
+}
+
+// bytesPerCall is the heap bytes f allocates per call, averaged over many
+// calls after warming up: a stray allocation by a goroutine that outlived an
+// earlier test (a GC worker, a decoder's goroutine) then adds a few bytes to
+// the average rather than kilobytes to one reading.
+func bytesPerCall(f func()) uint64 {
+	for range 10 {
+		f()
+	}
+	const runs = 100
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range runs {
+		f()
+	}
+	runtime.ReadMemStats(&after)
+	return (after.TotalAlloc - before.TotalAlloc) / runs
 }
 
 func readFileIfExists(name string) ([]byte, error) {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -205,14 +204,7 @@ func TestDictSizeCap(t *testing.T) {
 	}
 	if !raceEnabled {
 		c := mustNew(t, ZstdDict, WithMaxDecompressedSize(100))
-		c.Decode(nil, stored)
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		for range 100 {
-			c.Decode(nil, stored)
-		}
-		runtime.ReadMemStats(&after)
-		if perCall := (after.TotalAlloc - before.TotalAlloc) / 100; perCall > 512 {
+		if perCall := bytesPerCall(func() { c.Decode(nil, stored) }); perCall > 512 {
 			t.Errorf("%d bytes allocated per refused Decode", perCall)
 		}
 	}
