@@ -195,9 +195,8 @@ func BenchmarkMulti(b *testing.B) {
 									err = bt.Exec(ctx)
 								case op == "gets":
 									bt := c.Batch()
-									for j, k := range ks {
+									for _, k := range ks {
 										l, _ := s.locate(k)
-										_ = j
 										bt.HGet(l.bucket, l.field)
 									}
 									err = bt.Exec(ctx)
