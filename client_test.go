@@ -281,6 +281,16 @@ func checkHotPathAllocations(t *testing.T, c *Client, more ...allocCase) {
 			}
 			b.Exec(ctx)
 		}},
+		// And the values of twenty GETs: their replies, buffered whole,
+		// share one allocation (resp.Reader.ShareNext), or two when the
+		// first is read before the batch's others arrive.
+		{"Batch of 20 GETs", 5, func(ctx context.Context, _ []byte) {
+			b := c.Batch()
+			for range 20 {
+				b.Get("k")
+			}
+			b.Exec(ctx)
+		}},
 	}, more...)
 	for _, tc := range cases {
 		if n := testing.AllocsPerRun(200, func() { tc.fn(ctx, val) }); n > tc.max {

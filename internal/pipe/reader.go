@@ -265,6 +265,7 @@ func (l *replyLoop) handle(v *resp.Value) (*Call, error) {
 	}
 	cur.replies = append(cur.replies, *v)
 	if len(cur.replies) < cur.N {
+		l.c.rd.ShareNext(cur.N - len(cur.replies))
 		return nil, nil
 	}
 	l.answered++
@@ -285,7 +286,11 @@ func (l *replyLoop) handle(v *resp.Value) (*Call, error) {
 	cur.complete(nil)
 	l.cur = nil
 	if l.next < len(l.local) {
-		l.local[l.next].claim()
+		next := l.local[l.next]
+		next.claim()
+		// A batch's replies reach its caller together: already
+		// buffered, they share one allocation (resp.Reader.ShareNext).
+		l.c.rd.ShareNext(next.N)
 	}
 	if unasked {
 		return cur, fmt.Errorf("%w: a reply arrived with no request waiting", resp.ErrProtocol)

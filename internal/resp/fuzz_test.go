@@ -28,8 +28,21 @@ func FuzzReader(f *testing.F) {
 		lim := Limits{MaxBulkLen: 1 << 16, MaxAggregateLen: 1 << 12, MaxDepth: 16}
 		r := NewReader(bytes.NewReader(data), 64, lim)
 		slow := NewReader(iotest.OneByteReader(bytes.NewReader(data)), 64, lim)
-		for range 64 {
+		// The whole reader is told of runs of replies to share an
+		// allocation, as the pipe does; the values must not change, nor
+		// any earlier one be written over.
+		var kept []Value
+		var keptAs []string
+		defer func() {
+			for i, v := range kept {
+				if v.String() != keptAs[i] {
+					t.Fatalf("value %d changed from %s to %s", i, keptAs[i], v)
+				}
+			}
+		}()
+		for i := range 64 {
 			var v, s Value
+			r.ShareNext(i % 5)
 			err := r.ReadValue(&v)
 			serr := slow.ReadValue(&s)
 			if (err == nil) != (serr == nil) || err == nil && v.String() != s.String() {
@@ -43,6 +56,7 @@ func FuzzReader(f *testing.F) {
 				}
 				return
 			}
+			kept, keptAs = append(kept, v), append(keptAs, v.String())
 			if v.Type() == Oversize {
 				if v.Oversize(lim) == nil {
 					t.Fatal("oversize value without its limit")

@@ -95,9 +95,10 @@ type Reader struct {
 	// inValue is set once ReadValue has consumed the first line of a
 	// reply: from then on an error leaves the stream mid-reply.
 	inValue bool
-	// slab, while an aggregate of bulk strings held whole in the buffer is
-	// read, is one allocation sized for all their bytes, which readN
-	// carves them from (see readAggregate).
+	// slab, while a run of bulk strings held whole in the buffer is read
+	// (an aggregate's elements, or the next replies ShareNext was told
+	// of), is one allocation sized for all their bytes, which readN
+	// carves them from; nil once they are all read.
 	slab []byte
 }
 
@@ -306,14 +307,13 @@ func (r *Reader) readAggregate(v *Value, typ Type, header []byte, depth int) err
 		return nil
 	}
 	elems := make([]Value, 0, min(n, maxAggregatePrealloc))
-	if n > 1 && r.slab == nil {
-		// An aggregate of bulk strings, all in the buffer (a pub/sub
-		// message, most MGET and HGETALL replies): one allocation holds
-		// them all, rather than one each. Holding one of them keeps the
-		// others' bytes alive: no more than the reply itself.
-		if size, ok := r.flatBulkBytes(n); ok && size > 0 {
-			r.slab = make([]byte, 0, size)
-			defer func() { r.slab = nil }()
+	if r.slab == nil {
+		// An aggregate of bulk strings in the buffer (a pub/sub message,
+		// most MGET and HGETALL replies): one allocation holds them all,
+		// rather than one each. Holding one of them keeps the others'
+		// bytes alive: no more than the reply itself.
+		if r.shareBulk(n) {
+			defer func() { r.slab = nil }() // also when reading them fails
 		}
 	}
 	for i := int64(0); i < n; i++ {
@@ -336,34 +336,59 @@ func (r *Reader) readAggregate(v *Value, typ Type, header []byte, depth int) err
 	return nil
 }
 
-// flatBulkBytes reports, if the next n values are bulk strings (or RESP2
-// nulls) that the buffer holds whole, the sum of their lengths. It reads
-// nothing: anything else, including a malformed header, reports false and
-// is left to the parser.
-func (r *Reader) flatBulkBytes(n int64) (size int, ok bool) {
+// ShareNext lets the next n values share one allocation, as far as they
+// are bulk strings that the buffer already holds whole: the replies of one
+// pipelined batch, which reach their caller together, as an aggregate's
+// elements do. Holding one of them keeps the others' bytes alive. The pipe
+// calls it between values with the number of replies its next call still
+// awaits; it does nothing while an earlier run is being read.
+func (r *Reader) ShareNext(n int) {
+	if r.slab == nil && !r.inValue {
+		r.shareBulk(int64(n))
+	}
+}
+
+// shareBulk sizes the slab for the leading run of the next n values that
+// are bulk strings (or RESP2 nulls) the buffer holds whole, when that run
+// has two strings or more, and reports whether it did. It reads nothing:
+// a value of any other kind, including a malformed header, ends the run
+// and is left to the parser.
+func (r *Reader) shareBulk(n int64) bool {
+	if n < 2 {
+		return false
+	}
+	size, strs := 0, 0
 	p := r.r
 	for ; n > 0; n-- {
 		if p >= r.w || r.buf[p] != '$' {
-			return 0, false
+			break
 		}
 		nl := bytes.IndexByte(r.buf[p:r.w], '\n')
 		if nl < 3 || r.buf[p+nl-1] != '\r' {
-			return 0, false
+			break
 		}
 		ln, err := parseInt(r.buf[p+1 : p+nl-1])
 		if err != nil || ln < -1 || ln > r.limits.MaxBulkLen {
-			return 0, false
+			break
 		}
-		p += nl + 1
-		if ln == -1 {
-			continue
+		end := p + nl + 1
+		if ln >= 0 {
+			end += int(ln) + 2
 		}
-		if p += int(ln) + 2; p > r.w {
-			return 0, false
+		if end > r.w {
+			break
 		}
-		size += int(ln)
+		p = end
+		if ln > 0 {
+			size += int(ln)
+			strs++
+		}
 	}
-	return size, true
+	if strs < 2 {
+		return false
+	}
+	r.slab = make([]byte, 0, size)
+	return true
 }
 
 // skipElems reads n values at the given depth and drops them, allocating
@@ -525,7 +550,11 @@ func (r *Reader) readN(n int) ([]byte, error) {
 	if l := len(r.slab); n <= cap(r.slab)-l && n <= r.w-r.r {
 		r.slab = append(r.slab, r.buf[r.r:r.r+n]...)
 		r.r += n
-		return r.slab[l : l+n : l+n], nil
+		b := r.slab[l : l+n : l+n]
+		if len(r.slab) == cap(r.slab) {
+			r.slab = nil // every string of the run is read
+		}
+		return b, nil
 	}
 	if n <= r.w-r.r {
 		b := bytes.Clone(r.buf[r.r : r.r+n])

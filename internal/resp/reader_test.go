@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"unsafe"
 )
 
 func readOne(t *testing.T, in string) (Value, error) {
@@ -350,6 +351,89 @@ func TestAggregateOfBulksAllocatesOnce(t *testing.T) {
 	}
 	if got := v.String(); got != `["a" nil "" "bcd"]` {
 		t.Fatalf("MGET reply parsed as %s", got)
+	}
+}
+
+// ShareNext: the next replies, as far as they are bulk strings already
+// buffered, share one allocation; each is still its own (appending to one
+// never writes over the next), and what follows the run, or was not yet
+// buffered, is read as before.
+func TestShareNext(t *testing.T) {
+	in := "$3\r\nabc\r\n$-1\r\n$0\r\n\r\n$3\r\ndef\r\n:5\r\n$2\r\ngh\r\n$2\r\nij\r\n"
+	r := NewReader(strings.NewReader(in), 0, Limits{})
+	var first Value
+	if err := r.ReadValue(&first); err != nil { // fills the buffer
+		t.Fatal(err)
+	}
+	r.ShareNext(5) // null, "", def, :5 (ends the run), gh
+	vals := make([]Value, 6)
+	for i := range vals {
+		if err := r.ReadValue(&vals[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := first.String()
+	for _, v := range vals {
+		got += " " + v.String()
+	}
+	if want := `"abc" nil "" "def" 5 "gh" "ij"`; got != want {
+		t.Fatalf("read %s, want %s", got, want)
+	}
+	// Only def is in the run after the first value: a run of one string
+	// shares nothing.
+	if r.slab != nil {
+		t.Fatal("a slab outlives its run")
+	}
+
+	r = NewReader(strings.NewReader(in), 0, Limits{})
+	r.fill()
+	r.ShareNext(4)
+	var a, null, empty, d Value
+	for _, v := range []*Value{&a, &null, &empty, &d} {
+		if err := r.ReadValue(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ab, db := a.Bytes(), d.Bytes()
+	if unsafe.Add(unsafe.Pointer(&ab[0]), 3) != unsafe.Pointer(&db[0]) {
+		t.Fatal("abc and def were not carved from one allocation")
+	}
+	if ab = append(ab, "XYZ"...); string(ab) != "abcXYZ" || string(db) != "def" || empty.Bytes() == nil || !null.IsNull() {
+		t.Fatalf("appending to the first string changed the next: %q %q", ab, db)
+	}
+	if r.slab != nil {
+		t.Fatal("a slab outlives its run")
+	}
+
+	// Strings not yet wholly buffered are left out of the run.
+	r = NewReader(iotest.HalfReader(strings.NewReader("$3\r\nabc\r\n$3\r\ndef\r\n$10\r\n0123456789\r\n")), 24, Limits{})
+	r.fill()
+	r.ShareNext(3)
+	for _, want := range []string{"abc", "def", "0123456789"} {
+		var v Value
+		if err := r.ReadValue(&v); err != nil || string(v.Bytes()) != want {
+			t.Fatalf("read %q, %v; want %q", v.Bytes(), err, want)
+		}
+	}
+}
+
+// A pipelined batch of bulk replies, buffered whole, costs one allocation
+// however many replies it holds.
+func TestShareNextAllocatesOnce(t *testing.T) {
+	reply := "$5\r\nhello\r\n"
+	r := NewReader(strings.NewReader(strings.Repeat(reply, 10_000)), 64<<10, Limits{})
+	var v Value
+	allocs := testing.AllocsPerRun(500, func() {
+		r.ShareNext(10)
+		for range 10 {
+			_ = r.ReadValue(&v)
+		}
+	})
+	if allocs > 1 {
+		t.Fatalf("ten bulk replies cost %v allocations, want 1", allocs)
+	}
+	if string(v.Bytes()) != "hello" {
+		t.Fatalf("read %q", v.Bytes())
 	}
 }
 
