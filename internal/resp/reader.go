@@ -343,7 +343,7 @@ func (r *Reader) readAggregate(v *Value, typ Type, header []byte, depth int) err
 // calls it between values with the number of replies its next call still
 // awaits; it does nothing while an earlier run is being read.
 func (r *Reader) ShareNext(n int) {
-	if r.slab == nil && !r.inValue {
+	if n > 1 && r.slab == nil && !r.inValue { // inlined: a lone reply costs a compare
 		r.shareBulk(int64(n))
 	}
 }
