@@ -20,6 +20,10 @@ var ErrNotExecuted = errors.New("zipline: batch not executed yet")
 // MULTI/EXEC, so they run atomically. On a Client from Watch, Exec fails
 // with ErrTxFailed if a watched key changed.
 //
+// The values its Futures hold are the caller's to keep and modify, but
+// values that arrived together may share one allocation, as an MGET
+// reply's do: holding one keeps the others' bytes in memory.
+//
 // A Batch is not safe for concurrent use. After Exec it is empty and can
 // be filled again.
 type Batch struct {
