@@ -1,6 +1,7 @@
 package zipline
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"time"
@@ -244,11 +245,19 @@ func (v Cached) fetch(ctx context.Context, keys []string) ([][]byte, error) {
 				}
 			}
 			keep := stored
-			if cc.cfg.StoreExpanded && c.codec != nil && !missing {
+			switch {
+			case missing:
+			case cc.cfg.StoreExpanded && c.codec != nil:
 				var err error
 				if keep, err = c.codec.decodeValue(stored); err != nil {
 					return nil, err
 				}
+			case len(keys) > 1:
+				// The replies of one request may share one allocation
+				// (resp.Reader.ShareNext): an entry keeps bytes of its
+				// own, or one entry left in the cache would hold its
+				// evicted neighbours' bytes beyond the budget.
+				keep = bytes.Clone(stored)
 			}
 			cc.fill(k, f.token, f.via.tracked, f.epoch, f.slot, f.slotEp, keep, missing, ttl)
 		}

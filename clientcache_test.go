@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/ziplinekv/zipline/codec"
 	"github.com/ziplinekv/zipline/internal/resp"
@@ -350,6 +352,55 @@ func BenchmarkCachedGetHit(b *testing.B) {
 			i++
 		}
 	})
+}
+
+// Values read together may share one allocation; the cache keeps each in
+// bytes of its own, so that an entry left after its neighbours' eviction
+// holds only what the budget counted for it.
+func TestCachedEntriesOwnTheirBytes(t *testing.T) {
+	c, w, _ := cachedClient(t, ClientCache{Broadcast: true}, Options{})
+	ctx := context.Background()
+	v := c.Cached(time.Minute).IgnoringKeyTTL() // a miss is one GET: the replies of three keys form one run
+	cc := c.s.cache
+	entry := func(key string) *cacheEntry {
+		sh := cc.shard(key)
+		sh.mu.RLock()
+		defer sh.mu.RUnlock()
+		return sh.entries[key]
+	}
+	const attempts = 50
+	key := func(attempt, i int) string { return fmt.Sprintf("own:%d:%d", attempt, i) }
+	for a := range attempts {
+		for i := range 3 {
+			w.Set(ctx, key(a, i), []byte("five!")) // 5 B: no size class, so two allocations are never 5 B apart
+		}
+	}
+	// Tracking is on, and the invalidations of the writes above are
+	// behind, once a read of a key written after them fills its entry.
+	w.Set(ctx, "own:warm", []byte("x"))
+	waitFor(t, func() bool {
+		_, err := v.Get(ctx, "own:warm")
+		return err == nil && entry("own:warm") != nil
+	})
+	// Three keys never read before each attempt, until one MGet fills all
+	// three from one request (a late invalidation drops a fill).
+	for a := range attempts {
+		keys := []string{key(a, 0), key(a, 1), key(a, 2)}
+		if vals, err := v.MGet(ctx, keys...); err != nil || len(vals) != 3 || string(vals[2]) != "five!" {
+			t.Fatalf("MGet: %q, %v", vals, err)
+		}
+		if entry(keys[0]) == nil || entry(keys[1]) == nil || entry(keys[2]) == nil {
+			continue
+		}
+		for i := range 2 {
+			a, b := entry(keys[i]).value, entry(keys[i+1]).value
+			if unsafe.Add(unsafe.Pointer(&a[0]), len(a)) == unsafe.Pointer(&b[0]) {
+				t.Fatalf("the entries of %s and %s share one allocation", keys[i], keys[i+1])
+			}
+		}
+		return
+	}
+	t.Fatalf("no MGet of three new keys filled all three entries in %d attempts", attempts)
 }
 
 // Broadcast tracking with prefixes: keys under a prefix are cached and
