@@ -201,8 +201,16 @@ func (l *writeLoad) check(t *testing.T, c *Client, killed time.Time) {
 			lostAfter++
 		}
 	}
-	if failed > l.n {
-		t.Errorf("%d calls failed; at most one per writer (%d) was in flight", failed, l.n)
+	// A writer has one call in flight at a time, so each connection the
+	// client loses fails at most one call per writer. A failover usually
+	// loses one, the killed primary's (16 failures, 1 reconnect), but a
+	// connection made while the sentinels reconfigure the group can be
+	// lost too (a CI run saw 17 failures of 16 writers); every loss is a
+	// reconnect.
+	var st Stats
+	c.carrier.stats(&st)
+	if lost := max(1, int(st.Reconnects)); failed > l.n*lost {
+		t.Errorf("%d calls failed; at most one per writer (%d) was in flight on each of the %d connections lost", failed, l.n, lost)
 	}
 	if lostAfter > 0 {
 		t.Errorf("%d writes acknowledged after the primary went are not on the new one", lostAfter)
@@ -212,8 +220,8 @@ func (l *writeLoad) check(t *testing.T, c *Client, killed time.Time) {
 	for i := 1; i < len(acked); i++ {
 		window = max(window, acked[i].Sub(acked[i-1]))
 	}
-	t.Logf("%d writes: no write succeeded for %v; %d failed (in flight); lost: %d acknowledged before (replication), %d after",
-		len(writes), window.Round(time.Millisecond), failed, lostBefore, lostAfter)
+	t.Logf("%d writes: no write succeeded for %v; %d failed (in flight), %d reconnects; lost: %d acknowledged before (replication), %d after",
+		len(writes), window.Round(time.Millisecond), failed, st.Reconnects, lostBefore, lostAfter)
 }
 
 // A failover by hand (SENTINEL FAILOVER) demotes a primary that still
