@@ -246,7 +246,7 @@ func (v Cached) fetch(ctx context.Context, keys []string) ([][]byte, error) {
 			}
 			keep := stored
 			switch {
-			case missing:
+			case missing: // nothing to keep but the fact
 			case cc.cfg.StoreExpanded && c.codec != nil:
 				var err error
 				if keep, err = c.codec.decodeValue(stored); err != nil {

@@ -16,7 +16,6 @@ import (
 	"github.com/ziplinekv/zipline/codec"
 	"github.com/ziplinekv/zipline/layout"
 	"github.com/ziplinekv/zipline/testbed"
-	"github.com/ziplinekv/zipline/testbed/corpus"
 	"github.com/ziplinekv/zipline/testbed/servertest"
 )
 
@@ -41,16 +40,8 @@ func TestDictRotateKilled(t *testing.T) {
 
 func rotateKilled(t *testing.T, opts zipline.Options, addr string) {
 	ctx := context.Background()
-	c, err := zipline.New(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	real, err := corpus.RealJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs := real["random"]
+	c := openClient(t, opts)
+	recs := randomRecords(t)
 	// Values as keys of their own (no buckets), so that a pass reads one
 	// stored key per value and -rate makes it last.
 	const spec = "prefix=rec:,zip=r:,codec=dict"

@@ -11,7 +11,6 @@ import (
 	"github.com/ziplinekv/zipline/codec"
 	"github.com/ziplinekv/zipline/layout"
 	"github.com/ziplinekv/zipline/testbed"
-	"github.com/ziplinekv/zipline/testbed/corpus"
 	"github.com/ziplinekv/zipline/testbed/servertest"
 )
 
@@ -22,16 +21,8 @@ import (
 func TestInspectAndDict(t *testing.T) {
 	srv := servertest.NewServer(t, testbed.Config{})
 	ctx := context.Background()
-	c, err := zipline.New(zipline.Options{Addr: srv.Addr, Compression: zipline.Compression{Backend: codec.LZ4}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	real, err := corpus.RealJSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs := real["random"]
+	c := openClient(t, zipline.Options{Addr: srv.Addr, Compression: zipline.Compression{Backend: codec.LZ4}})
+	recs := randomRecords(t)
 	if err := c.Raw().Set(ctx, "plain", []byte("hello")); err != nil {
 		t.Fatal(err)
 	}

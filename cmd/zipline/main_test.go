@@ -14,7 +14,30 @@ import (
 	"testing"
 
 	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/testbed/corpus"
 )
+
+// openClient opens a Client the test closes when it ends.
+func openClient(t *testing.T, opts zipline.Options) *zipline.Client {
+	t.Helper()
+	c, err := zipline.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// randomRecords are the corpus's real JSON records of random.json's users
+// (100-500 B).
+func randomRecords(t *testing.T) [][]byte {
+	t.Helper()
+	real, err := corpus.RealJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return real["random"]
+}
 
 // stdoutOf runs fn with os.Stdout sent to a pipe and returns what it wrote.
 func stdoutOf(t *testing.T, fn func() error) (string, error) {
