@@ -46,14 +46,7 @@ func rotateKilled(t *testing.T, opts zipline.Options, addr string) {
 	// stored key per value and -rate makes it last.
 	const spec = "prefix=rec:,zip=r:,codec=dict"
 	const ids = 2000
-	ns, err := parseNamespace(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := layout.New(ctx, c, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openStore(t, c, spec)
 	model := map[string][]byte{}
 	for i := range ids {
 		k := "rec:" + strconv.Itoa(i)
@@ -169,10 +162,7 @@ func rotateKilled(t *testing.T, opts zipline.Options, addr string) {
 	// Nothing lost or resurrected; both dictionaries kept.
 	check := func(when string) {
 		t.Helper()
-		fresh, err := layout.New(ctx, c, ns)
-		if err != nil {
-			t.Fatal(err)
-		}
+		fresh := openStore(t, c, spec)
 		for i := range ids {
 			k := "rec:" + strconv.Itoa(i)
 			v, err := fresh.Get(ctx, k)
@@ -196,10 +186,7 @@ func rotateKilled(t *testing.T, opts zipline.Options, addr string) {
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
 	var log bytes.Buffer
-	resumed, err := layout.New(ctx, c, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resumed := openStore(t, c, spec)
 	err = rotate(rctx, resumed, writerFunc(func(b []byte) (int, error) {
 		log.Write(b)
 		if bytes.Contains(b, []byte("waiting")) {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/ziplinekv/zipline"
 	"github.com/ziplinekv/zipline/codec"
-	"github.com/ziplinekv/zipline/layout"
 	"github.com/ziplinekv/zipline/testbed"
 	"github.com/ziplinekv/zipline/testbed/servertest"
 )
@@ -33,14 +32,7 @@ func TestInspectAndDict(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := "prefix=rec:,zip=r:,codec=dict"
-	ns, err := parseNamespace(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := layout.New(ctx, c, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openStore(t, c, spec)
 	for i, r := range recs[:300] {
 		if err := s.Set(ctx, "rec:"+strconv.Itoa(i), r); err != nil {
 			t.Fatal(err)
@@ -52,9 +44,7 @@ func TestInspectAndDict(t *testing.T) {
 	}
 	// A Store made now writes with the new dictionary at once (one made
 	// before switches within its refresh, 10 s).
-	if s, err = layout.New(ctx, c, ns); err != nil {
-		t.Fatal(err)
-	}
+	s = openStore(t, c, spec)
 	if err := s.Set(ctx, "rec:after", recs[1]); err != nil {
 		t.Fatal(err)
 	}

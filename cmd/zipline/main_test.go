@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/layout"
 	"github.com/ziplinekv/zipline/testbed/corpus"
 )
 
@@ -26,6 +27,20 @@ func openClient(t *testing.T, opts zipline.Options) *zipline.Client {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// openStore opens the namespace spec (as -ns takes it) on c.
+func openStore(t *testing.T, c *zipline.Client, spec string) *layout.Store {
+	t.Helper()
+	ns, err := parseNamespace(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := layout.New(context.Background(), c, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // randomRecords are the corpus's real JSON records of random.json's users
