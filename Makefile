@@ -1,9 +1,15 @@
 # The two commands a new machine needs; each installs what it is missing.
 #   make demo   run the main job: the demo against a local redis-server
-#   make test   run vet, the race-enabled tests and the fuzz seed corpora of
-#               every module (the library, testbed, cmd/zipline, bench, otel),
-#               then the allocation tests without the race detector
-.PHONY: demo test fuzz bench soak bench-compression bench-ab spec
+#   make test   run vet, the checks of generated code, the exported API and
+#               the layering, the race-enabled tests and the fuzz seed corpora
+#               of every module (the library, testbed, cmd/zipline, otel;
+#               bench without the race detector), then the allocation tests
+#               without it
+.PHONY: demo test fuzz bench soak bench-compression bench-ab spec release tidy api
+
+# The modules are developed together through go.work; one go command sees
+# them all, so their tests share one schedule.
+PACKAGES := ./... ./testbed/... ./cmd/zipline/... ./otel/...
 
 demo:
 	scripts/setup.sh redis
@@ -11,14 +17,12 @@ demo:
 
 test:
 	scripts/setup.sh
-	go vet ./...
+	go vet $(PACKAGES) ./bench/...
 	go run ./internal/cmdspec/gen -check # the generated code is current
+	go run ./internal/release api        # the exported API is its baseline's (api/)
 	scripts/check-layers.sh
-	cd testbed && go vet ./... && go test -race -count=1 ./...
-	cd cmd/zipline && go vet ./... && go test -race -count=1 ./...
-	cd bench && go vet ./... && go test -count=1 ./...
-	cd otel && go vet ./... && go test -race -count=1 ./...
-	go test -race -count=1 ./...
+	go test -race -count=1 $(PACKAGES)
+	go test -count=1 ./bench/...
 	# The race detector allocates, so the allocation tests skip under it: run
 	# them (every test named *Alloc*, plus the one LZ4 test that counts too)
 	# once more without it.
@@ -87,3 +91,23 @@ ANALYZE_DEMO_KEYS ?= 1000000
 analyze-demo:
 	scripts/setup.sh $(ANALYZE_DEMO_KIND)
 	go -C cmd/zipline run . analyze -demo $(ANALYZE_DEMO_KEYS) -kind $(ANALYZE_DEMO_KIND) -html $(CURDIR)/analyze-report.html
+
+# A release of every published module at VERSION (internal/release): a dry
+# run that prints what would change and be tagged, unless DO=1, which sets
+# the modules' requirements of each other, names the version in
+# CHANGELOG.md, checks the API and that a fresh module can depend on the
+# result, commits and tags (testbed/VERSION, VERSION, cmd/zipline/VERSION,
+# otel/VERSION). make release VERSION=v0.2.0 [DO=1]
+release:
+	@test -n "$(VERSION)" || { echo 'usage: make release VERSION=v0.x.y [DO=1]'; exit 2; }
+	go run ./internal/release -version '$(VERSION)' $(if $(DO),-do)
+
+# go mod tidy in every module, as its users see it (outside the workspace,
+# against a module proxy of the checkout).
+tidy:
+	go run ./internal/release tidy
+
+# Rewrite the exported-API baselines in api/ after an intended change; a
+# removal must be named in CHANGELOG.md's Unreleased section first.
+api:
+	go run ./internal/release api -write

@@ -2,12 +2,6 @@ module github.com/ziplinekv/zipline/bench
 
 go 1.26.0
 
-replace (
-	github.com/ziplinekv/zipline => ../
-	github.com/ziplinekv/zipline/cmd/zipline => ../cmd/zipline
-	github.com/ziplinekv/zipline/testbed => ../testbed
-)
-
 require (
 	github.com/centrifugal/centrifuge v0.38.0
 	github.com/go-redis/cache/v9 v9.0.0
@@ -19,9 +13,9 @@ require (
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/redis/rueidis v1.0.79
 	github.com/valkey-io/valkey-glide/go/v2 v2.5.3
-	github.com/ziplinekv/zipline v0.0.0-00010101000000-000000000000
-	github.com/ziplinekv/zipline/cmd/zipline v0.0.0-00010101000000-000000000000
-	github.com/ziplinekv/zipline/testbed v0.0.0-00010101000000-000000000000
+	github.com/ziplinekv/zipline v0.1.0
+	github.com/ziplinekv/zipline/cmd/zipline v0.1.0
+	github.com/ziplinekv/zipline/testbed v0.1.0
 )
 
 require (

@@ -27,7 +27,7 @@ tooling=$(echo "$all" | grep -E "^$mod/(cmd|bench|testbed)(/|$)|/bench(/|$)" || 
 $tooling"
 
 # 2. What the library and the CLI link.
-lib=$(echo "$all" | grep -v -e "^$mod/internal/testkit$" -e "^$mod/internal/cmdspec/fetch$" -e "^$mod/internal/cmdspec/gen$")
+lib=$(echo "$all" | grep -v -e "^$mod/internal/testkit$" -e "^$mod/internal/cmdspec/fetch$" -e "^$mod/internal/cmdspec/gen$" -e "^$mod/internal/release$")
 bad=$(go list -deps $lib | grep -e "^$mod/testbed" -e "^$mod/cmd/" -e "^$mod/internal/testkit" -e '^testing$' || true)
 [ -z "$bad" ] || fail "the library links tooling:
 $bad"

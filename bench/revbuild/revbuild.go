@@ -4,9 +4,10 @@
 // A Go binary links one version of a module, so measuring two revisions of
 // the client side by side takes two binaries. Build makes one without
 // touching the checked-out tree: it extracts the revision with git archive
-// into a temporary directory, and builds with a temporary copy of the bench
-// module's go.mod and go.sum (go build -modfile) whose replace directive
-// points the zipline module at that directory. Both are removed before
+// into a temporary directory, and builds outside the repository's workspace
+// (GOWORK=off) with a temporary copy of the bench module's go.mod and go.sum
+// (go build -modfile) whose replace directives point the zipline module at
+// that directory and the modules nested in its tree at the checkout. Both are removed before
 // Build returns, whether it succeeds or not.
 //
 // Only the client comes from the revision. The bench module (adapters,
@@ -87,8 +88,8 @@ func Build(ctx context.Context, o Options, rev, out string) (hash string, err er
 		return "", err
 	}
 	// The modules that live inside the zipline module's tree (the CLI, the
-	// test bed, this one) come from the checkout, through the bench
-	// module's replace directives. A revision from before one of them
+	// test bed) come from the checkout, through replace directives in the
+	// temporary go.mod. A revision from before one of them
 	// became a module holds its packages inside the zipline module; they
 	// are dropped from the extracted tree, or a package would be found in
 	// two modules.
@@ -108,7 +109,22 @@ func Build(ctx context.Context, o Options, rev, out string) (hash string, err er
 	if err := copyFile(filepath.Join(bench, "go.sum"), filepath.Join(tmp, "build.sum")); err != nil {
 		return "", err
 	}
-	if _, err := b.run(ctx, "go", "mod", "edit", "-modfile="+modfile, "-replace="+ZiplineModule+"="+src); err != nil {
+	edits := []string{"mod", "edit", "-modfile=" + modfile, "-replace=" + ZiplineModule + "=" + src}
+	self, err := b.run(ctx, "go", "list", "-m", "-f", "{{.Path}}")
+	if err != nil {
+		return "", err
+	}
+	for _, rel := range nested {
+		dir := filepath.Join(strings.TrimSpace(checkedOut), rel)
+		path, err := modulePath(filepath.Join(dir, "go.mod"))
+		if err != nil {
+			return "", err
+		}
+		if path != strings.TrimSpace(self) { // the bench module is the main module
+			edits = append(edits, "-replace="+path+"="+dir)
+		}
+	}
+	if _, err := b.run(ctx, "go", edits...); err != nil {
 		return "", err
 	}
 
@@ -155,10 +171,16 @@ type builder struct {
 }
 
 // run runs a command in b.dir and returns its standard output; the error
-// carries its standard error.
+// carries its standard error. A go command given a -modfile runs outside
+// the repository's workspace (go refuses -modfile in workspace mode).
 func (b builder) run(ctx context.Context, name string, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = b.dir
+	for _, a := range args {
+		if strings.HasPrefix(a, "-modfile=") {
+			cmd.Env = append(os.Environ(), "GOWORK=off")
+		}
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -250,6 +272,20 @@ func nestedModules(root string) ([]string, error) {
 		return nil
 	})
 	return out, err
+}
+
+// modulePath returns the module path a go.mod file declares.
+func modulePath(gomod string) (string, error) {
+	data, err := os.ReadFile(gomod)
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`), nil
+		}
+	}
+	return "", fmt.Errorf("%s declares no module", gomod)
 }
 
 // replaceFiles makes the regular files of directory dst those of src,

@@ -54,7 +54,7 @@ func analyzeFlags(fs *flag.FlagSet) func(context.Context, []string) error {
 	htmlOut := fs.String("html", "", "also write the report as a self-contained HTML page with charts to this `file`")
 	price := fs.Float64("price-per-gb", analyze.DefaultPricePerGB, "dollars per GiB of cache memory a month, for the money "+
 		"saved;\nthe default is AWS ElastiCache's cache.r7g.large on demand in us-east-1 ($0.219/h × 730 h / 13.07 GiB)")
-	quiet := fs.Bool("quiet", false, "no progress bar on standard error")
+	quiet := quietFlag(fs)
 	demoKeys := fs.Int("demo", 0, "start a throwaway local server, fill it with about `N` keys of mixed demo data, and "+
 		"analyze it\n(no -addr or -url)")
 	kind := fs.String("kind", "redis", "with -demo: redis or valkey")
@@ -94,11 +94,16 @@ func analyzeFlags(fs *flag.FlagSet) func(context.Context, []string) error {
 		if *price != analyze.DefaultPricePerGB {
 			cfg.PriceSource = "-price-per-gb"
 		}
-		var bar *scanBar
-		if !*quiet {
-			bar = &scanBar{out: os.Stderr}
-			cfg.Progress = bar.draw
-			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		bar := newProgress(os.Stderr, "keys", *quiet)
+		cfg.Progress = func(p analyze.Progress) {
+			eta := time.Duration(-1)
+			if p.Scanned > 0 {
+				eta = p.ETA()
+			}
+			bar.update(p.Scanned, p.Total, eta)
+		}
+		if bar != nil {
+			cfg.Logger = slog.New(slog.NewTextHandler(bar, nil)) // a log line never lands inside the bar
 		}
 		start := time.Now()
 		r, err := analyze.Run(ctx, cfg)
@@ -193,33 +198,4 @@ func startDemoServer(ctx context.Context, kind testbed.Kind, keys int, log io.Wr
 	}
 	fmt.Fprintf(log, "wrote %d keys in %v\n", n, time.Since(start).Round(100*time.Millisecond))
 	return srv, srv.Stop, nil
-}
-
-// scanBar draws the scan's progress on one line of standard error.
-type scanBar struct {
-	out   io.Writer
-	drawn bool
-}
-
-func (b *scanBar) draw(p analyze.Progress) {
-	frac := 1.0
-	if p.Total > 0 {
-		frac = min(float64(p.Scanned)/float64(p.Total), 1)
-	}
-	const width = 30
-	filled := int(frac * width)
-	rate := float64(p.Scanned) / max(p.Elapsed.Seconds(), 1e-3)
-	eta := "?"
-	if p.Scanned > 0 {
-		eta = p.ETA().Round(time.Second).String()
-	}
-	fmt.Fprintf(b.out, "\r[%s%s] %3.0f%% %d/%d keys  %.0f keys/s  ETA %s ", strings.Repeat("#", filled),
-		strings.Repeat(".", width-filled), 100*frac, p.Scanned, p.Total, rate, eta)
-	b.drawn = true
-}
-
-func (b *scanBar) finish() {
-	if b != nil && b.drawn {
-		fmt.Fprintln(b.out)
-	}
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"log/slog"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -81,6 +84,14 @@ func demo(ctx context.Context, opts zipline.Options, local bool, w workload, con
 		opts.Addr, srv = addr, s
 	}
 	serverAddr := describeServer(opts)
+	// What the library logs while the demo runs (a layout's warning that the
+	// server cannot expire hash fields) is printed after the tables, never
+	// inside them.
+	notes := &logNotes{}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(notes)
+		defer notes.print(os.Stdout)
+	}
 
 	c, err := zipline.New(opts)
 	if err != nil {
@@ -335,4 +346,36 @@ func serverPID(srv *testbed.Server) int {
 		return 0
 	}
 	return srv.PID()
+}
+
+// logNotes is a slog.Handler that keeps the distinct messages of warnings
+// and errors, for the demo to print after its tables.
+type logNotes struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (n *logNotes) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (n *logNotes) WithAttrs([]slog.Attr) slog.Handler           { return n }
+func (n *logNotes) WithGroup(string) slog.Handler                { return n }
+
+func (n *logNotes) Handle(_ context.Context, r slog.Record) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !slices.Contains(n.msgs, r.Message) {
+		n.msgs = append(n.msgs, r.Message)
+	}
+	return nil
+}
+
+func (n *logNotes) print(w io.Writer) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.msgs) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nWhat the library logged while the demo ran:")
+	for _, m := range n.msgs {
+		fmt.Fprintf(w, "  - %s\n", m)
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/ziplinekv/zipline"
 	"github.com/ziplinekv/zipline/layout"
@@ -40,6 +39,7 @@ func migrateFlags(fs *flag.FlagSet) func(context.Context, []string) error {
 	sweep := fs.Bool("sweep", false, "move nothing: delete the tombstones that a migration on a cluster left in the -to layout\n"+
 		"(once a run reports the migration complete and no process uses MigrateFrom any more)")
 	sample := fs.Int("sample", 1000, "keys sampled by -dry-run")
+	quiet := quietFlag(fs)
 	return func(ctx context.Context, _ []string) error {
 		if *to == "" || (*from == "" && !*sweep) {
 			return usagef("migrate needs -from and -to (-sweep needs only -to)")
@@ -61,7 +61,8 @@ func migrateFlags(fs *flag.FlagSet) func(context.Context, []string) error {
 			return err
 		}
 		return migrate(ctx, withCredentials(opts, *user, *password), newNS, migrateRun{
-			rate: *rate, batch: *batch, state: *state, dryRun: *dryRun, sweep: *sweep, sample: *sample})
+			rate: *rate, batch: *batch, state: *state, dryRun: *dryRun, sweep: *sweep, sample: *sample,
+			quiet: *quiet})
 	}
 }
 
@@ -71,6 +72,7 @@ type migrateRun struct {
 	rate, batch, sample int
 	state               string
 	dryRun, sweep       bool
+	quiet               bool // no progress reports
 }
 
 // migrate moves newNS.MigrateFrom's keys to newNS on the server opts
@@ -106,10 +108,10 @@ func migrate(ctx context.Context, opts zipline.Options, newNS layout.Namespace, 
 		return err
 	}
 	cursor := readState(r.state)
-	bar := progressBar{total: total, start: time.Now(), out: os.Stderr}
+	bar := newProgress(os.Stderr, "keys", r.quiet)
 	p, err := s.Migrate(ctx, layout.MigrateOptions{Batch: r.batch, Rate: r.rate, Cursor: cursor,
 		OnProgress: func(p layout.Progress) {
-			bar.draw(p)
+			bar.update(int64(p.Scanned), total, -1)
 			writeState(r.state, p.Cursor)
 		}})
 	bar.finish()
@@ -148,37 +150,6 @@ func writeState(path, cursor string) {
 	tmp := path + ".tmp"
 	if os.WriteFile(tmp, []byte(cursor+"\n"), 0o644) == nil {
 		os.Rename(tmp, path)
-	}
-}
-
-type progressBar struct {
-	total int64
-	start time.Time
-	out   *os.File
-	drawn bool
-}
-
-func (b *progressBar) draw(p layout.Progress) {
-	done := int64(p.Scanned)
-	frac := 1.0
-	if b.total > 0 {
-		frac = min(float64(done)/float64(b.total), 1)
-	}
-	const width = 30
-	filled := int(frac * width)
-	rate := float64(done) / max(time.Since(b.start).Seconds(), 1e-3)
-	eta := "?"
-	if rate > 0 && b.total > done {
-		eta = (time.Duration(float64(b.total-done)/rate) * time.Second).Round(time.Second).String()
-	}
-	fmt.Fprintf(b.out, "\r[%s%s] %3.0f%% %d/%d keys  %.0f keys/s  ETA %s ", strings.Repeat("#", filled),
-		strings.Repeat(".", width-filled), 100*frac, done, b.total, rate, eta)
-	b.drawn = true
-}
-
-func (b *progressBar) finish() {
-	if b.drawn {
-		fmt.Fprintln(b.out)
 	}
 }
 

@@ -428,3 +428,60 @@ func withoutMigration(ns layout.Namespace) layout.Namespace {
 	ns.MigrateFrom = nil
 	return ns
 }
+
+// TestMigrateOutputToFiles runs migrate as a script does, its output
+// redirected to files: 20,000 keys leave a few lines, not a progress bar's
+// carriage-return frames (which wrote 23 KB); and -q leaves only the
+// results.
+func TestMigrateOutputToFiles(t *testing.T) {
+	srv := servertest.NewServer(t, testbed.Config{})
+	c := openClient(t, zipline.Options{Addr: srv.Addr})
+	ctx := t.Context()
+	const keys = 20000
+	for from := 0; from < keys; from += 1000 {
+		b := c.Batch()
+		for i := from; i < from+1000; i++ {
+			b.Set("user:"+strconv.Itoa(i), []byte(strconv.Itoa(500000000+i)))
+		}
+		if err := b.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		to    string
+		quiet bool
+	}{{"prefix=user:,zip=u:,buckets=dense:100", false}, {"prefix=user:,zip=v:,buckets=dense:100", true}} {
+		from := "prefix=user:"
+		if tc.quiet {
+			from = "prefix=user:,zip=u:,buckets=dense:100"
+		}
+		args := []string{"migrate", "-addr", srv.Addr, "-from", from, "-to", tc.to, "-batch", "50"}
+		if tc.quiet {
+			args = append(args, "-q")
+		}
+		out, err := os.Create(filepath.Join(t.TempDir(), "out"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		child := startChild(t, out, args...)
+		if err := child.Wait(); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		written, err := os.ReadFile(out.Name())
+		out.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%v wrote %d bytes:\n%s", args, len(written), written)
+		if !strings.Contains(string(written), "moved 20000") {
+			t.Fatalf("migrate printed:\n%s", written)
+		}
+		if len(written) >= 8<<10 || strings.Contains(string(written), "\r") {
+			t.Errorf("migrate of %d keys into a file wrote %d bytes (goal: under 8 KB), carriage returns: %v",
+				keys, len(written), strings.Contains(string(written), "\r"))
+		}
+		if tc.quiet && strings.Contains(string(written), "ETA") {
+			t.Errorf("-q still reported progress:\n%s", written)
+		}
+	}
+}
