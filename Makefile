@@ -23,10 +23,14 @@ test:
 	scripts/check-layers.sh
 	go test -race -count=1 $(PACKAGES)
 	go test -count=1 ./bench/...
-	# The race detector allocates, so the allocation tests skip under it: run
-	# them (every test named *Alloc*, plus the one LZ4 test that counts too)
-	# once more without it.
-	go test -count=1 -run 'Alloc|TestLZ4BlockLenMalformed' ./...
+	go test -count=1 -run '$(NORACE_TESTS)' $(PACKAGES)
+
+# The tests that skip under the race detector, run once more without it: the
+# allocation tests (the detector allocates) and the measurements
+# (servertest.MeasuredWithoutRace: the detector slows the client five to ten
+# times and races nothing the other tests do not). internal/release's
+# TestNoRaceTestsRunWithoutRace checks that every measurement is named here.
+NORACE_TESTS := Alloc|TestLZ4BlockLenMalformed|TestAnalyzeAccuracy|TestAnalyzeDictAccuracy|TestAnalyzeCalibrate|TestServerDictionaryGoal|TestCostTable
 
 # A long fuzz run of each target (not part of CI): make fuzz FUZZTIME=10m
 FUZZTIME ?= 1m

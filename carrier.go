@@ -196,7 +196,7 @@ func (c *Client) sendDirect(ctx context.Context, d *direct, v *resp.Value, spec 
 
 // Errors about the connection, which the connections (internal/pipe) give
 // and the carriers pass on. Each is checked with errors.Is; the error
-// returned wraps the underlying cause as well. errors.go has the others.
+// returned wraps the underlying cause as well.
 var (
 	// ErrClosed: the Client was closed.
 	ErrClosed = pipe.ErrClosed

@@ -18,13 +18,17 @@ import (
 	"github.com/ziplinekv/zipline/internal/resp"
 )
 
-// Client is a connection to one Redis or Valkey server, safe for
-// concurrent use by any number of goroutines, and meant to be created once
-// and shared. Requests from all goroutines go out batched on one connection
-// (see the package documentation); there is no pool to size.
+// Client is a handle to a Redis or Valkey deployment: one server, a
+// Sentinel group (following its primary through failovers) or a Cluster
+// (routing each command by the slot of its keys), chosen by Options. It is
+// safe for concurrent use by any number of goroutines, and meant to be
+// created once and shared: requests from all goroutines go out batched on
+// one connection per server (see the package documentation), so there is
+// no pool to size.
 //
 // Blocking commands (BLPOP, XREAD BLOCK, WAIT...) run on a small pool of
-// dedicated connections, so they never stall the shared one.
+// dedicated connections, so they never stall the shared one. Close
+// releases everything it holds.
 type Client struct {
 	s *shared
 	// carrier takes this Client's requests: the shared connection, or, on a

@@ -1,5 +1,6 @@
 // Package zipline is a Redis and Valkey client that pipelines every call
-// implicitly.
+// implicitly, on one server, a Sentinel group or a Cluster, and compresses
+// stored values transparently, byte-compatible with Valkey GLIDE.
 //
 //	c, err := zipline.New(zipline.Options{Addr: "127.0.0.1:6379"})
 //	if err != nil { ... }
@@ -18,7 +19,9 @@
 // needs no timer. The writer flushes as soon as it finds work, so a lone
 // request costs one round trip, as on a plain connection; under load,
 // requests pile up while the previous write is in the kernel, and batches
-// grow by themselves. bench/RESULTS.md has the measurements.
+// grow by themselves. The measurements against other clients are in the
+// repository's bench/RESULTS.md
+// (https://github.com/ziplinekv/zipline/blob/main/bench/RESULTS.md).
 //
 // With only a few callers, the hand-off from the reader goroutine is what
 // a pool's caller does not pay, so while few callers are in flight up to
@@ -50,23 +53,22 @@
 // Requests that never reached the server match ErrNotSent and are safe to
 // retry.
 //
-// # Layout
+// # Packages
 //
-//   - internal/resp: RESP2/RESP3 encoding and a bounded parser.
-//   - internal/pipe: one connection with implicit pipelining and reconnects.
-//   - zipline (this package): Client, typed commands, Batch, Tx, Watch,
-//     and the cluster router; commands reach connections only through the
-//     carrier interface (see DEVELOPERS.md).
-//   - codec: value compression compatible with Valkey GLIDE.
-//   - layout: key zipping, hash buckets and migration, built on the client.
+//   - zipline (this package): Client, Options, the typed commands, Do,
+//     Batch, Tx, Watch, pub/sub, the client-side cache and the errors, for
+//     one server, Sentinel and Cluster alike.
+//   - codec: value compression compatible with Valkey GLIDE (zstd, LZ4) and
+//     trained zstd dictionaries, usable on its own.
+//   - layout: memory-efficient layouts of a key namespace (key zipping, hash
+//     buckets, per-namespace codecs) with live migration.
 //   - cache: cache-aside with single flight, a cross-process lock, early
-//     refresh and negative caching, built on the client.
-//   - fanout: a WebSocket hub relaying pub/sub, each message compressed once.
-//   - internal/testkit: test support (fault injection, leak checks).
+//     refresh and negative caching.
+//   - fanout: a WebSocket hub relaying pub/sub, each message compressed
+//     once; fanout/wsclient is its client.
 //
-// Beside the library, in modules of their own: testbed (real servers and
-// clusters on loopback, and the documents tests and benchmarks use),
-// cmd/zipline (the command-line tool), bench (comparisons with other
-// clients) and otel (package ziplineotel: OpenTelemetry tracing and
-// metrics).
+// In modules of their own, so that this one depends on no telemetry library
+// and binds none of the tooling: github.com/ziplinekv/zipline/otel
+// (OpenTelemetry tracing and metrics) and github.com/ziplinekv/zipline/cmd/zipline
+// (the command-line tool: analyze, migrate, dict, inspect, fanout, demo).
 package zipline

@@ -95,7 +95,7 @@ type Options struct {
 	// MaxFlushDelay lets the writer wait up to this long after a write, when
 	// other requests are in flight, so that batches grow and the server does
 	// fewer reads. Zero (the default) writes as soon as a request arrives,
-	// which is best for latency; see bench/RESULTS.md for the trade-off.
+	// which is best for latency: a delay trades latency for server CPU.
 	MaxFlushDelay time.Duration
 
 	// ReconnectBackoffMin and ReconnectBackoffMax bound the wait between

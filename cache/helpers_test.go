@@ -6,16 +6,29 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/ziplinekv/zipline"
 	"github.com/ziplinekv/zipline/internal/testkit"
+	"github.com/ziplinekv/zipline/testbed"
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain starts the server the example runs against, and checks that no
+// test leaves a goroutine behind.
+func TestMain(m *testing.M) {
+	srv, err := testbed.Start(testbed.Config{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "TestMain: the example's server:", err)
+		os.Exit(1)
+	}
+	os.Setenv("ZIPLINE_EXAMPLE_ADDR", srv.Addr)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { srv.Stop() }),
+		goleak.IgnoreAnyFunction("github.com/ziplinekv/zipline/testbed.(*Server).start.func1")) // the example's server, until Cleanup
+}
 
 // quiet discards the clients' connection events.
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))

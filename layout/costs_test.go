@@ -19,6 +19,7 @@ import (
 
 	"github.com/ziplinekv/zipline"
 	"github.com/ziplinekv/zipline/internal/testkit"
+	"github.com/ziplinekv/zipline/testbed/servertest"
 )
 
 var update = stdflag.Bool("update", false, "measure every cell of the cost table on the servers and rewrite testdata/costcells.json and costs.json")
@@ -429,6 +430,7 @@ func round1(x float64) float64 { return math.Round(x*10) / 10 }
 // table says: more than a twentieth of them off by 8 bytes (and 3 %), or
 // any by 32 bytes (and 10 %).
 func TestCostTable(t *testing.T) {
+	servertest.MeasuredWithoutRace(t)
 	table, err := loadCostCells()
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/ziplinekv/zipline/codec"
 	"github.com/ziplinekv/zipline/internal/testkit"
 	"github.com/ziplinekv/zipline/testbed/corpus"
+	"github.com/ziplinekv/zipline/testbed/servertest"
 )
 
 // dictNS keeps its dictionaries in the server.
@@ -365,6 +366,7 @@ func TestServerDictionariesOnACluster(t *testing.T) {
 // twice what plain zstd saves (the figures: 0.346 of the raw value
 // bytes with a 16 KiB dictionary, 0.748 with plain zstd).
 func TestServerDictionaryGoal(t *testing.T) {
+	servertest.MeasuredWithoutRace(t)
 	for _, kind := range []testkit.Kind{testkit.Redis, testkit.Valkey} {
 		t.Run(string(kind), func(t *testing.T) {
 			c, srv := newClient(t, kind)

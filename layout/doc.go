@@ -24,8 +24,8 @@
 // same fixed cost, which compression then shrinks; small records compress
 // well only with a dictionary trained on their family (codec.ZstdDict),
 // which a namespace can keep in the server, so that every process shares
-// it and it can be rotated live (see dict.go: TrainDictionary, Reencode,
-// DropDictionaries).
+// it and it can be rotated live (Store.TrainDictionary, Store.Reencode,
+// Store.DropDictionaries).
 //
 // # Stored names
 //

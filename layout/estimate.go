@@ -75,13 +75,13 @@ type Estimate struct {
 
 // unreportedPerKey is what a key costs that the server does not report
 // in MEMORY USAGE (its main dictionary's slot and allocator rounding),
-// measured on Redis 7.0 (see the notes in bench/RESULTS.md).
+// measured on Redis 7.0.
 const unreportedPerKey = 18
 
 // Estimate measures a sample of the keys still in the old layout (MEMORY
 // USAGE of their stored keys) and projects their size in the new layout
-// from their encoded values. It is an approximation; bench/RESULTS.md has
-// measured figures per value class.
+// from their encoded values, priced with the server's Costs. It is an
+// approximation.
 func (s *Store) Estimate(ctx context.Context, sample int) (Estimate, error) {
 	if s.old == nil {
 		return Estimate{}, errors.New("layout: the namespace has no MigrateFrom")

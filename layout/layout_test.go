@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -19,9 +20,21 @@ import (
 	"github.com/ziplinekv/zipline"
 	"github.com/ziplinekv/zipline/codec"
 	"github.com/ziplinekv/zipline/internal/testkit"
+	"github.com/ziplinekv/zipline/testbed"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain starts the server the examples run against, and checks that
+// no test leaves a goroutine behind.
+func TestMain(m *testing.M) {
+	srv, err := testbed.Start(testbed.Config{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "TestMain: the examples' server:", err)
+		os.Exit(1)
+	}
+	os.Setenv("ZIPLINE_EXAMPLE_ADDR", srv.Addr)
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { srv.Stop() }),
+		goleak.IgnoreAnyFunction("github.com/ziplinekv/zipline/testbed.(*Server).start.func1")) // the examples' server, until Cleanup
+}
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 

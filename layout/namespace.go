@@ -20,7 +20,8 @@ type Namespace struct {
 	Prefix string
 	// ZipAs, when set, replaces Prefix in stored key names and turns on key
 	// zipping: integer segments of the rest are stored in base62 (see
-	// zip.go). Empty stores keys under Prefix, unchanged.
+	// "Stored names" in the package documentation). Empty stores keys under
+	// Prefix, unchanged.
 	ZipAs string
 	// Buckets, when set, stores values as fields of small hashes instead of
 	// one key each: Dense for integer ids, Hashed for anything else. Nil
@@ -29,8 +30,8 @@ type Namespace struct {
 	// Codec compresses the namespace's values (zero: none). Values shorter
 	// than its MinSize, such as small integers, are stored as they are.
 	// codec.ZstdDict without a Dictionary keeps the namespace's zstd
-	// dictionaries in the server (dict.go: TrainDictionary, Reencode,
-	// DropDictionaries); until one is trained, values are written with
+	// dictionaries in the server (Store.TrainDictionary, Store.Reencode,
+	// Store.DropDictionaries); until one is trained, values are written with
 	// plain zstd.
 	Codec zipline.Compression
 	// Oversize says what to do with a value too large to keep a bucket in

@@ -262,7 +262,7 @@ func (s *Store) GetSet(ctx context.Context, key string, v []byte) ([]byte, error
 
 // MGet returns the values of keys, nil for missing ones, in one round trip
 // (two if some are oversize values stored as plain keys): one HGET or HMGET
-// per bucket and one MGET for keys stored as plain keys (see multi.go).
+// per bucket and one MGET for keys stored as plain keys.
 func (s *Store) MGet(ctx context.Context, keys ...string) ([][]byte, error) {
 	if s.splitting() {
 		return s.splitGet(ctx, keys)
@@ -338,7 +338,7 @@ func (s *Store) mgetMigrating(ctx context.Context, keys []string) ([][]byte, err
 // stored as plain keys take one MSET; each bucket takes one HSET of its
 // fields. When every value fits its bucket and the namespace is not
 // migrating, that is a MULTI/EXEC with one UNLINK of the fields' oversize
-// keys (multi.go); otherwise the ops script, which also writes oversize
+// keys; otherwise the ops script, which also writes oversize
 // values. On a cluster each bucket and each plain key is written
 // atomically on its own. A key given twice takes its last value.
 func (s *Store) MSet(ctx context.Context, pairs ...zipline.KeyValue) error {

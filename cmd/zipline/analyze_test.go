@@ -185,6 +185,7 @@ func shellWords(s string) []string {
 // and the script cache aside) around it, and a sample of its keys is read
 // back through the new layout.
 func TestAnalyzeAccuracy(t *testing.T) {
+	servertest.MeasuredWithoutRace(t)
 	for _, kind := range []testbed.Kind{testbed.Redis, testbed.Valkey} {
 		t.Run(string(kind), func(t *testing.T) { analyzeAccuracy(t, kind, false) })
 	}
@@ -199,6 +200,7 @@ func TestAnalyzeAccuracy(t *testing.T) {
 // analyzeAccuracy); and every value reads back with no dictionary in the
 // reader's configuration.
 func TestAnalyzeDictAccuracy(t *testing.T) {
+	servertest.MeasuredWithoutRace(t)
 	for _, kind := range []testbed.Kind{testbed.Redis, testbed.Valkey} {
 		t.Run(string(kind), func(t *testing.T) { analyzeAccuracy(t, kind, true) })
 	}

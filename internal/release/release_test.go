@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -239,5 +240,67 @@ func TestFeatureName(t *testing.T) {
 		if got := featureName(line); got != want {
 			t.Errorf("featureName(%q) = %q, want %q", line, got, want)
 		}
+	}
+}
+
+// TestNoRaceTestsRunWithoutRace checks that every test that skips under the
+// race detector as a measurement (servertest.MeasuredWithoutRace) is named
+// by the Makefile's NORACE_TESTS, the pattern of make test's pass without
+// the detector: otherwise it would run in neither pass.
+func TestNoRaceTestsRunWithoutRace(t *testing.T) {
+	repo := repoRoot(t)
+	makefile, err := os.ReadFile(filepath.Join(repo, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pattern string
+	for _, line := range strings.Split(string(makefile), "\n") {
+		if rest, ok := strings.CutPrefix(line, "NORACE_TESTS := "); ok {
+			pattern = rest
+		}
+	}
+	if pattern == "" {
+		t.Fatal("the Makefile defines no NORACE_TESTS")
+	}
+	norace := regexp.MustCompile(pattern)
+	funcDecl := regexp.MustCompile(`^func (Test\w+)\(`)
+	call := regexp.MustCompile(`^\s+servertest\.MeasuredWithoutRace\(`)
+	found := 0
+	err = filepath.WalkDir(repo, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") && path != repo {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		test := ""
+		for _, line := range strings.Split(string(data), "\n") {
+			if m := funcDecl.FindStringSubmatch(line); m != nil {
+				test = m[1]
+			} else if strings.HasPrefix(line, "func ") {
+				test = ""
+			}
+			if test != "" && call.MatchString(line) {
+				found++
+				if !norace.MatchString(test) {
+					rel, _ := filepath.Rel(repo, path)
+					t.Errorf("%s: %s skips under the race detector, but NORACE_TESTS does not run it without", rel, test)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found == 0 {
+		t.Error("no test calls servertest.MeasuredWithoutRace: the check reads nothing")
 	}
 }

@@ -329,6 +329,7 @@ func TestAnalyzeCluster(t *testing.T) {
 // the predictions by little (the model is measured), and leaves nothing
 // behind.
 func TestAnalyzeCalibrate(t *testing.T) {
+	servertest.MeasuredWithoutRace(t)
 	for _, kind := range []testbed.Kind{testbed.Redis, testbed.Valkey} {
 		t.Run(string(kind), func(t *testing.T) {
 			srv, c := filled(t, kind, 20000)
