@@ -8,8 +8,11 @@
 .PHONY: demo test fuzz bench soak bench-compression bench-ab spec release tidy api
 
 # The modules are developed together through go.work; one go command sees
-# them all, so their tests share one schedule.
+# them all, so their tests share one schedule. Most of a package's time is
+# spent waiting for servers (a cluster forming, a failover, a timeout), not
+# on a processor, so four test binaries run at once on two cores.
 PACKAGES := ./... ./testbed/... ./cmd/zipline/... ./otel/...
+TESTFLAGS := -count=1 -p 4
 
 demo:
 	scripts/setup.sh redis
@@ -21,9 +24,9 @@ test:
 	go run ./internal/cmdspec/gen -check # the generated code is current
 	go run ./internal/release api        # the exported API is its baseline's (api/)
 	scripts/check-layers.sh
-	go test -race -count=1 $(PACKAGES)
-	go test -count=1 ./bench/...
-	go test -count=1 -run '$(NORACE_TESTS)' $(PACKAGES)
+	go test -race $(TESTFLAGS) $(PACKAGES)
+	go test $(TESTFLAGS) ./bench/...
+	go test $(TESTFLAGS) -run '$(NORACE_TESTS)' $(PACKAGES)
 
 # The tests that skip under the race detector, run once more without it: the
 # allocation tests (the detector allocates) and the measurements

@@ -176,12 +176,12 @@ var writeReads = []writeRead{
 		}},
 }
 
-// Values written with compression on are never returned as garbage: 4,000
+// Values written with compression on are never returned as garbage: 2,000
 // random values (1,000 with -short), through every supported write and
 // read, come back equal. The codec's fuzz targets cover the values' bytes
 // far further; this covers the commands.
 func TestCompressionRandomValuesThroughEveryCommand(t *testing.T) {
-	n := 4_000
+	n := 2_000
 	if testing.Short() {
 		n = 1_000
 	}

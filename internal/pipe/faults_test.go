@@ -107,7 +107,13 @@ func TestPipeIdleDeadlineRacingANewRequest(t *testing.T) {
 	srv := testkit.NewServer(t, testkit.Config{})
 	var hook atomic.Pointer[func()]
 	opts := testOptions(srv.Addr)
-	opts.IOTimeout = 50 * time.Millisecond
+	// The idle deadline expires one IOTimeout after the PING's reply; the
+	// racing request then has a whole IOTimeout for its own reply, which a
+	// loaded machine (a race-enabled suite beside CPU-bound processes) can
+	// take tens of milliseconds to give: a second, so that only the bug
+	// (the idle expiry counted against the new request, which fails it at
+	// once) fails the test.
+	opts.IOTimeout = time.Second
 	opts.Dial = func(ctx context.Context) (net.Conn, error) {
 		var d net.Dialer
 		c, err := d.DialContext(ctx, "tcp", srv.Addr)
