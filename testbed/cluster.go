@@ -91,6 +91,26 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A cluster that does not form within its bound (redis-cli waiting for
+	// the nodes to agree, which they do in about two seconds, seen once to
+	// hang past fifteen in a suite of four test binaries) is stopped and
+	// made again on other ports, once.
+	var errs []error
+	for attempt := 1; attempt <= 2; attempt++ {
+		c, err := startCluster(ctx, cfg, cli)
+		if err == nil {
+			return c, nil
+		}
+		errs = append(errs, fmt.Errorf("attempt %d: %w", attempt, err))
+		if errors.Is(err, ErrNoBinary) || ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, errors.Join(errs...)
+}
+
+// startCluster starts, joins and settles one cluster for StartCluster.
+func startCluster(ctx context.Context, cfg ClusterConfig, cli string) (*Cluster, error) {
 	c := &Cluster{Kind: cfg.Kind, NodeTimeout: cfg.NodeTimeout, cli: cli}
 	ctx, cancel := c.bound(ctx)
 	defer cancel()
@@ -126,14 +146,30 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (*Cluster, error) {
 	create = append(create, c.Addrs()...)
 	create = append(create, "--cluster-replicas", strconv.Itoa(cfg.Replicas), "--cluster-yes")
 	if _, err := c.runCLI(ctx, create...); err != nil {
+		err = fmt.Errorf("%w%s", err, c.logTails())
 		c.Stop()
 		return nil, err
 	}
 	if _, err := c.Settle(ctx); err != nil {
+		err = fmt.Errorf("%w%s", err, c.logTails())
 		c.Stop()
 		return nil, err
 	}
 	return c, nil
+}
+
+// logTails is the end of every node's log, for an error that says why a
+// cluster did not form.
+func (c *Cluster) logTails() string {
+	var b strings.Builder
+	for _, s := range c.nodes {
+		tail := s.logTail()
+		if i := strings.LastIndexByte(tail[:max(len(tail)-600, 0)], '\n'); i >= 0 {
+			tail = tail[i+1:]
+		}
+		fmt.Fprintf(&b, "\n--- %s's log, its end:\n%s", s.Addr, tail)
+	}
+	return b.String()
 }
 
 // Stop kills every node by its PID (paused ones too) and removes their
