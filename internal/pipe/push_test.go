@@ -171,12 +171,15 @@ func TestPipeBlockedPushHandlerDoesNotStallRequests(t *testing.T) {
 	defer unblockHandler() // a failure below must not leave the handler blocked: Close waits for it
 	var handled, lostCount atomic.Int64
 	lostReported := make(chan struct{}, 1)
+	entered := make(chan struct{}) // closed when the handler first blocks
+	var enter sync.Once
 	opts := testOptions(srv.Addr)
 	opts.Protocol = 3
 	opts.Push = []PushHandler{{
 		Kinds:    []string{"message"},
 		QueueLen: 8,
 		Handle: func(resp.Value) {
+			enter.Do(func() { close(entered) })
 			<-unblock
 			handled.Add(1)
 		},
@@ -232,9 +235,17 @@ func TestPipeBlockedPushHandlerDoesNotStallRequests(t *testing.T) {
 	}
 	// Until the handler has run, or been told of the loss, every push
 	// counts in the backlog, dropped ones included: a client-side cache
-	// serves nothing while one waits.
-	if n := p.Backlog("message").Pending(); n != published {
-		t.Fatalf("backlog %d with the handler blocked, want all %d pushes", n, published)
+	// serves nothing while one waits. The handler's goroutine tells it of
+	// the drops so far before each push it handles, so the pushes dropped
+	// before it took the first one (many, when it is slow to be scheduled)
+	// are reported before it blocks; from then on it can report nothing.
+	select {
+	case <-entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the handler never received a push")
+	}
+	if n, lost := p.Backlog("message").Pending(), lostCount.Load(); n+uint64(lost) != published || handled.Load() != 0 {
+		t.Fatalf("backlog %d with the handler blocked and %d reported lost, want the %d pushes between them", n, lost, published)
 	}
 	unblockHandler()
 	select {
