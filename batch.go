@@ -193,7 +193,7 @@ func enqueue[T any](b *Batch, cm command[T]) *Future[T] {
 	r := b.request()
 	expect := cm.dec.accepts
 	if b.tx {
-		expect = tsStatus // +QUEUED
+		expect = tsQueued
 	}
 	vr, err := b.c.add(r, cm.spec, cm.args, expect)
 	if err != nil {
@@ -203,7 +203,11 @@ func enqueue[T any](b *Batch, cm command[T]) *Future[T] {
 	if cm.block != 0 && !b.tx { // inside MULTI, blocking commands do not block
 		r.wait(cm.block)
 	}
-	b.pending = append(b.pending, queued{f: f, expand: vr, accepts: cm.dec.accepts})
+	accepts := cm.dec.accepts
+	if vr.read != nil {
+		accepts = vr.read.expect // sent as a read of the plaintext
+	}
+	b.pending = append(b.pending, queued{f: f, expand: vr, accepts: accepts})
 	return f
 }
 

@@ -175,6 +175,9 @@ func (c *Client) sendDirect(ctx context.Context, d *direct, v *resp.Value, spec 
 	if err != nil {
 		return vr, err
 	}
+	if vr.read != nil {
+		spec, args, expect = vr.read.spec, vr.read.args, vr.read.expect // answered from a read of the plaintext
+	}
 	call := c.s.calls.Get()
 	c.appendCommand(call, spec, args, expect, values)
 	p, solo := d.solo.take(d.pipe)

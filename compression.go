@@ -42,11 +42,17 @@ func (c *Client) CompressionStats() CompressionStats {
 	if c.s.codec == nil {
 		return CompressionStats{}
 	}
-	st := c.s.codec.c.Stats()
-	return CompressionStats{
-		Compressed: st.Compressed, Skipped: st.Skipped, BytesIn: st.BytesIn, BytesOut: st.BytesOut,
-		Decompressed: st.Decompressed, Invalid: st.Invalid,
+	var out CompressionStats
+	for _, cdc := range c.s.codec.codecs() {
+		st := cdc.Stats()
+		out.Compressed += st.Compressed
+		out.Skipped += st.Skipped
+		out.BytesIn += st.BytesIn
+		out.BytesOut += st.BytesOut
+		out.Decompressed += st.Decompressed
+		out.Invalid += st.Invalid
 	}
+	return out
 }
 
 // Raw returns a Client that shares c's connection but writes and reads

@@ -172,10 +172,14 @@ func TestXReadBlockOptionOnlyWhereOptionsStand(t *testing.T) {
 
 // What scripts, functions and SORT ... GET return holds stored values read
 // inside the server: every valid envelope in such a reply is expanded, at
-// any depth, on every path (Do, Script.Run, a Batch, a Tx).
+// any depth, on every path (Do, Script.Run, a Batch, a Tx). The scripts
+// here are given a key a rule keeps plain (a script given a key in the
+// compressed scope is refused: TestScriptOutcomeIndependentOfValueSize),
+// and read the compressed value by the name ARGV[1] gives.
 func TestCompressionExpandsScriptAndSortReplies(t *testing.T) {
 	ctx := context.Background()
-	c, _ := newTestClient(t, Options{Compression: Compression{Backend: codec.Zstd, MinSize: 6}})
+	c, _ := newTestClient(t, Options{Compression: Compression{Backend: codec.Zstd, MinSize: 6,
+		Rules: []CompressionRule{{Pattern: "{k}plain*", Never: true}}}})
 	val := strings.Repeat(`{"a":"compressible"}`, 10)
 	mustOK(t, c.Set(ctx, "{k}1", []byte(val)))
 	if !compressed(t, c, "{k}1") {
@@ -190,37 +194,37 @@ func TestCompressionExpandsScriptAndSortReplies(t *testing.T) {
 			t.Errorf("%s = %.80s: %d expanded values, want %d", what, v, got/10, n)
 		}
 	}
-	const get = "return redis.call('GET', KEYS[1])"
-	const nested = "local v = redis.call('GET', KEYS[1]); return {v, {v, 7}, 'x'}"
-	v, err := c.Do(ctx, "EVAL", get, 1, "{k}1")
+	const get = "return redis.call('GET', ARGV[1])"
+	const nested = "local v = redis.call('GET', ARGV[1]); return {v, {v, 7}, 'x'}"
+	v, err := c.Do(ctx, "EVAL", get, 1, "{k}plain", "{k}1")
 	wantDeep("EVAL", v, err, 1)
-	v, err = c.Do(ctx, "EVAL", nested, 1, "{k}1")
+	v, err = c.Do(ctx, "EVAL", nested, 1, "{k}plain", "{k}1")
 	wantDeep("EVAL nested", v, err, 2)
-	v, err = c.Do(ctx, "EVAL_RO", get, 1, "{k}1")
+	v, err = c.Do(ctx, "EVAL_RO", get, 1, "{k}plain", "{k}1")
 	wantDeep("EVAL_RO", v, err, 1)
 	s := NewScript(nested)
-	v, err = s.Run(ctx, c, []string{"{k}1"}) // EVAL after NOSCRIPT
+	v, err = s.Run(ctx, c, []string{"{k}plain"}, "{k}1") // EVAL after NOSCRIPT
 	wantDeep("Script.Run first", v, err, 2)
-	v, err = s.Run(ctx, c, []string{"{k}1"}) // EVALSHA
+	v, err = s.Run(ctx, c, []string{"{k}plain"}, "{k}1") // EVALSHA
 	wantDeep("Script.Run", v, err, 2)
-	v, err = c.Do(ctx, "EVALSHA_RO", s.SHA1(), 1, "{k}1")
+	v, err = c.Do(ctx, "EVALSHA_RO", s.SHA1(), 1, "{k}plain", "{k}1")
 	wantDeep("EVALSHA_RO", v, err, 2)
 	for _, b := range []*Batch{c.Batch(), c.Tx()} {
-		f := s.Queue(b, []string{"{k}1"})
-		g := b.Do("EVAL", get, 1, "{k}1")
+		f := s.Queue(b, []string{"{k}plain"}, "{k}1")
+		g := b.Do("EVAL", get, 1, "{k}plain", "{k}1")
 		mustOK(t, b.Exec(ctx))
 		v, err := f.Result()
 		wantDeep("Script.Queue", v, err, 2)
 		v, err = g.Result()
 		wantDeep("Batch EVAL", v, err, 1)
 	}
-	lib := "#!lua name=ziplib\nredis.register_function{function_name='zget', callback=function(keys) return redis.call('GET', keys[1]) end, flags={'no-writes'}}"
+	lib := "#!lua name=ziplib\nredis.register_function{function_name='zget', callback=function(keys, args) return redis.call('GET', args[1]) end, flags={'no-writes'}}"
 	if _, err := c.Do(ctx, "FUNCTION", "LOAD", "REPLACE", lib); err != nil {
 		t.Fatal(err)
 	}
-	v, err = c.Do(ctx, "FCALL", "zget", 1, "{k}1")
+	v, err = c.Do(ctx, "FCALL", "zget", 1, "{k}plain", "{k}1")
 	wantDeep("FCALL", v, err, 1)
-	v, err = c.Do(ctx, "FCALL_RO", "zget", 1, "{k}1")
+	v, err = c.Do(ctx, "FCALL_RO", "zget", 1, "{k}plain", "{k}1")
 	wantDeep("FCALL_RO", v, err, 1)
 
 	// SORT ... GET reads stored values.

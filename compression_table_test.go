@@ -15,16 +15,19 @@ import (
 
 // Every command of the compression table, written and read through Do on a
 // real server, Redis 7.0 and Valkey 9.1, in RESP3 and RESP2: what it writes
-// is stored compressed, what it reads comes back as written, and commands
-// that work on stored bytes are refused. Adding a command to the table
-// without a case here fails the test.
+// is stored compressed, what it reads comes back as written; on a key in
+// the compressed scope, commands that read stored bytes answer what the
+// server answers on the plaintext, and those that write them, and
+// scripts, are refused; on a key a Never rule keeps plain, they run.
+// Adding a command to the table without a case here fails the test.
 func TestCompressionEveryTableCommand(t *testing.T) {
 	for _, kind := range []testkit.Kind{testkit.Redis, testkit.Valkey} {
 		for _, proto := range []int{3, 2} {
 			t.Run(fmt.Sprintf("%s/RESP%d", kind, proto), func(t *testing.T) {
 				srv := testkit.NewServer(t, testkit.Config{Kind: kind})
 				c, err := New(Options{Addr: srv.Addr, Protocol: proto, Logger: quiet,
-					Compression: Compression{Backend: codec.Zstd, Families: Hashes | Lists | PubSub}})
+					Compression: Compression{Backend: codec.Zstd, Families: Hashes | Lists | PubSub,
+						Rules: []CompressionRule{{Pattern: "plain:*", Never: true}}}})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -247,8 +250,10 @@ func exerciseValueCommands(t *testing.T, c *Client) map[string]bool {
 		}
 	}
 
-	// Scripts, functions and SORT: envelopes anywhere in the reply expand.
-	const get = "return {redis.call('GET', KEYS[1]), {redis.call('GET', KEYS[1])}}"
+	// Scripts and functions: refused on a key in the compressed scope, run
+	// on one a rule keeps plain, where envelopes anywhere in the reply
+	// (values the script read by other names) expand.
+	const get = "return {redis.call('GET', ARGV[1]), {redis.call('GET', ARGV[1])}}"
 	deep := func(name string, v Value) {
 		t.Helper()
 		elems := mustSlice(v)
@@ -258,20 +263,34 @@ func exerciseValueCommands(t *testing.T, c *Client) map[string]bool {
 		}
 		expanded(name, bs(elems[0]), bs(mustSlice(elems[1])[0]))
 	}
-	do("SET", "s", doc)
-	sha := NewScript(get).SHA1()
-	for _, args := range [][]any{{"EVAL", get, 1, "s"}, {"EVAL_RO", get, 1, "s"}, {"EVALSHA", sha, 1, "s"}, {"EVALSHA_RO", sha, 1, "s"}} {
-		if v, ok := do(args...); ok {
-			deep(args[0].(string), v)
+	refusedScript := func(args ...any) {
+		t.Helper()
+		_, err := c.Do(ctx, args...)
+		var ce *CommandError
+		if !errors.As(err, &ce) || !errors.Is(err, ErrNotSent) || !strings.Contains(err.Error(), "Never: true") {
+			t.Errorf("%s of a key in the compressed scope: %v, want a *CommandError naming the rule that fixes it", args[0], err)
 		}
 	}
-	lib := "#!lua name=ziptable\nredis.register_function{function_name='ztget', callback=function(keys) " +
-		"return {redis.call('GET', keys[1]), {redis.call('GET', keys[1])}} end, flags={'no-writes'}}"
+	do("SET", "s", doc)
+	sha := NewScript(get).SHA1()
+	for _, name := range []string{"EVAL", "EVAL_RO", "EVALSHA", "EVALSHA_RO"} {
+		body := get
+		if strings.HasPrefix(name, "EVALSHA") {
+			body = sha
+		}
+		refusedScript(name, body, 1, "s", "s")
+		if v, ok := do(name, body, 1, "plain:script", "s"); ok {
+			deep(name, v)
+		}
+	}
+	lib := "#!lua name=ziptable\nredis.register_function{function_name='ztget', callback=function(keys, args) " +
+		"return {redis.call('GET', args[1]), {redis.call('GET', args[1])}} end, flags={'no-writes'}}"
 	if _, err := c.Do(ctx, "FUNCTION", "LOAD", "REPLACE", lib); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"FCALL", "FCALL_RO"} {
-		if v, ok := do(name, "ztget", 1, "s"); ok {
+		refusedScript(name, "ztget", 1, "s", "s")
+		if v, ok := do(name, "ztget", 1, "plain:script", "s"); ok {
 			deep(name, v)
 		}
 	}
@@ -292,16 +311,81 @@ func exerciseValueCommands(t *testing.T, c *Client) map[string]bool {
 		t.Error("SPUBLISH")
 	}
 
-	// Commands that work on stored bytes are refused, and never sent.
+	// Commands that read stored bytes answer, on the compressed "s", what
+	// the server answers on the same plaintext stored plain.
+	mustOK(t, raw.Set(ctx, "plain:s", doc))
+	do("HSET", "h", "f", doc)
+	if _, err := raw.HSet(ctx, "plain:h", FieldValue{Field: "f", Value: doc}); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]any{
+		{"STRLEN", "s"}, {"GETRANGE", "s", 3, 40}, {"SUBSTR", "s", -30, -2}, {"GETBIT", "s", 9},
+		{"BITCOUNT", "s"}, {"BITCOUNT", "s", 1, -3}, {"BITPOS", "s", 0}, {"BITPOS", "s", 1, 2},
+		{"HSTRLEN", "h", "f"},
+	} {
+		name := args[0].(string)
+		got, ok := do(args...)
+		plainArgs := append([]any{name}, args[1:]...)
+		for i, a := range plainArgs {
+			if a == "s" || a == "h" {
+				plainArgs[i] = "plain:" + a.(string)
+			}
+		}
+		want, err := c.Do(ctx, plainArgs...)
+		if ok && (err != nil || got.String() != want.String()) {
+			t.Errorf("%v on a compressed value: %s, want %s as on the plaintext (%v)", args, got, want, err)
+		}
+	}
+	// Moves and copies: refused from the compressed scope into a key kept
+	// plain; within a scope, or into the compressed one, they run.
+	for _, name := range []string{"RENAME", "RENAMENX", "COPY"} {
+		do("SET", "mv", doc)
+		_, err := c.Do(ctx, name, "mv", "plain:mv")
+		var ce *CommandError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), "plain:mv") {
+			t.Errorf("%s from the compressed scope to a plain key: %v, want a refusal", name, err)
+		}
+		do("DEL", "mv2")
+		do(name, "mv", "mv2")
+		mustOK(t, raw.Set(ctx, "plain:mv", []byte("x")))
+		do("DEL", "mv3")
+		do(name, "plain:mv", "mv3")
+	}
+
+	// Commands that write stored bytes are refused on "s", never sent, and
+	// run on a key kept plain.
+	writes := map[string][]any{
+		"APPEND": {"APPEND", "s", "x"}, "SETRANGE": {"SETRANGE", "s", 0, "x"}, "SETBIT": {"SETBIT", "s", 0, 1},
+		"BITFIELD": {"BITFIELD", "s", "GET", "u8", 0}, "BITFIELD_RO": {"BITFIELD_RO", "s", "GET", "u8", 0},
+		"BITOP": {"BITOP", "AND", "plain:d", "s"}, "DELIFEQ": {"DELIFEQ", "s", "x"}, "LPOS": {"LPOS", "l", "x"},
+		"LCS": {"LCS", "s", "plain:s"},
+	}
 	for name, spec := range valueCommandSpecs() {
 		if !spec.value.refuse {
 			continue
 		}
 		covered[name] = true
-		_, err := c.Do(ctx, name, "s")
+		args, ok := writes[name]
+		if !ok {
+			t.Errorf("%s: no case for a command that writes stored bytes", name)
+			continue
+		}
+		_, err := c.Do(ctx, args...)
 		var ce *CommandError
+		if unknown(err) {
+			continue
+		}
 		if !errors.As(err, &ce) || !errors.Is(err, ErrNotSent) {
-			t.Errorf("%s with compression on: %v, want a *CommandError", name, err)
+			t.Errorf("%v with compression on: %v, want a *CommandError", args, err)
+		}
+		plainArgs := append([]any(nil), args...)
+		for i, a := range plainArgs {
+			if a == "s" || a == "l" {
+				plainArgs[i] = "plain:w"
+			}
+		}
+		if _, err := c.Do(ctx, plainArgs...); errors.As(err, &ce) {
+			t.Errorf("%v on a key kept plain: %v", plainArgs, err)
 		}
 	}
 	return covered

@@ -46,6 +46,7 @@ func decoderOf[T any](id decoderID) *decoder[T] { return decoders[id].(*decoder[
 // is a bulk string in RESP2, a set an array), so a set names both.
 var (
 	tsStatus       = resp.Types(resp.SimpleString)
+	tsQueued       = tsStatus // what answers every command queued inside MULTI
 	tsStatusOrNull = resp.Types(resp.SimpleString, resp.Null)
 	tsBulk         = resp.Types(resp.BulkString, resp.Null)
 	tsText         = resp.Types(resp.BulkString, resp.SimpleString, resp.Verbatim, resp.Null)

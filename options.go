@@ -450,6 +450,51 @@ type Compression struct {
 	// GLIDE clients never meets a compressed hash field or list element that
 	// GLIDE would return still compressed.
 	Families Families
+	// Rules scope compression by key: the first rule whose Pattern matches
+	// a key decides how values written under it are stored (never
+	// compressed, or compressed with its own backend, level or minimum
+	// size). Keys no rule matches are compressed as the fields above say,
+	// as GLIDE compresses every key; nil rules are that default. Reads
+	// expand every valid envelope whatever the rules, so values written
+	// under other rules, or by other clients, still read.
+	//
+	// The rules also decide where the commands that work on stored bytes
+	// are safe. On a key no rule keeps plain ("in the compressed scope"),
+	// STRLEN, GETRANGE, SUBSTR, GETBIT, BITCOUNT, BITPOS and HSTRLEN are
+	// answered from the expanded value (the client reads it and computes
+	// what the server would have on the plaintext), APPEND, SETRANGE,
+	// SETBIT, BITFIELD, BITOP, LCS, DELIFEQ, LPOS and SET ... IFEQ are
+	// refused before sending, so are RENAME, COPY and LMOVE from such a key
+	// into one a rule keeps plain, and so are scripts and functions (EVAL,
+	// EVALSHA, FCALL and their _RO forms) given such a key: what a script
+	// does with a stored value would otherwise depend on whether that value
+	// was long enough to be compressed. On a key a Never rule matches they
+	// all run as on any server.
+	Rules []CompressionRule
+	// WritePlain writes every value uncompressed while still expanding
+	// compressed values on read, and keeps the rules' refusals: the first
+	// step of turning compression on in a fleet (every reader must expand
+	// before any writer compresses) and of turning it off (writers stop
+	// compressing; "zipline migrate -decompress" then rewrites what is
+	// stored). See "Rolling compression out" in the README.
+	WritePlain bool
+}
+
+// CompressionRule is one rule of Compression.Rules.
+type CompressionRule struct {
+	// Pattern is a glob, as KEYS and SCAN MATCH take it: * matches any
+	// run of bytes, ? one byte, [abc], [a-z] and [^a] one of a set, and \
+	// quotes the next byte. It is matched against a value's key; for
+	// PUBLISH and SPUBLISH (Families: PubSub), against the channel.
+	Pattern string
+	// Never keeps the values of matching keys plain, and lets the commands
+	// that work on stored bytes, and scripts, run on them.
+	Never bool
+	// Backend, Level and MinSize override the Compression's own for
+	// matching keys; zero keeps the Compression's. Not with Never.
+	Backend codec.Backend
+	Level   int
+	MinSize int
 }
 
 // Families are command families whose values are compressed in addition

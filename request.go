@@ -164,6 +164,14 @@ func (c *Client) add(r *request, spec *commandSpec, args []arg, expect resp.Type
 	if err != nil {
 		return vr, err
 	}
+	if vr.read != nil {
+		// Answered from a read of the plaintext, which is what is sent and
+		// what answers it (but inside MULTI, where +QUEUED does).
+		spec, args = vr.read.spec, vr.read.args
+		if expect != tsQueued {
+			expect = vr.read.expect
+		}
+	}
 	ci := wireCommand{slot: noSlot}
 	if t := c.s.commandTable(); t != nil {
 		if !hasKeys(args) {
@@ -192,7 +200,9 @@ func (c *Client) encode(r *request, spec *commandSpec, args []arg, expect resp.T
 }
 
 // appendCommand appends one command to call: its name (and subcommand's),
-// then its arguments, the stored values among them (values) compressed.
+// then its arguments, the stored values among them (values) compressed as
+// the Compression's rules say for the key before them (PUBLISH's channel,
+// which is no key, is its first argument).
 func (c *Client) appendCommand(call *pipe.Call, spec *commandSpec, args []arg, expect resp.TypeSet, values argSpan) {
 	n := 1 + len(args)
 	if spec.sub != "" {
@@ -203,10 +213,16 @@ func (c *Client) appendCommand(call *pipe.Call, spec *commandSpec, args []arg, e
 	if spec.sub != "" {
 		call.Buf = resp.AppendBulkString(call.Buf, spec.sub)
 	}
+	owner := -1 // the key (or, with none, the channel) the values after it belong to
 	for i := range args {
+		if args[i].kind == argKey {
+			owner = i
+		}
 		if values.has(i) {
-			call.Buf = c.codec.appendValue(call.Buf, args[i].valueBytes())
-			continue
+			if w := c.codec.writer(args[max(owner, 0)].text()); w != nil {
+				call.Buf = appendValue(w, call.Buf, args[i].valueBytes())
+				continue
+			}
 		}
 		call.Buf = appendArg(call.Buf, &args[i])
 	}

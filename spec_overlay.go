@@ -60,11 +60,11 @@ var overlay = map[string]commandOverlay{
 	"LINDEX":     {value: valueSpec{family: familyLists, reply: replyValue}},
 	"LPOP":       {value: valueSpec{family: familyLists, reply: replyValues}},
 	"RPOP":       {value: valueSpec{family: familyLists, reply: replyValues}},
-	"LMOVE":      {value: valueSpec{family: familyLists, reply: replyValue}},
-	"RPOPLPUSH":  {value: valueSpec{family: familyLists, reply: replyValue}},
+	"LMOVE":      {value: valueSpec{family: familyLists, reply: replyValue, moves: true}},
+	"RPOPLPUSH":  {value: valueSpec{family: familyLists, reply: replyValue, moves: true}},
 	"LMPOP":      {value: valueSpec{family: familyLists, reply: replyKeyAndList}},
-	"BLMOVE":     {block: lastArg(time.Second), value: valueSpec{family: familyLists, reply: replyValue}},
-	"BRPOPLPUSH": {block: lastArg(time.Second), value: valueSpec{family: familyLists, reply: replyValue}},
+	"BLMOVE":     {block: lastArg(time.Second), value: valueSpec{family: familyLists, reply: replyValue, moves: true}},
+	"BRPOPLPUSH": {block: lastArg(time.Second), value: valueSpec{family: familyLists, reply: replyValue, moves: true}},
 	"BLPOP":      {block: lastArg(time.Second), value: valueSpec{family: familyLists, reply: replyKeyAndValue}},
 	"BRPOP":      {block: lastArg(time.Second), value: valueSpec{family: familyLists, reply: replyKeyAndValue}},
 	"BLMPOP":     {block: firstArg(time.Second), value: valueSpec{family: familyLists, reply: replyKeyAndList}},
@@ -81,12 +81,12 @@ var overlay = map[string]commandOverlay{
 	// Replies that can hold stored values from anywhere: what a script or
 	// function returns, what SORT ... GET reads. Every valid envelope in
 	// them is expanded, at any depth, as GLIDE expands a batch's replies.
-	"EVAL":       {value: valueSpec{family: familyStrings, reply: replyDeep}},
-	"EVALSHA":    {value: valueSpec{family: familyStrings, reply: replyDeep}},
-	"EVAL_RO":    {value: valueSpec{family: familyStrings, reply: replyDeep}},
-	"EVALSHA_RO": {value: valueSpec{family: familyStrings, reply: replyDeep}},
-	"FCALL":      {value: valueSpec{family: familyStrings, reply: replyDeep}},
-	"FCALL_RO":   {value: valueSpec{family: familyStrings, reply: replyDeep}},
+	"EVAL":       {value: valueSpec{family: familyStrings, reply: replyDeep, script: true}},
+	"EVALSHA":    {value: valueSpec{family: familyStrings, reply: replyDeep, script: true}},
+	"EVAL_RO":    {value: valueSpec{family: familyStrings, reply: replyDeep, script: true}},
+	"EVALSHA_RO": {value: valueSpec{family: familyStrings, reply: replyDeep, script: true}},
+	"FCALL":      {value: valueSpec{family: familyStrings, reply: replyDeep, script: true}},
+	"FCALL_RO":   {value: valueSpec{family: familyStrings, reply: replyDeep, script: true}},
 	"SORT":       {value: valueSpec{family: familyStrings, reply: replyDeep, sortsStored: true}},
 	"SORT_RO":    {value: valueSpec{family: familyStrings, reply: replyDeep, sortsStored: true}},
 
@@ -95,25 +95,34 @@ var overlay = map[string]commandOverlay{
 	"SPUBLISH": {value: valueSpec{family: familyPubSub, values: at(1)}},
 
 	// Commands that work on the stored bytes, which compression would
-	// corrupt or misread: refused while their family is compressed. INCR,
-	// INCRBYFLOAT and their kin stay allowed: a value the server reads as a
-	// number is never stored compressed (codec.Codec.Encode).
+	// corrupt or misread. On a key in the compressed scope (any key, unless
+	// Compression.Rules keeps it plain), the reads are answered from the
+	// expanded value and the writes refused. INCR, INCRBYFLOAT and their
+	// kin stay allowed: a value the server reads as a number is never
+	// stored compressed (codec.Codec.Encode).
+	"STRLEN":      {value: readPlain(familyStrings, readStrlen)},
+	"GETRANGE":    {value: readPlain(familyStrings, readGetRange)},
+	"SUBSTR":      {value: readPlain(familyStrings, readGetRange)},
+	"GETBIT":      {value: readPlain(familyStrings, readGetBit)},
+	"BITCOUNT":    {value: readPlain(familyStrings, readBitCount)},
+	"BITPOS":      {value: readPlain(familyStrings, readBitPos)},
+	"HSTRLEN":     {value: readPlain(familyHashes, readHStrlen)},
 	"APPEND":      {value: refused(familyStrings)},
 	"SETRANGE":    {value: refused(familyStrings)},
-	"GETRANGE":    {value: refused(familyStrings)},
-	"SUBSTR":      {value: refused(familyStrings)},
-	"STRLEN":      {value: refused(familyStrings)},
-	"LCS":         {value: refused(familyStrings)},
-	"GETBIT":      {value: refused(familyStrings)},
 	"SETBIT":      {value: refused(familyStrings)},
-	"BITCOUNT":    {value: refused(familyStrings)},
-	"BITPOS":      {value: refused(familyStrings)},
 	"BITFIELD":    {value: refused(familyStrings)},
 	"BITFIELD_RO": {value: refused(familyStrings)},
 	"BITOP":       {value: refused(familyStrings)},
 	"DELIFEQ":     {value: refused(familyStrings)},
-	"HSTRLEN":     {value: refused(familyHashes)},
 	"LPOS":        {value: refused(familyLists)},
+	"LCS":         {value: refused(familyStrings)}, // two reads, which no one command answers: plainreads.go
+
+	// Commands that move or copy a stored value between keys, whatever its
+	// type: refused from a key in the compressed scope to one a rule keeps
+	// plain.
+	"RENAME":   {value: moving(familyStrings)},
+	"RENAMENX": {value: moving(familyStrings)},
+	"COPY":     {value: moving(familyStrings)},
 
 	// Commands whose keys are handled one by one, split by slot on a
 	// cluster: their parts' replies add up.

@@ -1,6 +1,7 @@
 package zipline
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/ziplinekv/zipline/internal/resp"
@@ -11,15 +12,20 @@ import (
 // the server would read a compressed value.
 
 // valueReply is how one sent command's reply is expanded: by which codec,
-// where. The zero valueReply expands nothing.
+// where; or, for a read answered on the plaintext, how. The zero
+// valueReply expands nothing.
 type valueReply struct {
 	vc    *valueCodec
 	shape replyShape
+	read  *plainRead // shape replyRead: the command was sent as this read
 }
 
 // lookupValues returns how the Client's view treats a command's stored
-// values: which arguments to compress and how to expand its reply. A
-// command that cannot work on compressed values is refused.
+// values: which arguments to compress and how to expand its reply. On a
+// key in the compressed scope (Compression.Rules), a command that reads
+// stored bytes is answered from the expanded value (the valueReply's read
+// says what to send instead), and one that writes them, or a script, is
+// refused.
 func (c *Client) lookupValues(spec *commandSpec, args []arg) (argSpan, valueReply, error) {
 	vc := c.codec
 	if vc == nil {
@@ -29,10 +35,45 @@ func (c *Client) lookupValues(spec *commandSpec, args []arg) (argSpan, valueRepl
 	if e.family == familyNone || !vc.covers(e.family) {
 		return argSpan{}, valueReply{}, nil
 	}
-	if e.refuse || e.refuseWith != nil && e.refuseWith.in(args) >= 0 {
-		return argSpan{}, valueReply{}, &CommandError{Command: spec.fullName(), Reason: "works on the stored bytes, " +
-			"and compression is on: a compressed value would be corrupted or misread (use Client.Raw for values " +
-			"stored uncompressed)"}
+	guarded := e.refuse || e.read != readNone || e.script || e.refuseWith != nil && e.refuseWith.in(args) >= 0
+	if (guarded || vc.rules != nil) && !hasKeys(args) {
+		serverCommands(nil).markKeys(spec, args) // Do: the keys, from the command's key specs
+	}
+	if guarded {
+		if key, ok := vc.scopedKey(args); ok {
+			switch {
+			case e.read != readNone:
+				if r := newPlainRead(e.read, args); r != nil {
+					return argSpan{}, valueReply{vc: vc, shape: replyRead, read: r}, nil
+				}
+				// Arguments the server refuses before it reads the value:
+				// sent as they are, for the server's own error.
+				return argSpan{}, valueReply{}, nil
+			case e.script:
+				return argSpan{}, valueReply{}, &CommandError{Command: spec.fullName(), Reason: fmt.Sprintf(
+					"key %q is in the compressed scope: a script reads stored values as they are stored, "+
+						"compressed or not by their size, so what it does would depend on a value's length. Keep the "+
+						"keys scripts read plain with a rule (Compression.Rules: {Pattern: %s, Never: true}), or run "+
+						"it through Client.Raw if it reads no stored value", key, scopeHint(key))}
+			default:
+				return argSpan{}, valueReply{}, &CommandError{Command: spec.fullName(), Reason: fmt.Sprintf(
+					"key %q is in the compressed scope: the command works on the stored bytes, which may be "+
+						"compressed, and would corrupt or misread them. Keep such keys plain with a rule "+
+						"(Compression.Rules: {Pattern: %s, Never: true}), or use Client.Raw for values stored "+
+						"uncompressed", key, scopeHint(key))}
+			}
+		}
+		if !e.script {
+			return argSpan{}, valueReply{}, nil // every key is plain: as on any server
+		}
+	}
+	if e.moves && vc.rules != nil {
+		if src, dst, ok := keyPair(args); ok && vc.compresses(src) && !vc.compresses(dst) {
+			return argSpan{}, valueReply{}, &CommandError{Command: spec.fullName(), Reason: fmt.Sprintf(
+				"would move the value of %q, in the compressed scope, to %q, which a rule keeps plain: that key "+
+					"would then hold a value its readers may not be able to expand (read and write it instead, or "+
+					"move it within one scope)", src, dst)}
+		}
 	}
 	if e.sortsStored {
 		if reason := sortRefusal(vc, args); reason != "" {
@@ -61,6 +102,8 @@ func (c *Client) lookupValues(spec *commandSpec, args []arg) (argSpan, valueRepl
 // application wrote, in place, on the caller's goroutine.
 func (vr valueReply) expand(v resp.Value) (resp.Value, error) {
 	switch vr.shape {
+	case replyRead:
+		return vr.read.answer(vr.vc, v)
 	case replyValue:
 		return vr.one(v)
 	case replyValues:
@@ -174,4 +217,32 @@ func (vr valueReply) each(elems []resp.Value, from, step int) error {
 		elems[i] = d
 	}
 	return nil
+}
+
+// scopedKey returns the first key among args in the compressed scope.
+func (vc *valueCodec) scopedKey(args []arg) (string, bool) {
+	for i := range args {
+		if args[i].kind == argKey && vc.compresses(args[i].s) {
+			return args[i].s, true
+		}
+	}
+	return "", false
+}
+
+// keyPair returns the first two keys among args: a move's source and
+// destination.
+func keyPair(args []arg) (src, dst string, ok bool) {
+	n := 0
+	for i := range args {
+		if args[i].kind != argKey {
+			continue
+		}
+		if n == 0 {
+			src = args[i].s
+		} else {
+			return src, args[i].s, true
+		}
+		n++
+	}
+	return "", "", false
 }

@@ -48,6 +48,17 @@ type valueSpec struct {
 	// sortsStored: the command (SORT) compares stored values, so it is
 	// refused when they may be compressed (see sortRefusal).
 	sortsStored bool
+	// read: the command reads stored bytes, so on a key in the compressed
+	// scope it is answered from the expanded value (plainreads.go).
+	read plainReadKind
+	// script: the command runs a script or function given keys, which is
+	// refused while a key is in the compressed scope.
+	script bool
+	// moves: the command moves or copies a stored value from its first key
+	// to its second (RENAME, COPY, LMOVE), which is refused from a key in
+	// the compressed scope to one a rule keeps plain: the plain key would
+	// then hold a compressed value that readers of it cannot expect.
+	moves bool
 }
 
 // argSpan selects arguments by index (the command name excluded): first,
@@ -78,6 +89,10 @@ func span(first, step, count int) argSpan { return argSpan{first, step, count} }
 
 func refused(f valueFamily) valueSpec { return valueSpec{family: f, refuse: true} }
 
+func readPlain(f valueFamily, k plainReadKind) valueSpec { return valueSpec{family: f, read: k} }
+
+func moving(f valueFamily) valueSpec { return valueSpec{family: f, moves: true} }
+
 var (
 	hscanNoValues        = &option{word: "NOVALUES", from: 2, takes: []optionArgs{{"MATCH", 1}, {"COUNT", 1}}}
 	hrandfieldWithValues = &option{word: "WITHVALUES", from: 2}
@@ -102,4 +117,5 @@ const (
 	replyKeyAndList             // [key, [values...]] (LMPOP)
 	replyScanPairs              // [cursor, [field, value, ...]] (HSCAN)
 	replyDeep                   // any bulk string at any depth (EVAL, SORT ... GET)
+	replyRead                   // computed from a read of the plaintext (valueReply.read)
 )

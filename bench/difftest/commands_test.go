@@ -309,7 +309,7 @@ var coreRows = []row{
 	}},
 	{"STRLEN", 5, func(g *gen) *op {
 		k := g.key(bandStr)
-		o := &op{name: "STRLEN", desc: cmdline("STRLEN", k), keys: []string{k}, refuse: famStrings,
+		o := &op{name: "STRLEN", desc: cmdline("STRLEN", k), keys: []string{k},
 			g: func(ctx ctxT, c gcli) gcmd { return c.StrLen(ctx, k) }}
 		return typed(o, vint,
 			func(ctx ctxT, c zcli) (int64, error) { return c.StrLen(ctx, k) },
@@ -409,7 +409,7 @@ var coreRows = []row{
 	}},
 	{"RENAME", 4, func(g *gen) *op {
 		k, nk := g.key(bandAny), g.key(bandAny)
-		o := &op{name: "RENAME", desc: cmdline("RENAME", k, nk), keys: []string{k, nk},
+		o := &op{name: "RENAME", desc: cmdline("RENAME", k, nk), keys: []string{k, nk}, moves: famStrings,
 			g: func(ctx ctxT, c gcli) gcmd { return c.Rename(ctx, k, nk) }}
 		return typed(o, zOK,
 			okOnly(func(ctx ctxT, c zcli) error { return c.Rename(ctx, k, nk) }),
@@ -712,7 +712,7 @@ var coreRows = []row{
 	{"LMOVE", 6, func(g *gen) *op {
 		src, dst := g.key(bandList), g.key(bandList)
 		from, to := pick(g, zipline.Left, zipline.Right), pick(g, zipline.Left, zipline.Right)
-		o := &op{name: "LMOVE", desc: cmdline("LMOVE", src, dst, string(from), string(to)), keys: []string{src, dst},
+		o := &op{name: "LMOVE", desc: cmdline("LMOVE", src, dst, string(from), string(to)), keys: []string{src, dst}, moves: famLists,
 			g: func(ctx ctxT, c gcli) gcmd { return c.LMove(ctx, src, dst, string(from), string(to)) }}
 		return typed(o, zBytes,
 			func(ctx ctxT, c zcli) ([]byte, error) { return c.LMove(ctx, src, dst, from, to) },
@@ -737,7 +737,7 @@ var coreRows = []row{
 	{"BLMOVE", 2, func(g *gen) *op {
 		src, dst := g.key(bandList), g.key(bandList)
 		from, to := pick(g, zipline.Left, zipline.Right), pick(g, zipline.Left, zipline.Right)
-		o := &op{name: "BLMOVE", desc: cmdline("BLMOVE", src, dst, string(from), string(to)) + " 0.01", keys: []string{src, dst},
+		o := &op{name: "BLMOVE", desc: cmdline("BLMOVE", src, dst, string(from), string(to)) + " 0.01", keys: []string{src, dst}, moves: famLists,
 			g: func(ctx ctxT, c gcli) gcmd { return goDo(ctx, c, "BLMOVE", src, dst, string(from), string(to), "0.01") }}
 		return typed(o, zBytes,
 			func(ctx ctxT, c zcli) ([]byte, error) { return c.BLMove(ctx, src, dst, from, to, blockTimeout) },
@@ -1132,8 +1132,8 @@ var coreRows = []row{
 			zs, gs, name = zScriptType, gScriptType, "EVAL type"
 		}
 		o := &op{name: name, desc: fmt.Sprintf("EVALSHA %s 1 %s", zs.SHA1()[:8], cmdline("", k)[1:]) + cmdline("", args...),
-			keys: []string{k},
-			g:    func(ctx ctxT, c gcli) gcmd { return gs.Eval(ctx, c, []string{k}, args...) }}
+			keys: []string{k}, refuse: famStrings, // refused on a key in the compressed scope
+			g: func(ctx ctxT, c gcli) gcmd { return gs.Eval(ctx, c, []string{k}, args...) }}
 		return typed(o, zValue(false, false),
 			func(ctx ctxT, c zcli) (zipline.Value, error) { return zs.Run(ctx, c, []string{k}, args...) },
 			func(b zbat) fut[zipline.Value] { return zs.Queue(b, []string{k}, args...) })
@@ -1180,7 +1180,7 @@ func renderSet(seen map[string]bool) string {
 // doOp is d sent with Do by both clients.
 func doOp(g *gen, d doCmd) *op {
 	name := d.args[0].(string)
-	o := &op{name: "DO " + name, desc: "Do " + cmdline(name, d.args[1:]...), keys: d.keys, refuse: d.refuse,
+	o := &op{name: "DO " + name, desc: "Do " + cmdline(name, d.args[1:]...), keys: d.keys, refuse: d.refuse, refuseAlways: d.refuseAlways, moves: d.moves,
 		unordered: d.unordered, pairs: d.pairs,
 		g: func(ctx ctxT, c gcli) gcmd { return goDo(ctx, c, d.args...) }}
 	if d.alphaTies {
@@ -1196,6 +1196,8 @@ type doCmd struct {
 	args             []any
 	keys             []string
 	refuse           family
+	refuseAlways     bool   // SORT: whatever its keys
+	moves            family // a move from keys[0] to keys[1]
 	unordered, pairs bool
 	alphaTies        bool // SORT ... ALPHA without BY of keys[0] (sortTies)
 }
@@ -1272,11 +1274,11 @@ var doForms = []func(g *gen) doCmd{
 	},
 	func(g *gen) doCmd {
 		src, dst := g.key(bandList), g.key(bandList)
-		return doCmd{args: []any{"RPOPLPUSH", src, dst}, keys: []string{src, dst}}
+		return doCmd{args: []any{"RPOPLPUSH", src, dst}, keys: []string{src, dst}, moves: famLists}
 	},
 	func(g *gen) doCmd {
 		src, dst := g.key(bandAny), g.key(bandAny)
-		return doCmd{args: []any{"COPY", src, dst, "REPLACE"}, keys: []string{src, dst}}
+		return doCmd{args: []any{"COPY", src, dst, "REPLACE"}, keys: []string{src, dst}, moves: famStrings}
 	},
 	func(g *gen) doCmd {
 		k := g.key(bandSet)
@@ -1289,7 +1291,7 @@ var doForms = []func(g *gen) doCmd{
 	sortForm,
 	func(g *gen) doCmd {
 		k := g.key(bandStr)
-		return doCmd{args: []any{"GETRANGE", k, 0, pick(g, -1, 3)}, keys: []string{k}, refuse: famStrings}
+		return doCmd{args: []any{"GETRANGE", k, 0, pick(g, -1, 3)}, keys: []string{k}} // answered on the plaintext
 	},
 	func(g *gen) doCmd {
 		k := g.key(bandStr)
@@ -1298,11 +1300,11 @@ var doForms = []func(g *gen) doCmd{
 	func(g *gen) doCmd {
 		k := g.key(bandStr)
 		args := pick(g, []any{"STRLEN", k}, []any{"BITCOUNT", k}, []any{"GETBIT", k, 3}, []any{"SUBSTR", k, 0, 2})
-		return doCmd{args: args, keys: []string{k}, refuse: famStrings}
+		return doCmd{args: args, keys: []string{k}} // answered on the plaintext
 	},
 	func(g *gen) doCmd {
 		k := g.key(bandHash)
-		return doCmd{args: []any{"HSTRLEN", k, g.field()}, keys: []string{k}, refuse: famHashes}
+		return doCmd{args: []any{"HSTRLEN", k, g.field()}, keys: []string{k}} // answered on the plaintext
 	},
 	func(g *gen) doCmd {
 		k := g.key(bandList)
@@ -1352,7 +1354,7 @@ func sortForm(g *gen) doCmd {
 		gets = append(gets, p)
 		args = append(args, "GET", p)
 	}
-	d := doCmd{keys: keys, unordered: nosort, alphaTies: alpha && by == ""}
+	d := doCmd{keys: keys, unordered: nosort, alphaTies: alpha && by == "", refuseAlways: true}
 	if by == "*" {
 		d.refuse = famStrings
 	}

@@ -93,13 +93,23 @@ func (m mode) compressed(f family) bool {
 	return true
 }
 
+// plainKeys are the keys a compressing mode's rule keeps plain: two of the
+// strings' and hashes' keys, so that every command that works on stored
+// bytes, every script and every move meets keys on both sides of the
+// compressed scope.
+var plainKeys = map[string]bool{"k4": true, "k5": true}
+
+// inScope reports whether zipline may store key's values compressed.
+func (m mode) inScope(key string) bool { return m.comp != "off" && !plainKeys[key] }
+
 func (m mode) options(addr string) zipline.Options {
 	o := zipline.Options{Addr: addr, Protocol: m.proto}
+	rules := []zipline.CompressionRule{{Pattern: "k[45]", Never: true}}
 	switch m.comp {
 	case "zstd":
-		o.Compression = zipline.Compression{Backend: codec.Zstd, MinSize: m.minSize, Families: m.families}
+		o.Compression = zipline.Compression{Backend: codec.Zstd, MinSize: m.minSize, Families: m.families, Rules: rules}
 	case "lz4":
-		o.Compression = zipline.Compression{Backend: codec.LZ4, MinSize: m.minSize, Families: m.families}
+		o.Compression = zipline.Compression{Backend: codec.LZ4, MinSize: m.minSize, Families: m.families, Rules: rules}
 	}
 	return o
 }
@@ -441,7 +451,22 @@ func (g *gen) unit() *unit {
 }
 
 // refused reports whether zipline must refuse o in this mode.
-func (r *runner) refused(o *op) bool { return r.m.compressed(o.refuse) }
+func (r *runner) refused(o *op) bool {
+	switch {
+	case r.m.compressed(o.moves) && len(o.keys) >= 2:
+		return r.m.inScope(o.keys[0]) && !r.m.inScope(o.keys[1])
+	case !r.m.compressed(o.refuse):
+		return false
+	case o.refuseAlways:
+		return true
+	}
+	for _, k := range o.keys {
+		if r.m.inScope(k) {
+			return true
+		}
+	}
+	return false
+}
 
 // run runs one unit on both sides and compares every reply.
 func (r *runner) run(ctx context.Context, u *unit) {

@@ -57,9 +57,16 @@ type op struct {
 	keys []string // the keys it touches
 
 	// refuse: zipline refuses the command while this family is compressed
-	// (README, "Transparent compression"; values.go), and it is then
-	// not sent to go-redis's server either.
-	refuse family
+	// and one of its keys is in the compressed scope (not kept plain by the
+	// mode's rules: README, "Transparent compression"; values.go), and it
+	// is then not sent to go-redis's server either. With refuseAlways,
+	// whatever its keys (SORT, which compares values it finds by pattern).
+	refuse       family
+	refuseAlways bool
+	// moves: the command moves a value of this family from its first key
+	// to its second, which zipline refuses from the compressed scope into
+	// a key kept plain.
+	moves family
 	// solo: never queued in a Batch, Tx or Watch (random results that need
 	// reconciling, or iterations).
 	solo bool

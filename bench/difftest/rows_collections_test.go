@@ -116,7 +116,7 @@ func sameRandom(has func(ctx ctxT, r *runner, item string) bool, zItems func() [
 var hashRows = []row{
 	{"HSTRLEN", 2, func(g *gen) *op {
 		k, f := g.key(bandHash), g.field()
-		o := &op{name: "HSTRLEN", desc: cmdline("HSTRLEN", k, f), keys: []string{k}, refuse: famHashes,
+		o := &op{name: "HSTRLEN", desc: cmdline("HSTRLEN", k, f), keys: []string{k},
 			g: func(ctx ctxT, c gcli) gcmd { return c.HStrLen(ctx, k, f) }}
 		return typed(o, vint,
 			func(ctx ctxT, c zcli) (int64, error) { return c.HStrLen(ctx, k, f) },
@@ -426,7 +426,7 @@ var listRows = []row{
 	}},
 	{"RPOPLPUSH", 3, func(g *gen) *op {
 		src, dst := g.key(bandList), g.key(bandList)
-		o := &op{name: "RPOPLPUSH", desc: cmdline("RPOPLPUSH", src, dst), keys: []string{src, dst},
+		o := &op{name: "RPOPLPUSH", desc: cmdline("RPOPLPUSH", src, dst), keys: []string{src, dst}, moves: famLists,
 			g: func(ctx ctxT, c gcli) gcmd { return c.RPopLPush(ctx, src, dst) }}
 		return typed(o, zBytes,
 			func(ctx ctxT, c zcli) ([]byte, error) { return c.RPopLPush(ctx, src, dst) },

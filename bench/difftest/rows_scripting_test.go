@@ -59,7 +59,7 @@ func loadScripts(ctx context.Context, zc *zipline.Client, rc *redis.Client) erro
 // calls: the reply is any Value, rendered as the EVAL row renders it.
 func scriptOp(name, desc string, keys []string,
 	z func(ctx ctxT, c zcli) (zipline.Value, error), q func(b zbat) fut[zipline.Value], g func(ctx ctxT, c gcli) gcmd) *op {
-	o := &op{name: name, desc: desc, keys: keys, g: g}
+	o := &op{name: name, desc: desc, keys: keys, g: g, refuse: famStrings} // refused on a key in the compressed scope
 	return typed(o, zValue(false, false), z, q)
 }
 

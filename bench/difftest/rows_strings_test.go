@@ -264,7 +264,7 @@ var bitmapRows = []row{
 	}},
 	{"GETBIT", 2, func(g *gen) *op {
 		k, off := g.bitKey(), pick[int64](g, 0, 1, 7, 8, 100, 100000)
-		o := &op{name: "GETBIT", desc: cmdline("GETBIT", k, off), keys: []string{k}, refuse: famStrings,
+		o := &op{name: "GETBIT", desc: cmdline("GETBIT", k, off), keys: []string{k},
 			g: func(ctx ctxT, c gcli) gcmd { return c.GetBit(ctx, k, off) }}
 		return typed(o, vint,
 			func(ctx ctxT, c zcli) (int64, error) { return c.GetBit(ctx, k, off) },
@@ -280,7 +280,7 @@ var bitmapRows = []row{
 				bc.Unit = redis.BitCountIndexBit
 			}
 		}
-		o := &op{name: "BITCOUNT", desc: cmdline("BITCOUNT", k) + rdesc, keys: []string{k}, refuse: famStrings,
+		o := &op{name: "BITCOUNT", desc: cmdline("BITCOUNT", k) + rdesc, keys: []string{k},
 			g: func(ctx ctxT, c gcli) gcmd { return c.BitCount(ctx, k, bc) }}
 		return typed(o, vint,
 			func(ctx ctxT, c zcli) (int64, error) { return c.BitCount(ctx, k, r) },
@@ -289,7 +289,7 @@ var bitmapRows = []row{
 	{"BITPOS", 3, func(g *gen) *op {
 		k, bit := g.bitKey(), g.intn(2)
 		r, rdesc := g.bitRange()
-		o := &op{name: "BITPOS", desc: cmdline("BITPOS", k, bit) + rdesc, keys: []string{k}, refuse: famStrings,
+		o := &op{name: "BITPOS", desc: cmdline("BITPOS", k, bit) + rdesc, keys: []string{k},
 			g: func(ctx ctxT, c gcli) gcmd {
 				switch {
 				case !r.Set:
@@ -448,7 +448,7 @@ func zExpOne(e expiry) zipline.Expiry {
 var stringRows = []row{
 	{"GETRANGE", 3, func(g *gen) *op {
 		k, s, e := g.key(bandStr), pick[int64](g, 0, 1, -3, 5), pick[int64](g, -1, 0, 3, 100)
-		o := &op{name: "GETRANGE", desc: cmdline("GETRANGE", k, s, e), keys: []string{k}, refuse: famStrings,
+		o := &op{name: "GETRANGE", desc: cmdline("GETRANGE", k, s, e), keys: []string{k},
 			g: func(ctx ctxT, c gcli) gcmd { return c.GetRange(ctx, k, s, e) }}
 		return typed(o, zBytes,
 			func(ctx ctxT, c zcli) ([]byte, error) { return c.GetRange(ctx, k, s, e) },
@@ -684,7 +684,7 @@ var keyRows = []row{
 	}},
 	{"RENAMENX", 3, func(g *gen) *op {
 		k, nk := g.key(bandAny), g.key(bandAny)
-		o := &op{name: "RENAMENX", desc: cmdline("RENAMENX", k, nk), keys: []string{k, nk},
+		o := &op{name: "RENAMENX", desc: cmdline("RENAMENX", k, nk), keys: []string{k, nk}, moves: famStrings,
 			g: func(ctx ctxT, c gcli) gcmd { return c.RenameNX(ctx, k, nk) }}
 		return typed(o, vbool,
 			func(ctx ctxT, c zcli) (bool, error) { return c.RenameNX(ctx, k, nk) },
@@ -698,7 +698,7 @@ var keyRows = []row{
 		if replace {
 			desc += " REPLACE"
 		}
-		o := &op{name: "COPY", desc: desc, keys: []string{src, dst}, gr: gIntBool,
+		o := &op{name: "COPY", desc: desc, keys: []string{src, dst}, gr: gIntBool, moves: famStrings,
 			g: func(ctx ctxT, c gcli) gcmd { return c.Copy(ctx, src, dst, 0, replace) }}
 		return typed(o, vbool,
 			func(ctx ctxT, c zcli) (bool, error) { return c.Copy(ctx, src, dst, replace) },
@@ -793,7 +793,7 @@ var keyRows = []row{
 			// go-redis's SortStore leaves STORE out for the key "" (and
 			// then reads SORT's array as the count): Do sends it.
 			o := ties(&op{name: "SORT STORE", desc: cmdline("SORT", k) + desc + cmdline(" STORE", dst), keys: append(keys, dst),
-				refuse: storeRefusal(refuse, a.By, a.Get),
+				refuse: storeRefusal(refuse, a.By, a.Get), refuseAlways: true,
 				g: func(ctx ctxT, c gcli) gcmd {
 					if dst == "" {
 						return goDo(ctx, c, append(sortDoArgs("SORT", k, a), "STORE", dst)...)
@@ -806,13 +806,13 @@ var keyRows = []row{
 		case form == 1:
 			// go-redis's SortRO reads into a StringSliceCmd, where GET of
 			// a missing key reads as "": Do keeps the null.
-			o := ties(&op{name: "SORT_RO", desc: cmdline("SORT_RO", k) + desc, keys: keys, refuse: refuse, unordered: nosort,
+			o := ties(&op{name: "SORT_RO", desc: cmdline("SORT_RO", k) + desc, keys: keys, refuse: refuse, refuseAlways: true, unordered: nosort,
 				g: func(ctx ctxT, c gcli) gcmd { return goDo(ctx, c, sortDoArgs("SORT_RO", k, a)...) }})
 			return typed(o, zSortResult(nosort),
 				func(ctx ctxT, c zcli) ([][]byte, error) { return c.SortRO(ctx, k, a) },
 				func(b zbat) fut[[][]byte] { return b.SortRO(k, a) })
 		}
-		o := ties(&op{name: "SORT", desc: cmdline("SORT", k) + desc, keys: keys, refuse: refuse, unordered: nosort,
+		o := ties(&op{name: "SORT", desc: cmdline("SORT", k) + desc, keys: keys, refuse: refuse, refuseAlways: true, unordered: nosort,
 			g: func(ctx ctxT, c gcli) gcmd { return c.SortInterfaces(ctx, k, gs) }})
 		return typed(o, zSortResult(nosort),
 			func(ctx ctxT, c zcli) ([][]byte, error) { return c.Sort(ctx, k, a) },
