@@ -475,7 +475,7 @@ type Compression struct {
 	// compressed values on read, and keeps the rules' refusals: the first
 	// step of turning compression on in a fleet (every reader must expand
 	// before any writer compresses) and of turning it off (writers stop
-	// compressing; "zipline migrate -decompress" then rewrites what is
+	// compressing; "zipline migrate -decompress -match" then rewrites what is
 	// stored). See "Rolling compression out" in the README.
 	WritePlain bool
 }

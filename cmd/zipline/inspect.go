@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/cmd/zipline/rollout"
 	"github.com/ziplinekv/zipline/codec"
 	"github.com/ziplinekv/zipline/layout"
 )
@@ -20,12 +22,15 @@ import (
 var cmdInspect = &command{
 	name:     "inspect",
 	summary:  "show what is stored under keys: type, encoding, memory, TTL, compression, the plaintext",
-	synopsis: "[-url URL | -addr host:port] [-namespace SPEC] KEY...",
+	synopsis: "[-url URL | -addr host:port] [-namespace SPEC] KEY... | -match PATTERN",
 	doc: `Shows what is stored under each KEY (stored names, as SCAN lists them): its type, encoding,
 memory, TTL, and, for strings and hash fields, whether the value is a GLIDE envelope
 (backend, sizes, ratio) or a frame written with a dictionary (which one), and the
 plaintext, truncated. With -namespace (codec=dict), values written with the namespace's
-dictionaries are read too. It only reads.`,
+dictionaries are read too. With -match PATTERN instead of keys, it counts the values under
+every key the pattern matches (strings, hash fields, list elements), plain and compressed,
+by backend: the check before and after each step of rolling compression out (README,
+"Rolling compression out"). It only reads.`,
 	flags:    inspectFlags,
 	operands: true,
 }
@@ -34,10 +39,16 @@ func inspectFlags(fs *flag.FlagSet) func(context.Context, []string) error {
 	common := addDictFlags(fs)
 	show := fs.Int("show", 200, "bytes of each plaintext shown")
 	fields := fs.Int("fields", 10, "fields or elements shown of a hash, list, set or sorted set")
+	match := fs.String("match", "", "count the plain and compressed values under the keys this `PATTERN` (as SCAN MATCH) selects")
+	rate := fs.Int("rate", 20000, "with -match: keys scanned per second at most (0: no limit)")
+	quiet := quietFlag(fs)
 	return func(ctx context.Context, _ []string) error {
 		keys := fs.Args()
-		if len(keys) == 0 {
-			return usagef("inspect needs at least one KEY")
+		switch {
+		case *match != "" && len(keys) > 0:
+			return usagef("inspect takes KEYs or -match, not both")
+		case *match == "" && len(keys) == 0:
+			return usagef("inspect needs at least one KEY, or -match PATTERN")
 		}
 		opts, err := common.server.options()
 		if err != nil {
@@ -48,6 +59,17 @@ func inspectFlags(fs *flag.FlagSet) func(context.Context, []string) error {
 			return err
 		}
 		defer c.Close()
+		if *match != "" {
+			bar := newProgress(os.Stderr, "keys", *quiet)
+			n, err := rollout.Count(ctx, c, *match, rollout.Options{Rate: *rate,
+				Progress: func(scanned int64) { bar.update(scanned, 0, -1) }})
+			bar.finish()
+			if err != nil {
+				return err
+			}
+			printCounts(os.Stdout, *match, n)
+			return nil
+		}
 		in := inspector{c: c.Raw(), out: os.Stdout, show: *show, fields: *fields}
 		if *common.namespace != "" {
 			ns, err := parseNamespace(*common.namespace)
@@ -178,4 +200,26 @@ func (in inspector) preview(b []byte) string {
 		s += fmt.Sprintf(" ... (%d B more)", len(b)-in.show)
 	}
 	return s
+}
+
+// printCounts prints what rollout.Count found under pattern.
+func printCounts(w io.Writer, pattern string, n rollout.Counts) {
+	fmt.Fprintf(w, "keys matching %q: %d\n", pattern, n.Keys)
+	row := func(what string, all, compressed int64) {
+		if all > 0 {
+			fmt.Fprintf(w, "  %-14s %10d, compressed %d (%.1f %%)\n", what, all, compressed, 100*float64(compressed)/float64(all))
+		}
+	}
+	row("strings", n.Strings, n.StringsCompressed)
+	row("hash fields", n.HashFields, n.HashFieldsCompressed)
+	row("list elements", n.ListElements, n.ListElementsCompressed)
+	backends := make([]string, 0, len(n.Backends))
+	for b := range n.Backends {
+		backends = append(backends, b)
+	}
+	sort.Strings(backends)
+	for _, b := range backends {
+		fmt.Fprintf(w, "  compressed with %s: %d\n", b, n.Backends[b])
+	}
+	fmt.Fprintf(w, "compressed values: %d\n", n.Compressed())
 }

@@ -78,3 +78,44 @@ func TestInspectAndDict(t *testing.T) {
 		t.Fatalf("inspect without keys exits %d, want 2", code)
 	}
 }
+
+// inspect -match counts the plain and compressed values under a pattern,
+// and migrate -decompress -match rewrites them plain: the two commands of
+// the README's rollout, as an operator runs them.
+func TestInspectMatchAndDecompress(t *testing.T) {
+	srv := servertest.NewServer(t, testbed.Config{})
+	ctx := t.Context()
+	c := openClient(t, zipline.Options{Addr: srv.Addr, Compression: zipline.Compression{Backend: codec.Zstd}})
+	doc := []byte(strings.Repeat(`{"session":"abc","user":7}`, 5))
+	for i := range 40 {
+		if err := c.Set(ctx, "sess:"+strconv.Itoa(i), doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Set(ctx, "sess:small", []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	inspect := func() string {
+		return captureStdout(t, func() error {
+			return cmdInspect.exec(ctx, "inspect", []string{"-addr", srv.Addr, "-q", "-match", "sess:*"})
+		})
+	}
+	out := inspect()
+	for _, want := range []string{`keys matching "sess:*": 41`, "strings", "compressed 40", "compressed with zstd: 40", "compressed values: 40"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("inspect -match printed:\n%s\nwant %q", out, want)
+		}
+	}
+	out = captureStdout(t, func() error {
+		return runMigrate(ctx, []string{"-addr", srv.Addr, "-q", "-decompress", "-match", "sess:*"})
+	})
+	if !strings.Contains(out, "rewritten plain 40, changed meanwhile 0") || !strings.Contains(out, "every value under the pattern is plain") {
+		t.Fatalf("migrate -decompress printed:\n%s", out)
+	}
+	if out := inspect(); !strings.Contains(out, "compressed values: 0") {
+		t.Fatalf("after -decompress, inspect -match printed:\n%s", out)
+	}
+	if _, _, stderr := runCLI(t, "migrate", "-decompress", "-from", "prefix=a:"); !strings.Contains(stderr, "-decompress needs -match") {
+		t.Errorf("migrate -decompress without -match: %q", stderr)
+	}
+}

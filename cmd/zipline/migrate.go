@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/cmd/zipline/rollout"
 	"github.com/ziplinekv/zipline/layout"
 )
 
@@ -15,11 +16,16 @@ import (
 var cmdMigrate = &command{
 	name:     "migrate",
 	summary:  "move a namespace's keys to a new layout, live, resumable (-dry-run projects the saving)",
-	synopsis: "-from SPEC -to SPEC [flags]",
+	synopsis: "-from SPEC -to SPEC [flags] | -decompress -match PATTERN [flags]",
 	doc: `Moves a namespace's keys to a new layout, in the background of a live application
 (which should already use the new layout with MigrateFrom set). -dry-run projects the
 saving and moves nothing; -state makes a run resumable; -sweep, after a migration on a
-cluster, deletes the tombstones it left. -from and -to describe the layouts (a SPEC each).`,
+cluster, deletes the tombstones it left. -from and -to describe the layouts (a SPEC each).
+
+With -decompress -match PATTERN it rewrites plain the compressed strings under the keys
+the pattern selects, each only if unchanged since read, keeping its TTL: the last step of
+turning compression off, once every writer has Compression.WritePlain (README, "Rolling
+compression out"). Run it until it reports nothing changed meanwhile.`,
 	flags: migrateFlags,
 }
 
@@ -39,8 +45,20 @@ func migrateFlags(fs *flag.FlagSet) func(context.Context, []string) error {
 	sweep := fs.Bool("sweep", false, "move nothing: delete the tombstones that a migration on a cluster left in the -to layout\n"+
 		"(once a run reports the migration complete and no process uses MigrateFrom any more)")
 	sample := fs.Int("sample", 1000, "keys sampled by -dry-run")
+	decompress := fs.Bool("decompress", false, "rewrite plain the compressed strings under -match (no -from or -to)")
+	match := fs.String("match", "", "with -decompress: the keys, a `PATTERN` as SCAN MATCH takes it")
 	quiet := quietFlag(fs)
 	return func(ctx context.Context, _ []string) error {
+		if *decompress || *match != "" {
+			if !*decompress || *match == "" || *from != "" || *to != "" {
+				return usagef("-decompress needs -match, and no -from or -to")
+			}
+			opts, err := server.options()
+			if err != nil {
+				return err
+			}
+			return decompressPass(ctx, withCredentials(opts, *user, *password), *match, *rate, *batch, *quiet)
+		}
 		if *to == "" || (*from == "" && !*sweep) {
 			return usagef("migrate needs -from and -to (-sweep needs only -to)")
 		}
@@ -169,4 +187,32 @@ func withCredentials(o zipline.Options, user, password string) zipline.Options {
 		o.Password = os.Getenv("ZIPLINE_PASSWORD")
 	}
 	return o
+}
+
+// decompressPass is migrate -decompress.
+func decompressPass(ctx context.Context, opts zipline.Options, match string, rate, batch int, quiet bool) error {
+	c, err := zipline.New(opts)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	bar := newProgress(os.Stderr, "keys", quiet)
+	r, err := rollout.Decompress(ctx, c, match, rollout.Options{Rate: rate, Batch: batch,
+		Progress: func(scanned int64) { bar.update(scanned, 0, -1) }})
+	bar.finish()
+	fmt.Printf("keys %d, strings %d: rewritten plain %d, changed meanwhile %d; compressed values left %d\n",
+		r.Keys, r.Strings, r.Plain, r.Changed, r.Left)
+	if err != nil {
+		return err
+	}
+	switch {
+	case r.Changed > 0:
+		fmt.Println("some values changed while rewriting: make sure no writer compresses (Compression.WritePlain), and run again")
+	case r.Left > 0:
+		fmt.Println("hash fields, list elements and values written with a dictionary are left compressed: " +
+			"read and write them through a Client with Compression.WritePlain")
+	default:
+		fmt.Println("every value under the pattern is plain")
+	}
+	return nil
 }
