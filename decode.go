@@ -76,6 +76,7 @@ var (
 	decBytesSlice = newDecoder(tsListOrNull, bytesSlice)
 	decBools      = newDecoder(tsList, bools)
 	decBytesMap   = newDecoder(tsMap, bytesMap)
+	decFieldMap   = newDecoder(tsMap, func(v resp.Value) (FieldMap, error) { return bytesMap(v) })
 	decStringMap  = newDecoder(tsMap, stringMap)
 	decTTL        = newDecoder(tsInt, func(v resp.Value) (time.Duration, error) { return ttl(v, time.Second) })
 	decPTTL       = newDecoder(tsInt, func(v resp.Value) (time.Duration, error) { return ttl(v, time.Millisecond) })

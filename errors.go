@@ -102,3 +102,12 @@ func (e *CrossSlotError) Error() string {
 
 // Is makes a CrossSlotError match ErrNotSent.
 func (e *CrossSlotError) Is(target error) bool { return target == ErrNotSent }
+
+// named sets the command of an *ArgumentError a shared argument builder
+// made without knowing it; any other error passes through.
+func named(err error, command string) error {
+	if ae, ok := err.(*ArgumentError); ok {
+		ae.Command = command
+	}
+	return err
+}

@@ -1,8 +1,6 @@
 package zipline
 
 import (
-	"math"
-
 	"github.com/ziplinekv/zipline/internal/resp"
 )
 
@@ -13,8 +11,8 @@ import (
 // GeoLocation is a member of a geo set, with what a search asked for.
 type GeoLocation struct {
 	Name      string
-	Longitude float64
-	Latitude  float64
+	Longitude float64 // with WithCoord (zero otherwise)
+	Latitude  float64 // with WithCoord (zero otherwise)
 	Dist      float64 // with WithDist, in the search's unit
 	GeoHash   int64   // with WithHash: the 52-bit score
 }
@@ -205,7 +203,7 @@ func geoLocations(v resp.Value, coord, dist, hash bool) ([]GeoLocation, error) {
 		if len(f) == 0 {
 			return GeoLocation{}, &TypeError{Want: "GeoLocation", Got: e.Type().String()}
 		}
-		l := GeoLocation{Name: string(f[0].Bytes()), Longitude: math.NaN(), Latitude: math.NaN()}
+		l := GeoLocation{Name: string(f[0].Bytes())}
 		f = f[1:]
 		if dist && len(f) > 0 {
 			l.Dist, _ = Value{f[0]}.AsFloat64()

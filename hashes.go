@@ -42,11 +42,12 @@ func hmgetCmd(key string, fields ...string) command[[][]byte] {
 	return define(decBytesSlice, specHMGET, keyAnd(key, fields)...)
 }
 
-// HGetAll returns every field and value of the hash (empty if missing).
+// HGetAll returns every field and value of the hash (empty if missing);
+// FieldMap.Scan fills a struct from them.
 //
 //zipline:twins HGetAll
-func hgetAllCmd(key string) command[map[string][]byte] {
-	return define(decBytesMap, specHGETALL, keyArg(key))
+func hgetAllCmd(key string) command[FieldMap] {
+	return define(decFieldMap, specHGETALL, keyArg(key))
 }
 
 // HDel deletes fields and returns how many existed.

@@ -79,13 +79,14 @@ func (b *Batch) HGet(key string, field string) *Future[[]byte] {
 	return enqueue(b, hgetCmd(key, field))
 }
 
-// HGetAll returns every field and value of the hash (empty if missing).
-func (c *Client) HGetAll(ctx context.Context, key string) (map[string][]byte, error) {
+// HGetAll returns every field and value of the hash (empty if missing);
+// FieldMap.Scan fills a struct from them.
+func (c *Client) HGetAll(ctx context.Context, key string) (FieldMap, error) {
 	return run(ctx, c, hgetAllCmd(key))
 }
 
 // HGetAll queues HGETALL; see Client.HGetAll.
-func (b *Batch) HGetAll(key string) *Future[map[string][]byte] {
+func (b *Batch) HGetAll(key string) *Future[FieldMap] {
 	return enqueue(b, hgetAllCmd(key))
 }
 

@@ -70,6 +70,9 @@ func expireAtCmd(key string, t time.Time) command[bool] {
 //
 //zipline:twins ExpireAtIf
 func expireAtIfCmd(key string, t time.Time, cond ExpireCond) command[bool] {
+	if cond == "" { // no condition: as ExpireAt
+		return define(decBool, specPEXPIREAT, keyArg(key), num(t.UnixMilli()))
+	}
 	return define(decBool, specPEXPIREAT, keyArg(key), num(t.UnixMilli()), str(string(cond)))
 }
 

@@ -1,6 +1,9 @@
 package zipline
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // ListEnd names an end of a list, for LMove, BLMove, LMPop and BLMPop.
 type ListEnd string
@@ -196,7 +199,11 @@ func rpopLPushCmd(src, dst string) command[[]byte] {
 // mpopArgs are the arguments of LMPOP and ZMPOP (and their blocking
 // forms, after their timeout): numkeys, the keys, the end, and COUNT when
 // more than one.
-func mpopArgs(timeout *time.Duration, from string, count int64, keys []string) []arg {
+func mpopArgs(timeout *time.Duration, from string, count int64, keys []string) ([]arg, error) {
+	if count < 1 {
+		return nil, &ArgumentError{Command: "MPOP", Reason: "count " + strconv.FormatInt(count, 10) +
+			" pops nothing: want 1 or more (the server refuses COUNT 0)"}
+	}
 	args := make([]arg, 0, len(keys)+5)
 	if timeout != nil {
 		args = append(args, flt(timeout.Seconds()))
@@ -207,15 +214,16 @@ func mpopArgs(timeout *time.Duration, from string, count int64, keys []string) [
 	if count > 1 {
 		args = append(args, str("COUNT"), num(count))
 	}
-	return args
+	return args, nil
 }
 
 // LMPop pops up to count elements (at least one) from the given end of the
 // first non-empty list among keys, or returns Nil if all are empty.
 //
 //zipline:twins LMPop
-func lmpopCmd(from ListEnd, count int64, keys ...string) command[KeyValues] {
-	return define(decKeyValues, specLMPOP, mpopArgs(nil, string(from), count, keys)...)
+func lmpopCmd(from ListEnd, count int64, keys ...string) (command[KeyValues], error) {
+	args, err := mpopArgs(nil, string(from), count, keys)
+	return define(decKeyValues, specLMPOP, args...), named(err, "LMPOP")
 }
 
 // BLPop pops the first element of the first non-empty list among keys,
@@ -254,6 +262,7 @@ func brpopLPushCmd(src, dst string, timeout time.Duration) command[[]byte] {
 // an element.
 //
 //zipline:twins BLMPop
-func blmpopCmd(timeout time.Duration, from ListEnd, count int64, keys ...string) command[KeyValues] {
-	return defineBlocking(decKeyValues, timeout, specBLMPOP, mpopArgs(&timeout, string(from), count, keys)...)
+func blmpopCmd(timeout time.Duration, from ListEnd, count int64, keys ...string) (command[KeyValues], error) {
+	args, err := mpopArgs(&timeout, string(from), count, keys)
+	return defineBlocking(decKeyValues, timeout, specBLMPOP, args...), named(err, "BLMPOP")
 }

@@ -12,12 +12,14 @@ import (
 // BLMPop is LMPop that waits up to timeout for one of the lists to have
 // an element.
 func (c *Client) BLMPop(ctx context.Context, timeout time.Duration, from ListEnd, count int64, keys ...string) (KeyValues, error) {
-	return run(ctx, c, blmpopCmd(timeout, from, count, keys...))
+	cm, err := blmpopCmd(timeout, from, count, keys...)
+	return runChecked(ctx, c, cm, err)
 }
 
 // BLMPop queues BLMPOP; see Client.BLMPop.
 func (b *Batch) BLMPop(timeout time.Duration, from ListEnd, count int64, keys ...string) *Future[KeyValues] {
-	return enqueue(b, blmpopCmd(timeout, from, count, keys...))
+	cm, err := blmpopCmd(timeout, from, count, keys...)
+	return enqueueChecked(b, cm, err)
 }
 
 // BLMove is LMove that waits up to timeout for src to have an element.
@@ -97,12 +99,14 @@ func (b *Batch) LLen(key string) *Future[int64] {
 // LMPop pops up to count elements (at least one) from the given end of the
 // first non-empty list among keys, or returns Nil if all are empty.
 func (c *Client) LMPop(ctx context.Context, from ListEnd, count int64, keys ...string) (KeyValues, error) {
-	return run(ctx, c, lmpopCmd(from, count, keys...))
+	cm, err := lmpopCmd(from, count, keys...)
+	return runChecked(ctx, c, cm, err)
 }
 
 // LMPop queues LMPOP; see Client.LMPop.
 func (b *Batch) LMPop(from ListEnd, count int64, keys ...string) *Future[KeyValues] {
-	return enqueue(b, lmpopCmd(from, count, keys...))
+	cm, err := lmpopCmd(from, count, keys...)
+	return enqueueChecked(b, cm, err)
 }
 
 // LMove atomically pops an element from one end of src and pushes it to an

@@ -1,5 +1,7 @@
 package zipline
 
+import "strconv"
+
 // The set commands. Each is defined once; go generate makes its Client and
 // Batch methods (commands_gen.go).
 
@@ -88,8 +90,9 @@ func sinterCmd(keys ...string) command[[]string] {
 // most limit (0: no limit).
 //
 //zipline:twins SInterCard
-func sinterCardCmd(limit int64, keys ...string) command[int64] {
-	return define(decInt, specSINTERCARD, numKeysLimit(keys, limit)...)
+func sinterCardCmd(limit int64, keys ...string) (command[int64], error) {
+	args, err := numKeysLimit(keys, limit)
+	return define(decInt, specSINTERCARD, args...), named(err, "SINTERCARD")
 }
 
 // SUnion returns the members of any of the sets.
@@ -136,12 +139,15 @@ func keyAndKeys(key string, keys []string) []arg {
 }
 
 // numKeysLimit is numkeys, the keys, then LIMIT limit if limit > 0.
-func numKeysLimit(keys []string, limit int64) []arg {
+func numKeysLimit(keys []string, limit int64) ([]arg, error) {
+	if limit < 0 {
+		return nil, &ArgumentError{Reason: "limit " + strconv.FormatInt(limit, 10) + " is negative (0: no limit)"}
+	}
 	args := make([]arg, 0, len(keys)+3)
 	args = append(args, num(int64(len(keys))))
 	args = append(args, keyArgs(keys)...)
 	if limit > 0 {
 		args = append(args, str("LIMIT"), num(limit))
 	}
-	return args
+	return args, nil
 }

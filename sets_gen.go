@@ -62,12 +62,14 @@ func (b *Batch) SInter(keys ...string) *Future[[]string] {
 // SInterCard returns how many members the sets have in common, counting at
 // most limit (0: no limit).
 func (c *Client) SInterCard(ctx context.Context, limit int64, keys ...string) (int64, error) {
-	return run(ctx, c, sinterCardCmd(limit, keys...))
+	cm, err := sinterCardCmd(limit, keys...)
+	return runChecked(ctx, c, cm, err)
 }
 
 // SInterCard queues SINTERCARD; see Client.SInterCard.
 func (b *Batch) SInterCard(limit int64, keys ...string) *Future[int64] {
-	return enqueue(b, sinterCardCmd(limit, keys...))
+	cm, err := sinterCardCmd(limit, keys...)
+	return enqueueChecked(b, cm, err)
 }
 
 // SInterStore stores SInter's result in dst and returns its size.

@@ -146,6 +146,11 @@ func sample(t reflect.Type, seed int) reflect.Value {
 		return reflect.ValueOf(EX(10 * time.Second))
 	case reflect.TypeFor[ExpireCond]():
 		return reflect.ValueOf(IfLater)
+	case reflect.TypeFor[XTrimArgs](): // one strategy: both are refused before sending
+		return reflect.ValueOf(XTrimArgs{MaxLen: 5, Approx: true, Limit: 3})
+	case reflect.TypeFor[XAddArgs]():
+		return reflect.ValueOf(XAddArgs{Stream: "s", MinID: "1-1", Approx: true, Limit: 3, ID: "2-1",
+			Values: []FieldValue{{Field: "f", Value: []byte("v")}}})
 	}
 	v := reflect.New(t).Elem()
 	switch t.Kind() {

@@ -34,41 +34,66 @@ type XAddArgs struct {
 	Values     []FieldValue
 }
 
-func appendTrim(args []arg, maxLen int64, minID string, approx bool, limit int64) []arg {
+// appendTrim appends a trim: MINID if minID is set, else MAXLEN maxLen,
+// exact or approximate, and LIMIT. It refuses what the server would refuse
+// or misread: a negative length or limit, both strategies at once, and a
+// LIMIT on an exact trim (the server allows it only with ~, which bounds
+// the work of an approximate one).
+func appendTrim(command string, args []arg, maxLen int64, minID string, approx bool, limit int64) ([]arg, error) {
+	bad := func(reason string) ([]arg, error) { return args, &ArgumentError{Command: command, Reason: reason} }
 	switch {
-	case maxLen > 0:
-		args = append(args, str("MAXLEN"))
-	case minID != "":
+	case maxLen < 0:
+		return bad("MaxLen " + strconv.FormatInt(maxLen, 10) + " is negative")
+	case maxLen > 0 && minID != "":
+		return bad("MaxLen and MinID are two trim strategies: give one")
+	case limit < 0:
+		return bad("Limit " + strconv.FormatInt(limit, 10) + " is negative")
+	case limit > 0 && !approx:
+		return bad("Limit bounds an approximate trim only: set Approx too (the server refuses LIMIT with an exact trim)")
+	}
+	if minID != "" {
 		args = append(args, str("MINID"))
-	default:
-		return args
+	} else {
+		args = append(args, str("MAXLEN"))
 	}
 	if approx {
 		args = append(args, str("~"))
 	} else {
 		args = append(args, str("="))
 	}
-	if maxLen > 0 {
-		args = append(args, num(maxLen))
-	} else {
+	if minID != "" {
 		args = append(args, str(minID))
+	} else {
+		args = append(args, num(maxLen))
 	}
 	if limit > 0 {
 		args = append(args, str("LIMIT"), num(limit))
 	}
-	return args
+	return args, nil
 }
 
 // XAdd appends an entry to a stream and returns its ID.
 //
 //zipline:twins XAdd
-func xaddCmd(a XAddArgs) command[string] {
+func xaddCmd(a XAddArgs) (command[string], error) {
 	args := make([]arg, 0, 9+2*len(a.Values))
 	args = append(args, keyArg(a.Stream))
 	if a.NoMkStream {
 		args = append(args, str("NOMKSTREAM"))
 	}
-	args = appendTrim(args, a.MaxLen, a.MinID, a.Approx, a.Limit)
+	switch {
+	case a.MaxLen > 0 || a.MinID != "":
+		var err error
+		if args, err = appendTrim("XADD", args, a.MaxLen, a.MinID, a.Approx, a.Limit); err != nil {
+			return define(decString, specXADD), err
+		}
+	case a.MaxLen < 0:
+		return define(decString, specXADD), &ArgumentError{Command: "XADD", Reason: "MaxLen " +
+			strconv.FormatInt(a.MaxLen, 10) + " is negative"}
+	case a.Approx || a.Limit != 0:
+		return define(decString, specXADD), &ArgumentError{Command: "XADD", Reason: "Approx and Limit shape a trim, " +
+			"and there is none: set MaxLen or MinID (a zero MaxLen does not trim)"}
+	}
 	id := a.ID
 	if id == "" {
 		id = "*"
@@ -77,7 +102,7 @@ func xaddCmd(a XAddArgs) command[string] {
 	for _, fv := range a.Values {
 		args = append(args, str(fv.Field), bin(fv.Value))
 	}
-	return define(decString, specXADD, args...)
+	return define(decString, specXADD, args...), nil
 }
 
 // XLen returns the number of entries in the stream.
@@ -130,16 +155,16 @@ type XTrimArgs struct {
 	Limit  int64
 }
 
-// XTrim trims the stream and returns how many entries it removed. A
-// MaxLen of 0 with no MinID trims the stream to nothing.
+// XTrim trims the stream and returns how many entries it removed: to
+// MinID if it is set, else to MaxLen entries (0: to nothing), exactly, or
+// approximately with Approx, removing at most Limit entries then (0: the
+// server's default bound). Options the server would refuse (a LIMIT on an
+// exact trim, both strategies) are an *ArgumentError before sending.
 //
 //zipline:twins XTrim
-func xtrimCmd(stream string, a XTrimArgs) command[int64] {
-	args := appendTrim([]arg{keyArg(stream)}, a.MaxLen, a.MinID, a.Approx, a.Limit)
-	if len(args) == 1 {
-		args = append(args, str("MAXLEN"), num(0))
-	}
-	return define(decInt, specXTRIM, args...)
+func xtrimCmd(stream string, a XTrimArgs) (command[int64], error) {
+	args, err := appendTrim("XTRIM", []arg{keyArg(stream)}, a.MaxLen, a.MinID, a.Approx, a.Limit)
+	return define(decInt, specXTRIM, args...), err
 }
 
 // BlockForever makes XRead and XReadGroup wait without limit (BLOCK 0),

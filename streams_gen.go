@@ -20,12 +20,14 @@ func (b *Batch) XAck(stream string, group string, ids ...string) *Future[int64] 
 
 // XAdd appends an entry to a stream and returns its ID.
 func (c *Client) XAdd(ctx context.Context, a XAddArgs) (string, error) {
-	return run(ctx, c, xaddCmd(a))
+	cm, err := xaddCmd(a)
+	return runChecked(ctx, c, cm, err)
 }
 
 // XAdd queues XADD; see Client.XAdd.
 func (b *Batch) XAdd(a XAddArgs) *Future[string] {
-	return enqueue(b, xaddCmd(a))
+	cm, err := xaddCmd(a)
+	return enqueueChecked(b, cm, err)
 }
 
 // XAutoClaim claims idle pending entries, scanning the pending list.
@@ -283,13 +285,18 @@ func (b *Batch) XRevRangeN(stream string, stop string, start string, count int64
 	return enqueue(b, xrevRangeNCmd(stream, stop, start, count))
 }
 
-// XTrim trims the stream and returns how many entries it removed. A
-// MaxLen of 0 with no MinID trims the stream to nothing.
+// XTrim trims the stream and returns how many entries it removed: to
+// MinID if it is set, else to MaxLen entries (0: to nothing), exactly, or
+// approximately with Approx, removing at most Limit entries then (0: the
+// server's default bound). Options the server would refuse (a LIMIT on an
+// exact trim, both strategies) are an *ArgumentError before sending.
 func (c *Client) XTrim(ctx context.Context, stream string, a XTrimArgs) (int64, error) {
-	return run(ctx, c, xtrimCmd(stream, a))
+	cm, err := xtrimCmd(stream, a)
+	return runChecked(ctx, c, cm, err)
 }
 
 // XTrim queues XTRIM; see Client.XTrim.
 func (b *Batch) XTrim(stream string, a XTrimArgs) *Future[int64] {
-	return enqueue(b, xtrimCmd(stream, a))
+	cm, err := xtrimCmd(stream, a)
+	return enqueueChecked(b, cm, err)
 }

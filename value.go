@@ -153,6 +153,45 @@ func (v Value) AsStrings() ([]string, error) {
 	return out, nil
 }
 
+// AsInt64s returns an array of integers (a script's or function's
+// {1, 2, 3}, SMISMEMBER's reply...), as go-redis's Int64Slice: an element
+// that is not an integer, or a string that does not parse as one, is an
+// error; null elements become 0.
+func (v Value) AsInt64s() ([]int64, error) {
+	return asSlice(v, Value.AsInt64)
+}
+
+// AsFloat64s returns an array of numbers, as go-redis's Float64Slice; null
+// elements become 0.
+func (v Value) AsFloat64s() ([]float64, error) {
+	return asSlice(v, Value.AsFloat64)
+}
+
+// AsBools returns an array of booleans (integers 0 and 1, or RESP3
+// booleans), as go-redis's BoolSlice; null elements become false.
+func (v Value) AsBools() ([]bool, error) {
+	return asSlice(v, Value.AsBool)
+}
+
+// asSlice converts each element of an array reply with as, nulls to T's
+// zero value.
+func asSlice[T any](v Value, as func(Value) (T, error)) ([]T, error) {
+	elems, err := v.AsSlice()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, len(elems))
+	for i, e := range elems {
+		if e.IsNil() {
+			continue
+		}
+		if out[i], err = as(e); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // AsMap returns a map reply (RESP3), or an array of alternating keys and
 // values (what RESP2 sends for HGETALL, CONFIG GET...), keyed by string.
 func (v Value) AsMap() (map[string]Value, error) {

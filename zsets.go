@@ -374,8 +374,9 @@ func zinterStoreCmd(dst string, s ZStore) command[int64] {
 // at most limit (0: no limit).
 //
 //zipline:twins ZInterCard
-func zinterCardCmd(limit int64, keys ...string) command[int64] {
-	return define(decInt, specZINTERCARD, numKeysLimit(keys, limit)...)
+func zinterCardCmd(limit int64, keys ...string) (command[int64], error) {
+	args, err := numKeysLimit(keys, limit)
+	return define(decInt, specZINTERCARD, args...), named(err, "ZINTERCARD")
 }
 
 // ZDiff returns the members of the first set that are in none of the
@@ -419,8 +420,9 @@ const (
 // first non-empty sorted set among keys, or returns Nil if all are empty.
 //
 //zipline:twins ZMPop
-func zmpopCmd(from ZEnd, count int64, keys ...string) command[KeyZs] {
-	return define(decKeyZs, specZMPOP, mpopArgs(nil, string(from), count, keys)...)
+func zmpopCmd(from ZEnd, count int64, keys ...string) (command[KeyZs], error) {
+	args, err := mpopArgs(nil, string(from), count, keys)
+	return define(decKeyZs, specZMPOP, args...), named(err, "ZMPOP")
 }
 
 // BZPopMin is ZPopMin over several keys that waits up to timeout (0: until
@@ -442,6 +444,7 @@ func bzpopMaxCmd(timeout time.Duration, keys ...string) command[KeyZ] {
 // have a member.
 //
 //zipline:twins BZMPop
-func bzmpopCmd(timeout time.Duration, from ZEnd, count int64, keys ...string) command[KeyZs] {
-	return defineBlocking(decKeyZs, timeout, specBZMPOP, mpopArgs(&timeout, string(from), count, keys)...)
+func bzmpopCmd(timeout time.Duration, from ZEnd, count int64, keys ...string) (command[KeyZs], error) {
+	args, err := mpopArgs(&timeout, string(from), count, keys)
+	return defineBlocking(decKeyZs, timeout, specBZMPOP, args...), named(err, "BZMPOP")
 }

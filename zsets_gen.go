@@ -12,12 +12,14 @@ import (
 // BZMPop is ZMPop that waits up to timeout for one of the sorted sets to
 // have a member.
 func (c *Client) BZMPop(ctx context.Context, timeout time.Duration, from ZEnd, count int64, keys ...string) (KeyZs, error) {
-	return run(ctx, c, bzmpopCmd(timeout, from, count, keys...))
+	cm, err := bzmpopCmd(timeout, from, count, keys...)
+	return runChecked(ctx, c, cm, err)
 }
 
 // BZMPop queues BZMPOP; see Client.BZMPop.
 func (b *Batch) BZMPop(timeout time.Duration, from ZEnd, count int64, keys ...string) *Future[KeyZs] {
-	return enqueue(b, bzmpopCmd(timeout, from, count, keys...))
+	cm, err := bzmpopCmd(timeout, from, count, keys...)
+	return enqueueChecked(b, cm, err)
 }
 
 // BZPopMax is BZPopMin for the highest score.
@@ -149,12 +151,14 @@ func (b *Batch) ZInter(s ZStore) *Future[[]string] {
 // ZInterCard returns how many members the sets have in common, counting
 // at most limit (0: no limit).
 func (c *Client) ZInterCard(ctx context.Context, limit int64, keys ...string) (int64, error) {
-	return run(ctx, c, zinterCardCmd(limit, keys...))
+	cm, err := zinterCardCmd(limit, keys...)
+	return runChecked(ctx, c, cm, err)
 }
 
 // ZInterCard queues ZINTERCARD; see Client.ZInterCard.
 func (b *Batch) ZInterCard(limit int64, keys ...string) *Future[int64] {
-	return enqueue(b, zinterCardCmd(limit, keys...))
+	cm, err := zinterCardCmd(limit, keys...)
+	return enqueueChecked(b, cm, err)
 }
 
 // ZInterStore stores ZInter's result, with scores, in dst and returns its
@@ -192,12 +196,14 @@ func (b *Batch) ZLexCount(key string, min string, max string) *Future[int64] {
 // ZMPop pops up to count members (at least one) from the given end of the
 // first non-empty sorted set among keys, or returns Nil if all are empty.
 func (c *Client) ZMPop(ctx context.Context, from ZEnd, count int64, keys ...string) (KeyZs, error) {
-	return run(ctx, c, zmpopCmd(from, count, keys...))
+	cm, err := zmpopCmd(from, count, keys...)
+	return runChecked(ctx, c, cm, err)
 }
 
 // ZMPop queues ZMPOP; see Client.ZMPop.
 func (b *Batch) ZMPop(from ZEnd, count int64, keys ...string) *Future[KeyZs] {
-	return enqueue(b, zmpopCmd(from, count, keys...))
+	cm, err := zmpopCmd(from, count, keys...)
+	return enqueueChecked(b, cm, err)
 }
 
 // ZMScore returns the scores of members, with NaN for those not in the set.

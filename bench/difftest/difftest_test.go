@@ -453,6 +453,8 @@ func (g *gen) unit() *unit {
 // refused reports whether zipline must refuse o in this mode.
 func (r *runner) refused(o *op) bool {
 	switch {
+	case o.invalid:
+		return true
 	case r.m.compressed(o.moves) && len(o.keys) >= 2:
 		return r.m.inScope(o.keys[0]) && !r.m.inScope(o.keys[1])
 	case !r.m.compressed(o.refuse):
@@ -514,6 +516,9 @@ func (r *runner) compare(ctx context.Context, o *op, where string, z, g reply) {
 	case r.refused(o):
 		if z.kind != kRefused {
 			problem = "zipline did not refuse a command that works on stored bytes while " + r.m.comp + " compression is on"
+			if o.invalid {
+				problem = "zipline did not refuse arguments the server or go-redis refuses"
+			}
 			sig = o.name + ": not refused"
 		}
 	case z.kind == kRefused && missingCommand(g, where):

@@ -67,6 +67,10 @@ type op struct {
 	// to its second, which zipline refuses from the compressed scope into
 	// a key kept plain.
 	moves family
+	// invalid: the arguments are ones the server or go-redis refuses, or
+	// go-redis would drop in silence, which zipline refuses before sending
+	// with an *ArgumentError; go-redis's side is not run either.
+	invalid bool
 	// solo: never queued in a Batch, Tx or Watch (random results that need
 	// reconciling, or iterations).
 	solo bool

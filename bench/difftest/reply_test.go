@@ -86,11 +86,14 @@ func sameReply(a, b reply) bool {
 func zErr(err error) reply {
 	var se *zipline.ServerError
 	var ce *zipline.CommandError
+	var ae *zipline.ArgumentError
 	switch {
 	case errors.Is(err, zipline.Nil):
 		return nilReply
 	case errors.As(err, &ce):
 		return reply{kRefused, ce.Command}
+	case errors.As(err, &ae):
+		return reply{kRefused, ae.Command + ": " + ae.Reason}
 	case errors.Is(err, zipline.ErrTxFailed):
 		return reply{kind: kTxFailed}
 	case errors.As(err, &se):

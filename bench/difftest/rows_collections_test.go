@@ -413,8 +413,11 @@ var listRows = []row{
 		// count is at least 1: zipline's LMPop "pops up to count elements
 		// (at least one)" and sends COUNT only above one, where go-redis
 		// sends COUNT as given (0 is an error).
-		ks, from, n := g.keys(bandList, 1, 2), pick(g, zipline.Left, zipline.Right), pick[int64](g, 1, 2, 5)
+		// A count under 1 (go-redis sends it, the server refuses it) is
+		// refused by zipline before sending.
+		ks, from, n := g.keys(bandList, 1, 2), pick(g, zipline.Left, zipline.Right), pick[int64](g, 1, 2, 5, 1, 2, 5, 0, -1)
 		o := &op{name: "LMPOP", desc: cmdline("LMPOP", len(ks), ks, string(from)) + fmt.Sprintf(" COUNT %d", n), keys: ks,
+			invalid: n < 1,
 			gr: gRender(func(c *redis.KeyValuesCmd) string {
 				k, vs, _ := c.Result()
 				return vstr(k) + ": " + zStrings(false)(vs)
@@ -479,9 +482,10 @@ var setRows = []row{
 	}},
 	{"SINTERCARD", 2, func(g *gen) *op {
 		// go-redis always sends LIMIT (0: none); zipline only a positive one.
-		ks, limit := g.keys(bandSet, 1, 3), pick[int64](g, 0, 0, 1, 2)
+		ks, limit := g.keys(bandSet, 1, 3), pick[int64](g, 0, 0, 1, 2, -1)
 		o := &op{name: "SINTERCARD", desc: cmdline("SINTERCARD", len(ks), ks) + fmt.Sprintf(" LIMIT %d", limit), keys: ks,
-			g: func(ctx ctxT, c gcli) gcmd { return c.SInterCard(ctx, limit, ks...) }}
+			invalid: limit < 0,
+			g:       func(ctx ctxT, c gcli) gcmd { return c.SInterCard(ctx, limit, ks...) }}
 		return typed(o, vint,
 			func(ctx ctxT, c zcli) (int64, error) { return c.SInterCard(ctx, limit, ks...) },
 			func(b zbat) fut[int64] { return b.SInterCard(limit, ks...) })
@@ -999,17 +1003,19 @@ var zsetRows = []row{
 			func(b zbat) fut[[]string] { return b.ZDiff(ks...) })
 	}},
 	{"ZINTERCARD", 2, func(g *gen) *op {
-		ks, limit := g.keys(bandZset, 1, 3), pick[int64](g, 0, 0, 1, 2)
+		ks, limit := g.keys(bandZset, 1, 3), pick[int64](g, 0, 0, 1, 2, -1)
 		o := &op{name: "ZINTERCARD", desc: cmdline("ZINTERCARD", len(ks), ks) + fmt.Sprintf(" LIMIT %d", limit), keys: ks,
-			g: func(ctx ctxT, c gcli) gcmd { return c.ZInterCard(ctx, limit, ks...) }}
+			invalid: limit < 0,
+			g:       func(ctx ctxT, c gcli) gcmd { return c.ZInterCard(ctx, limit, ks...) }}
 		return typed(o, vint,
 			func(ctx ctxT, c zcli) (int64, error) { return c.ZInterCard(ctx, limit, ks...) },
 			func(b zbat) fut[int64] { return b.ZInterCard(limit, ks...) })
 	}},
 	{"ZMPOP", 3, func(g *gen) *op {
 		// count at least 1, as LMPOP's.
-		ks, from, n := g.keys(bandZset, 1, 2), pick(g, zipline.MinScore, zipline.MaxScore), pick[int64](g, 1, 2, 5)
+		ks, from, n := g.keys(bandZset, 1, 2), pick(g, zipline.MinScore, zipline.MaxScore), pick[int64](g, 1, 2, 5, 1, 2, 5, 0, -1)
 		o := &op{name: "ZMPOP", desc: cmdline("ZMPOP", len(ks), ks, string(from)) + fmt.Sprintf(" COUNT %d", n), keys: ks,
+			invalid: n < 1,
 			gr: gRender(func(c *redis.ZSliceWithKeyCmd) string {
 				k, zs, _ := c.Result()
 				out := make([]zipline.Z, len(zs))

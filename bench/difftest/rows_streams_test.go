@@ -271,6 +271,16 @@ var streamRows = []row{
 				za.Limit = pick[int64](g, 1, 10)
 			}
 		}
+		// Now and then options with no trim to shape (go-redis drops
+		// Approx in silence, and sends a LIMIT the server refuses), or a
+		// LIMIT on an exact trim: zipline refuses them before sending.
+		invalid := false
+		switch g.intn(14) {
+		case 0:
+			za.MaxLen, za.MinID, za.Approx, za.Limit, invalid = 0, "", true, pick[int64](g, 0, 1), true
+		case 1:
+			za.MaxLen, za.MinID, za.Approx, za.Limit, invalid = 3, "", false, 1, true
+		}
 		flat := make([]any, 0, 2*len(fs))
 		for i, f := range fs {
 			za.Values = append(za.Values, zipline.FieldValue{Field: f, Value: vs[i]})
@@ -278,7 +288,7 @@ var streamRows = []row{
 		}
 		ga := &redis.XAddArgs{Stream: k, NoMkStream: za.NoMkStream, MaxLen: za.MaxLen, MinID: za.MinID,
 			Approx: za.Approx, Limit: za.Limit, ID: za.ID, Values: flat}
-		o := &op{name: "XADD", desc: xaddDesc(za), keys: []string{k},
+		o := &op{name: "XADD", desc: xaddDesc(za), keys: []string{k}, invalid: invalid,
 			g: func(ctx ctxT, c gcli) gcmd { return c.XAdd(ctx, ga) }}
 		return typed(o, vstr,
 			func(ctx ctxT, c zcli) (string, error) { return c.XAdd(ctx, za) },
@@ -361,15 +371,25 @@ var streamRows = []row{
 		} else {
 			a.MinID = pick(g, g.streamID(), fmt.Sprintf("%d-0", g.xms-int64(g.intn(4))))
 		}
-		// Approximate only with a threshold: zipline's XTrim with a
-		// MaxLen of 0 and no MinID trims everything exactly ("A MaxLen
-		// of 0 with no MinID trims the stream to nothing"), where
-		// go-redis's XTrimMaxLenApprox(0) sends MAXLEN ~ 0.
-		if (a.MaxLen > 0 || a.MinID != "") && g.intn(3) == 0 {
+		// Approximate with any threshold, MaxLen 0 included (go-redis's
+		// XTrimMaxLenApprox(0, n) sends MAXLEN ~ 0 LIMIT n, as zipline
+		// does); and now and then what the server refuses (LIMIT on an
+		// exact trim) or makes no sense (both strategies, a negative
+		// length), which zipline refuses before sending.
+		if g.intn(3) == 0 {
 			a.Approx = true
 			if g.intn(2) == 0 {
 				a.Limit = pick[int64](g, 1, 10)
 			}
+		}
+		invalid := false
+		switch g.intn(12) {
+		case 0:
+			a.Approx, a.Limit, invalid = false, pick[int64](g, 1, 10), true
+		case 1:
+			a.MaxLen, a.MinID, invalid = 2, g.streamID(), true
+		case 2:
+			a.MaxLen, a.MinID, invalid = -1, "", true
 		}
 		trim := "="
 		if a.Approx {
@@ -383,7 +403,7 @@ var streamRows = []row{
 		if a.Limit > 0 {
 			desc += cmdline("", "LIMIT", a.Limit)
 		}
-		o := &op{name: "XTRIM", desc: desc, keys: []string{k},
+		o := &op{name: "XTRIM", desc: desc, keys: []string{k}, invalid: invalid,
 			g: func(ctx ctxT, c gcli) gcmd {
 				switch {
 				case a.MinID != "" && a.Approx:

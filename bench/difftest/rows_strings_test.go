@@ -55,7 +55,7 @@ func vgeoloc(name string, lon, lat, dist float64, hash int64, coord, withDist, w
 	if withHash {
 		s += fmt.Sprintf(" (hash) %d", hash)
 	}
-	if coord {
+	if coord || lon != 0 || lat != 0 { // not asked for: both clients give zero
 		s += " " + vcoord(lon, lat)
 	}
 	return s
@@ -648,9 +648,14 @@ var keyRows = []row{
 	{"PEXPIREAT cond", 2, func(g *gen) *op {
 		// go-redis has no conditional EXPIREAT: Do.
 		k, t := g.key(bandAny), g.condExpireAt()
-		cond := pick(g, zipline.IfNoExpiry, zipline.IfExpiry, zipline.IfLater, zipline.IfSooner)
+		// The zero condition is none: PEXPIREAT as ExpireAt sends it.
+		cond := pick(g, zipline.IfNoExpiry, zipline.IfExpiry, zipline.IfLater, zipline.IfSooner, "")
+		goArgs := []any{"PEXPIREAT", k, t.UnixMilli()}
+		if cond != "" {
+			goArgs = append(goArgs, string(cond))
+		}
 		o := &op{name: "PEXPIREAT " + string(cond), desc: cmdline("PEXPIREAT", k, t.UnixMilli(), string(cond)), keys: []string{k}, gr: gIntBool,
-			g: func(ctx ctxT, c gcli) gcmd { return goDo(ctx, c, "PEXPIREAT", k, t.UnixMilli(), string(cond)) }}
+			g: func(ctx ctxT, c gcli) gcmd { return goDo(ctx, c, goArgs...) }}
 		return typed(o, vbool,
 			func(ctx ctxT, c zcli) (bool, error) { return c.ExpireAtIf(ctx, k, t, cond) },
 			func(b zbat) fut[bool] { return b.ExpireAtIf(k, t, cond) })
