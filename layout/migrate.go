@@ -16,6 +16,10 @@ type MoveResult struct {
 	Missing int // not in the old layout (already moved, deleted, expired, or never there)
 	Changed int // changed while being moved; the next pass retries them
 	Kept    int // left in the old layout: their TTL cannot be carried over
+	// TTLChanged counts keys moved into a bucket whose TTL replaced their
+	// own (Namespace.BucketTTL, on a server without field expiry): they
+	// now expire with their bucket.
+	TTLChanged int
 	// Replaced counts old copies found dead and deleted: on a cluster, the
 	// new layout already held a newer value or a tombstone for the key (a
 	// write or deletion whose second step, deleting the old copy, had not
@@ -28,6 +32,7 @@ func (r *MoveResult) add(o MoveResult) {
 	r.Missing += o.Missing
 	r.Changed += o.Changed
 	r.Kept += o.Kept
+	r.TTLChanged += o.TTLChanged
 	r.Replaced += o.Replaced
 }
 
@@ -54,6 +59,7 @@ func (s *Store) move(ctx context.Context, keys []string) (MoveResult, error) {
 	var lists []*opList
 	var buckets []string // the new bucket of each list, or ""
 	var writes []int     // the index of each list's write reply
+	var bucketTTL []bool // each list moves a key whose TTL its bucket's replaces
 	for _, p := range ps {
 		raw, err := p.r.resolveHere()
 		if errors.Is(err, zipline.Nil) {
@@ -94,6 +100,7 @@ func (s *Store) move(ctx context.Context, keys []string) (MoveResult, error) {
 		old.addDelete(o, p.r.l)
 		lists = append(lists, o)
 		buckets = append(buckets, l.bucket)
+		bucketTTL = append(bucketTTL, e.mode == "b")
 	}
 	results, err := s.runOpsBatch(ctx, lists, nil)
 	if err != nil {
@@ -103,6 +110,9 @@ func (s *Store) move(ctx context.Context, keys []string) (MoveResult, error) {
 		switch {
 		case r.err == nil:
 			res.Moved++
+			if bucketTTL[i] {
+				res.TTLChanged++
+			}
 			if buckets[i] != "" {
 				if err := s.tieOlder(ctx, buckets[i], r.replies[writes[i]]); err != nil {
 					return res, err

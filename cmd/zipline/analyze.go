@@ -54,6 +54,8 @@ func analyzeFlags(fs *flag.FlagSet) func(context.Context, []string) error {
 	htmlOut := fs.String("html", "", "also write the report as a self-contained HTML page with charts to this `file`")
 	price := fs.Float64("price-per-gb", analyze.DefaultPricePerGB, "dollars per GiB of cache memory a month, for the money "+
 		"saved;\nthe default is AWS ElastiCache's cache.r7g.large on demand in us-east-1 ($0.219/h × 730 h / 13.07 GiB)")
+	allowTTLChange := fs.Bool("allow-ttl-change", false, "also show layouts whose bucket-wide TTL replaces keys' own "+
+		"(servers without field expiry),\nwith how many keys' TTLs they change and by how much; without it they are never shown")
 	quiet := quietFlag(fs)
 	demoKeys := fs.Int("demo", 0, "start a throwaway local server, fill it with about `N` keys of mixed demo data, and "+
 		"analyze it\n(no -addr or -url)")
@@ -87,7 +89,8 @@ func analyzeFlags(fs *flag.FlagSet) func(context.Context, []string) error {
 			serverArgs = "-addr " + srv.Addr
 		}
 		cfg := analyze.Config{Options: opts, Replica: *replica, Rate: *rate, MaxKeys: *maxKeys, Samples: *samples,
-			SampleBytes: *sampleBytes, Calibrate: *calibrate, PricePerGB: *price, ServerArgs: serverArgs}
+			SampleBytes: *sampleBytes, Calibrate: *calibrate, PricePerGB: *price, ServerArgs: serverArgs,
+			AllowTTLChange: *allowTTLChange}
 		if *rate == 0 {
 			cfg.Rate = -1
 		}

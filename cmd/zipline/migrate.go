@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 
 	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/cmd/zipline/analyze"
 	"github.com/ziplinekv/zipline/cmd/zipline/rollout"
 	"github.com/ziplinekv/zipline/layout"
 )
@@ -45,6 +48,9 @@ func migrateFlags(fs *flag.FlagSet) func(context.Context, []string) error {
 	sweep := fs.Bool("sweep", false, "move nothing: delete the tombstones that a migration on a cluster left in the -to layout\n"+
 		"(once a run reports the migration complete and no process uses MigrateFrom any more)")
 	sample := fs.Int("sample", 1000, "keys sampled by -dry-run")
+	allowTTLChange := fs.Bool("allow-ttl-change", false, "move keys with TTLs into buckets whose bucket-wide TTL (bucketttl=) "+
+		"replaces their own;\nwithout it such a layout is refused: its keys would expire with their bucket, not when the "+
+		"application said")
 	decompress := fs.Bool("decompress", false, "rewrite plain the compressed strings under -match (no -from or -to)")
 	match := fs.String("match", "", "with -decompress: the keys, a `PATTERN` as SCAN MATCH takes it")
 	quiet := quietFlag(fs)
@@ -78,9 +84,18 @@ func migrateFlags(fs *flag.FlagSet) func(context.Context, []string) error {
 		if err != nil {
 			return err
 		}
+		if newNS.BucketTTL > 0 && !*allowTTLChange && !*sweep {
+			return usagef("-to %s has a bucket-wide TTL (bucketttl=), which replaces the TTL of every key with one that "+
+				"it moves into a bucket: they would expire with their bucket, not when the application said. Pass "+
+				"-allow-ttl-change to move them anyway, or drop bucketttl= (keys with TTLs then stay as they are)", *to)
+		}
+		target, err := layoutOfSpec(*to)
+		if err != nil {
+			return usagef("-to: %w", err)
+		}
 		return migrate(ctx, withCredentials(opts, *user, *password), newNS, migrateRun{
 			rate: *rate, batch: *batch, state: *state, dryRun: *dryRun, sweep: *sweep, sample: *sample,
-			quiet: *quiet})
+			quiet: *quiet, target: target})
 	}
 }
 
@@ -90,7 +105,8 @@ type migrateRun struct {
 	rate, batch, sample int
 	state               string
 	dryRun, sweep       bool
-	quiet               bool // no progress reports
+	quiet               bool           // no progress reports
+	target              analyze.Layout // -to, as -dry-run prices it
 }
 
 // migrate moves newNS.MigrateFrom's keys to newNS on the server opts
@@ -112,14 +128,7 @@ func migrate(ctx context.Context, opts zipline.Options, newNS layout.Namespace, 
 		return err
 	}
 	if r.dryRun {
-		e, err := s.Estimate(ctx, r.sample)
-		if err != nil {
-			return err
-		}
-		fmt.Printf("keys in the old layout: %d (sampled %d)\n", e.Keys, e.Sampled)
-		fmt.Printf("bytes per key: %.1f now, %.1f projected (%.1fx smaller)\n", e.OldPerKey, e.NewPerKey, e.SavedFactor)
-		fmt.Printf("projected saving: %s\n", megabytes(e.SavedBytes))
-		return nil
+		return dryRun(ctx, opts, s, newNS, r)
 	}
 	total, err := s.Source().Count(ctx)
 	if err != nil {
@@ -135,6 +144,10 @@ func migrate(ctx context.Context, opts zipline.Options, newNS layout.Namespace, 
 	bar.finish()
 	fmt.Printf("moved %d, already gone %d, changed during the move %d, kept (TTL cannot carry over) %d, "+
 		"old copies of newer values deleted %d\n", p.Moved, p.Missing, p.Changed, p.Kept, p.Replaced)
+	if p.TTLChanged > 0 {
+		fmt.Printf("TTLs replaced by their bucket's (-allow-ttl-change): %d keys now expire with their bucket, within %s\n",
+			p.TTLChanged, newNS.BucketTTL)
+	}
 	if err != nil {
 		if p.Cursor == "" { // a cluster's scan cannot resume
 			return fmt.Errorf("stopped (run again to start over; moved keys are not moved again): %w", err)
@@ -213,6 +226,43 @@ func decompressPass(ctx context.Context, opts zipline.Options, match string, rat
 			"read and write them through a Client with Compression.WritePlain")
 	default:
 		fmt.Println("every value under the pattern is plain")
+	}
+	return nil
+}
+
+// dryRun projects what the migration saves. From plain keys it prices the
+// move with analyze's model (analyze.Project), so that it says what
+// analyze said of the same layout; from another layout, from a sample
+// (layout.Store.Estimate).
+func dryRun(ctx context.Context, opts zipline.Options, s *layout.Store, newNS layout.Namespace, r migrateRun) error {
+	rate := -1 // no limit
+	if r.rate > 0 {
+		rate = r.rate
+	}
+	pr, err := analyze.Project(ctx, analyze.Config{Options: opts, Rate: rate, Replica: analyze.ReplicaPrimary,
+		Logger: slog.New(slog.DiscardHandler)}, *newNS.MigrateFrom, r.target)
+	if errors.Is(err, analyze.ErrNotPlain) {
+		e, err := s.Estimate(ctx, r.sample)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("keys in the old layout: %d (sampled %d)\n", e.Keys, e.Sampled)
+		fmt.Printf("bytes per key: %.1f now, %.1f projected (%.1fx smaller)\n", e.OldPerKey, e.NewPerKey, e.SavedFactor)
+		fmt.Printf("projected saving: %s\n", megabytes(e.SavedBytes))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Printf("keys in the old layout: %d (values read %d)\n", pr.Keys, pr.Samples)
+	fmt.Printf("memory: %s now, %s projected\n", megabytes(pr.Bytes), megabytes(pr.BytesAfter))
+	fmt.Printf("projected saving: %s (95 %%: %s to %s; %.0f bytes)\n", megabytes(pr.Saved), megabytes(pr.SavedLow),
+		megabytes(pr.SavedHigh), pr.Saved)
+	if pr.TTLChange != nil {
+		fmt.Printf("TTLs changed: %s\n", pr.TTLChange)
+	}
+	if pr.Kept > 0 {
+		fmt.Printf("kept in the old layout: %d keys with TTLs, which the server cannot expire inside a bucket\n", pr.Kept)
 	}
 	return nil
 }

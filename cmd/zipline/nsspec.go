@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/cmd/zipline/analyze"
 	"github.com/ziplinekv/zipline/codec"
 	"github.com/ziplinekv/zipline/layout"
 )
@@ -93,3 +94,33 @@ func parseNamespace(spec string) (layout.Namespace, error) {
 	}
 	return ns, nil
 }
+
+// layoutOfSpec is a namespace spec as analyze prices a layout (migrate
+// -dry-run's projection).
+func layoutOfSpec(spec string) (analyze.Layout, error) {
+	ns, err := parseNamespace(spec)
+	if err != nil {
+		return analyze.Layout{}, err
+	}
+	l := analyze.Layout{ZipAs: ns.ZipAs, Backend: ns.Codec.Backend, BucketTTL: ns.BucketTTL}
+	for _, part := range strings.Split(spec, ",") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(part), "buckets="); ok {
+			kind, n, _ := strings.Cut(v, ":")
+			size, _ := strconv.Atoi(n) // parseNamespace checked it
+			switch kind {
+			case "dense":
+				l.Dense = size
+			case "hashedfor":
+				l.HashedFor = size
+			case "hashed":
+				l.HashedFor = size * hashedPerBucket
+			}
+		}
+	}
+	return l, nil
+}
+
+// hashedPerBucket is the keys a Hashed bucket is sized for, as HashedFor
+// sizes them (half the default listpack entries): Hashed(n) prices as
+// HashedFor(n × this).
+const hashedPerBucket = 64

@@ -50,6 +50,15 @@ type Config struct {
 	Samples     int
 	SampleBytes int
 	MaxPatterns int
+	// Match limits the scan to the keys a SCAN MATCH pattern selects
+	// (Project's: one namespace); empty scans every key.
+	Match string
+	// AllowTTLChange shows, beside the recommendations, the layouts that
+	// would change when keys expire (a bucket-wide TTL on a server without
+	// field expiry), with how many keys' TTLs they change and by how much.
+	// Without it they are neither recommended nor shown: a session that
+	// outlives the TTL its application set is a security bug, not a saving.
+	AllowTTLChange bool
 	// Calibrate writes a bounded sample of each namespace in its current
 	// and recommended layouts, under a unique prefix, measures used_memory
 	// and deletes it, and corrects the predictions by what it measured.
@@ -385,10 +394,10 @@ func recommend(cfg *Config, g *group, ev *evaluator, srv *Server) (NamespaceRepo
 		if err != nil {
 			return ns, err
 		}
-		ns.Options = append(ns.Options, optionReport(g, o, est, now))
+		ns.Options = append(ns.Options, optionReport(g, o, est, now, ev.scale))
 	}
 	sort.SliceStable(ns.Options, func(i, j int) bool { return ns.Options[i].Saved > ns.Options[j].Saved })
-	pick(&ns, now)
+	pick(&ns, now, cfg.AllowTTLChange)
 	if ns.Recommended != nil {
 		ns.Migrate = fmt.Sprintf("zipline migrate %s -from %s -to %s", cfg.ServerArgs, shellQuote("prefix="+g.prefix),
 			shellQuote(ns.Recommended.Spec))
@@ -401,6 +410,10 @@ func recommend(cfg *Config, g *group, ev *evaluator, srv *Server) (NamespaceRepo
 			ns.Notes = append(ns.Notes, fmt.Sprintf("%.0f%% of its bucketed values are larger than %d bytes and stay "+
 				"keys of their own (oversize)", 100*ns.Recommended.Oversize, srv.ListpackValue))
 		}
+	}
+	if ns.BucketTTL != nil {
+		ns.BucketTTLMigrate = fmt.Sprintf("zipline migrate %s -from %s -to %s -allow-ttl-change", cfg.ServerArgs,
+			shellQuote("prefix="+g.prefix), shellQuote(ns.BucketTTL.Spec))
 	}
 	if ns.Dict != nil {
 		spec := ns.Dict.Spec
@@ -425,11 +438,17 @@ func goValueOf(g *group, ev *evaluator, name string) string {
 	return ""
 }
 
-func optionReport(g *group, o option, est estimate, now float64) OptionReport {
+func optionReport(g *group, o option, est estimate, now float64, scale float64) OptionReport {
 	or := OptionReport{Name: o.name, Spec: o.spec(g), Bytes: est.bytes, Saved: now - est.bytes,
 		Applicable: o.applicable(), KeysAfter: int64(math.Round(est.keysAfter)), Bucketed: est.bucketed,
 		Oversize: est.oversize, Fill: est.fill, Volatile: est.volatile, Stored: est.stored, DictBytes: est.dictBytes,
 		Samples: est.samples}
+	or.Variance = est.spread.variance()
+	half := 1.96 * math.Sqrt(or.Variance)
+	or.SavedLow, or.SavedHigh = or.Saved-half, or.Saved+half
+	if o.bucketTTL > 0 {
+		or.TTLChange = ttlChangeOf(g, o.bucketTTL, scale)
+	}
 	if now > 0 {
 		or.SavedPct = 100 * or.Saved / now
 	}
@@ -445,9 +464,11 @@ func optionReport(g *group, o option, est estimate, now float64) OptionReport {
 }
 
 // pick chooses the recommendation: the applicable option that saves the
-// most, or a simpler one that saves nearly as much; and the dictionary and
-// bucket-wide TTL options worth showing.
-func pick(ns *NamespaceReport, now float64) {
+// most, or a simpler one that saves nearly as much; the dictionary option
+// worth showing (one that keeps every key's TTL); and, only when
+// allowTTLChange, the bucket-wide TTL option, which changes when keys
+// expire.
+func pick(ns *NamespaceReport, now float64, allowTTLChange bool) {
 	var best *OptionReport
 	for i := range ns.Options {
 		o := &ns.Options[i]
@@ -471,15 +492,27 @@ func pick(ns *NamespaceReport, now float64) {
 		ns.Recommended = &cp
 	}
 	base := recommendedSaved(ns)
+	var hiddenTTL *OptionReport
 	for i := range ns.Options {
 		o := ns.Options[i]
 		worth := o.Saved > clearlyMore*base && o.Saved-base >= minSavedShare*now
 		switch {
-		case strings.Contains(o.Name, "dict") && worth && (ns.Dict == nil || o.Saved > ns.Dict.Saved):
+		case !worth:
+		case o.TTLChange != nil:
+			if hiddenTTL == nil || o.Saved > hiddenTTL.Saved {
+				hiddenTTL = &o
+			}
+		case strings.Contains(o.Name, "dict") && (ns.Dict == nil || o.Saved > ns.Dict.Saved):
 			ns.Dict = &o
-		case !o.Applicable && !strings.Contains(o.Name, "dict") && worth && (ns.BucketTTL == nil || o.Saved > ns.BucketTTL.Saved):
-			ns.BucketTTL = &o
 		}
+	}
+	switch {
+	case hiddenTTL != nil && allowTTLChange:
+		ns.BucketTTL = hiddenTTL
+	case hiddenTTL != nil:
+		ns.Notes = append(ns.Notes, fmt.Sprintf("a layout with a bucket-wide TTL would save %s more, but it changes when "+
+			"%s keys with TTLs expire: not shown (-allow-ttl-change shows it, with what it changes)",
+			bytesText(hiddenTTL.Saved-base), formatCount(hiddenTTL.TTLChange.Keys)))
 	}
 }
 
@@ -508,10 +541,11 @@ func (r *Report) total(costs layout.Costs) {
 	for _, p := range r.Patterns {
 		t.Bytes += p.Bytes
 	}
-	var keysBefore, keysAfter float64
+	var keysBefore, keysAfter, variance float64
 	for _, ns := range r.Namespaces {
 		if ns.Recommended != nil {
 			t.Saved += ns.Recommended.Saved
+			variance += ns.Recommended.Variance
 			keysBefore += float64(ns.Keys)
 			keysAfter += float64(ns.Recommended.KeysAfter)
 		}
@@ -527,6 +561,8 @@ func (r *Report) total(costs layout.Costs) {
 		t.TableSaved += before - float64(8*after)
 	}
 	t.Saved += t.TableSaved
+	half := 1.96 * math.Sqrt(variance)
+	t.SavedLow, t.SavedHigh = t.Saved-half, t.Saved+half
 	if t.UsedMemory > 0 {
 		t.SavedPct = 100 * t.Saved / float64(t.UsedMemory)
 	}
@@ -535,3 +571,18 @@ func (r *Report) total(costs layout.Costs) {
 
 // shellQuote quotes s for a POSIX shell, in single quotes.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// ttlChangeOf is what a bucket-wide TTL does to g's keys with TTLs.
+func ttlChangeOf(g *group, bucketTTL time.Duration, scale float64) *TTLChange {
+	c := &TTLChange{BucketTTL: bucketTTL}
+	var keys float64
+	for _, p := range g.patterns {
+		keys += float64(p.ttlKeys) * scale
+		c.MaxTTL = max(c.MaxTTL, p.maxTTL)
+		if p.minTTL > 0 && (c.MinTTL == 0 || p.minTTL < c.MinTTL) {
+			c.MinTTL = p.minTTL
+		}
+	}
+	c.Keys = int64(math.Round(keys))
+	return c
+}

@@ -132,11 +132,17 @@ func TestAnalyzeIsReadOnlyAndExact(t *testing.T) {
 		t.Errorf("doc: %+v", n.Recommended)
 	}
 	// On Redis 7.0 keys with TTLs stay plain keys; buckets would need
-	// BucketTTL, which is shown, never recommended.
+	// BucketTTL, which changes when keys expire: never recommended, and
+	// not shown without AllowTTLChange (a note says it was left out).
 	if n := ns["rate:"]; n.Recommended != nil && strings.Contains(n.Recommended.Spec, "buckets") {
 		t.Errorf("rate: has TTLs, and Redis 7.0 no field expiry: %+v", n.Recommended)
-	} else if n.BucketTTL == nil || !strings.Contains(n.BucketTTL.Spec, "bucketttl=") {
-		t.Errorf("rate: the BucketTTL alternative is missing: %+v", n)
+	} else if n.BucketTTL != nil || !strings.Contains(strings.Join(n.Notes, " "), "-allow-ttl-change") {
+		t.Errorf("rate: a layout that changes TTLs was shown, or its note is missing: %+v", n)
+	}
+	for _, n := range r.Namespaces {
+		if n.Dict != nil && n.Dict.TTLChange != nil || strings.Contains(n.Migrate+strings.Join(n.DictCommands, " "), "bucketttl") {
+			t.Errorf("%s: a printed command changes TTLs: %s %v", n.Prefix, n.Migrate, n.DictCommands)
+		}
 	}
 	var text strings.Builder
 	if err := r.WriteText(&text); err != nil {

@@ -19,12 +19,18 @@
 // and on a single server to a replica that INFO replication lists, when
 // one answers; it writes nothing unless Config.Calibrate. It SCANs at most
 // Config.Rate keys a second and Config.MaxKeys keys in all (each shard
-// its share, by DBSIZE), reads every key's TYPE and PTTL, and for the
-// first Config.Samples keys of each pattern (at most Config.SampleBytes of
-// values) MEMORY USAGE, OBJECT ENCODING and the value; a value larger
-// than a quarter of that budget is read in part (GETRANGE) and priced by
-// the ratio of its part. SCAN's order follows the hash table, not the
-// keys' names, so the first keys of a pattern are a fair sample of it.
+// its share, by DBSIZE), reads every key's TYPE, PTTL and STRLEN (the
+// census: every string's size, counted in strata of half an octave), and
+// for the first Config.Samples keys of each pattern (at most
+// Config.SampleBytes of values), and at least two of every size stratum
+// the census finds, MEMORY USAGE, OBJECT ENCODING and the value; a value
+// larger than a quarter of that budget is read in part (GETRANGE) and
+// priced by the ratio of its part. SCAN's order follows the hash table,
+// not the keys' names, so the first keys of a pattern are a fair sample of
+// it, but not of its sizes when a few large values hold most of its bytes:
+// each sample stands for the keys of its stratum, at their mean size, so
+// sizes come from the census and only compressibility from the samples
+// (strata.go).
 // When the scan stops at MaxKeys, every count and byte figure is the
 // scanned keys' times DBSIZE over the keys scanned, and the report says
 // so.
@@ -50,8 +56,9 @@
 // listpack limits; and a zstd dictionary trained on half the samples and
 // measured on the other half (codec=dict, which needs dictionaries kept in
 // the server). Keys with TTLs go to buckets only where the server expires
-// fields; elsewhere the bucket-wide BucketTTL option is priced and shown,
-// never recommended, since it changes when keys expire.
+// fields; elsewhere the bucket-wide BucketTTL option is priced but never
+// recommended, and shown only with Config.AllowTTLChange, with how many
+// keys' TTLs it changes and by how much: it changes when keys expire.
 //
 // Every sample is priced by the library's memory model, layout.Costs: the
 // allocations the server makes for it, rounded by its allocator, with
@@ -65,10 +72,14 @@
 // # Accuracy
 //
 // The model reproduces the measured cells within 8 bytes (or 3 %) for
-// 95 % of them (layout's TestModelMatchesTable). Applying the recommendations of a
-// mixed keyspace with zipline migrate saves the predicted bytes within
-// ±10 % per namespace and in all, on both servers (cmd/zipline
-// TestAnalyzeAccuracy). Calibrate measures the recommended layouts on the
-// server itself, which covers servers and allocators that were not
-// measured.
+// 95 % of them (layout's TestModelMatchesTable). Applying the
+// recommendations of a mixed keyspace, among them a namespace of
+// documents 75 times apart in size, with zipline migrate saves the
+// predicted bytes within ±10 % per namespace and in all, on both servers
+// (cmd/zipline TestAnalyzeAccuracy). Each prediction carries a 95 %
+// interval from the spread of its samples within their strata; the cost
+// model's own error, a few percent, comes on top. Project prices one move
+// with the same model (zipline migrate -dry-run), so the two agree.
+// Calibrate measures the recommended layouts on the server itself, which
+// covers servers and allocators that were not measured.
 package analyze

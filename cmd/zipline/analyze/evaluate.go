@@ -121,6 +121,8 @@ type estimate struct {
 	dictBytes int
 	// samples measured (for a dictionary: those it was not trained on).
 	samples int
+	// spread is the samples' spread, for the interval of the saving.
+	spread spread
 }
 
 // evaluator prices a group's options on its samples.
@@ -207,16 +209,15 @@ func (e *evaluator) encode(s *sample, c *codec.Codec, backend codec.Backend) enc
 func (e *evaluator) nowBytes(p *patternStats) float64 {
 	keys := float64(p.keys) * e.scale
 	if len(p.samples) > 0 && p.onlyStrings() {
-		var sum float64
+		ss := make([]*sample, len(p.samples))
 		for i := range p.samples {
-			s := &p.samples[i]
-			v := layout.StoredValue{Len: s.length}
-			if !s.truncated {
-				v = layout.StoredValueOf(s.value)
-			}
-			sum += e.costs.StringKey(len(s.key), v, s.ttl > 0)
+			ss[i] = &p.samples[i]
 		}
-		return sum / float64(len(p.samples)) * keys
+		var sum float64
+		for _, x := range e.pricedSamples(p, ss) {
+			sum += x.w * e.costs.StringKey(len(x.s.key), x.nowValue(), x.s.ttl > 0)
+		}
+		return sum
 	}
 	// Other types: what MEMORY USAGE says (key, value and entry), plus
 	// the expires entry of keys with a TTL; without it, a string model
@@ -279,9 +280,9 @@ func (e *evaluator) evaluate(g *group, o option, dict []byte, test map[*sample]b
 			continue
 		}
 		est.samples += len(ss)
-		w := keys / float64(len(ss))
-		for _, s := range ss {
-			enc := e.encode(s, c, o.backend)
+		for _, x := range e.pricedSamples(p, ss) {
+			s, w := x.s, x.w
+			enc := e.encodeScaled(x, c, o.backend)
 			inSum += w * float64(enc.in)
 			outSum += w * float64(enc.value.Len)
 			l, err := names.Place(s.key)
@@ -289,9 +290,12 @@ func (e *evaluator) evaluate(g *group, o option, dict []byte, test map[*sample]b
 				return est, err
 			}
 			ttl := s.ttl > 0
+			now := e.costs.StringKey(len(s.key), x.nowValue(), ttl)
 			if l.Bucket == "" {
-				plainBytes += w * e.costs.StringKey(len(l.Key), enc.value, ttl)
+				cost := e.costs.StringKey(len(l.Key), enc.value, ttl)
+				plainBytes += w * cost
 				est.keysAfter += w
+				est.spread.add(x, now-cost)
 				continue
 			}
 			if l.BucketNumber >= maxBucket {
@@ -303,8 +307,10 @@ func (e *evaluator) evaluate(g *group, o option, dict []byte, test map[*sample]b
 			}
 			field := []byte(l.Field)
 			if enc.value.Len <= e.srv.ListpackValue {
-				entrySum += w * float64(layout.ListpackEntry(field)+enc.entry)
+				entry := float64(layout.ListpackEntry(field) + enc.entry)
+				entrySum += w * entry
 				volatileSum += w * e.volatileField(len(field), enc.value.Len)
+				est.spread.add(x, now-entry)
 				continue
 			}
 			// Oversize: a marker in the bucket, the value under a key of
@@ -312,8 +318,10 @@ func (e *evaluator) evaluate(g *group, o option, dict []byte, test map[*sample]b
 			oversizeKeys += w
 			entrySum += w * float64(layout.ListpackEntry(field)+oversizeMarkerEntry)
 			volatileSum += w * e.volatileField(len(field), 2)
-			plainBytes += w * e.costs.StringKey(len(names.OversizeKey(l)), enc.value, ttl)
+			cost := e.costs.StringKey(len(names.OversizeKey(l)), enc.value, ttl)
+			plainBytes += w * cost
 			est.keysAfter += w
+			est.spread.add(x, now-cost-float64(layout.ListpackEntry(field)+oversizeMarkerEntry))
 		}
 		if o.dense > 0 && p.prefix == g.prefix && p.tailInts > 0 {
 			denseFill = e.denseFill(p, o.dense)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -226,4 +227,25 @@ func hash64(s string) uint64 {
 		h *= 1099511628211
 	}
 	return h
+}
+
+// FillHeavyTail writes n JSON documents under prefix<i> (i from 1) whose
+// sizes are spread log-uniformly over DoorDash's menu range, 9.5 KB to
+// 709 KB (75 times apart): a namespace whose bytes a few keys dominate,
+// which a prediction from a fixed sample of keys gets wrong by whichever
+// of them it happened to sample. Deterministic for a seed.
+func FillHeavyTail(ctx context.Context, c *zipline.Client, prefix string, n int, seed int) error {
+	r := rand.New(rand.NewPCG(uint64(seed), 41))
+	ratio := float64(corpus.MenuMaxSize) / float64(corpus.MenuMinSize)
+	for from := 0; from < n; from += 20 {
+		b := c.Raw().Batch()
+		for i := from; i < min(from+20, n); i++ {
+			size := int(float64(corpus.MenuMinSize) * math.Pow(ratio, r.Float64()))
+			b.Set(prefix+strconv.Itoa(i+1), corpus.Menu(size, int64(seed)*1_000_003+int64(i)))
+		}
+		if err := b.Exec(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"text/tabwriter"
+	"time"
 )
 
 // Report is what an analysis found and recommends. It marshals to JSON
@@ -103,8 +104,11 @@ type NamespaceReport struct {
 	// without field expiry, when it saves clearly more: it changes when
 	// keys expire.
 	BucketTTL *OptionReport `json:"bucket_ttl,omitempty"`
-	Skip      string        `json:"skip,omitempty"`
-	Notes     []string      `json:"notes,omitempty"`
+	// BucketTTLMigrate is its zipline migrate command, which must be told
+	// -allow-ttl-change.
+	BucketTTLMigrate string   `json:"bucket_ttl_migrate,omitempty"`
+	Skip             string   `json:"skip,omitempty"`
+	Notes            []string `json:"notes,omitempty"`
 }
 
 // OptionReport is one layout priced for a namespace.
@@ -135,6 +139,44 @@ type OptionReport struct {
 	Samples   int     `json:"samples"`
 	// Calibrated says -calibrate measured this layout and corrected it.
 	Calibrated bool `json:"calibrated,omitempty"`
+	// SavedLow and SavedHigh bound Saved with 95 % confidence, from the
+	// spread of the samples within their size strata; Variance is that
+	// spread's.
+	SavedLow  float64 `json:"saved_low"`
+	SavedHigh float64 `json:"saved_high"`
+	Variance  float64 `json:"-"`
+	// TTLChange says whose TTLs the layout changes (a bucket-wide TTL), or
+	// nil if it keeps every key's.
+	TTLChange *TTLChange `json:"ttl_change,omitempty"`
+}
+
+// TTLChange is what a layout with a bucket-wide TTL does to keys' TTLs:
+// the Keys with TTLs of MinTTL to MaxTTL would each expire with their
+// bucket instead, BucketTTL after the bucket's first TTL'd write, so a key
+// outlives its own TTL by up to BucketTTL-MinTTL, or expires early.
+type TTLChange struct {
+	Keys      int64         `json:"keys"`
+	MinTTL    time.Duration `json:"min_ttl"`
+	MaxTTL    time.Duration `json:"max_ttl"`
+	BucketTTL time.Duration `json:"bucket_ttl"`
+}
+
+// String says what the change does, in a sentence.
+func (c TTLChange) String() string {
+	longer := max(c.BucketTTL-c.MinTTL, 0)
+	return fmt.Sprintf("%s keys with TTLs of %s to %s would expire with their bucket instead, %s after its first "+
+		"write with a TTL: a key may outlive its own TTL by up to %s, or expire before it", formatCount(c.Keys),
+		roundDuration(c.MinTTL), roundDuration(c.MaxTTL), roundDuration(c.BucketTTL), roundDuration(longer))
+}
+
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d >= 10*time.Minute: // a TTL read a moment after it was set is a little short of it
+		return d.Round(time.Minute)
+	case d >= time.Minute:
+		return d.Round(time.Second)
+	}
+	return d.Round(time.Millisecond)
 }
 
 // Totals sum the recommendations.
@@ -148,6 +190,10 @@ type Totals struct {
 	Saved      float64 `json:"saved"`
 	SavedPct   float64 `json:"saved_pct"`
 	TableSaved float64 `json:"table_saved"`
+	// SavedLow and SavedHigh bound Saved with 95 % confidence (the
+	// recommendations' sampling spreads added up).
+	SavedLow  float64 `json:"saved_low"`
+	SavedHigh float64 `json:"saved_high"`
 	// DictSaved is what codec=dict would save on top, where it was priced.
 	DictSaved float64 `json:"dict_saved,omitempty"`
 	// Monthly is Saved at PricePerGB, times the copies (replicas hold
@@ -210,7 +256,7 @@ func (r *Report) WriteText(w io.Writer) error {
 			layoutText = "  ↑ same namespace"
 		} else if ns != nil && ns.Recommended != nil {
 			layoutText = strings.TrimPrefix(ns.Recommended.Spec, "prefix="+ns.Prefix+",")
-			saved = bytesText(ns.Recommended.Saved)
+			saved = savedText(*ns.Recommended)
 			pct = fmt.Sprintf("%.1f%%", ns.Recommended.SavedPct)
 		} else if ns != nil && ns.Skip != "" {
 			layoutText = "keep as is (" + ns.Skip + ")"
@@ -231,8 +277,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	ew.printf("\nsaves %s of used_memory on each of %d cop%s: $%.2f a month at $%.2f per GiB-month (%s)\n",
-		bytesText(r.Totals.Saved), r.Totals.Copies, plural(r.Totals.Copies, "y", "ies"), r.Totals.Monthly, r.PricePerGB, r.PriceSource)
+	ew.printf("\nsaves %s (95 %%: %s to %s) of used_memory on each of %d cop%s: $%.2f a month at $%.2f per GiB-month (%s)\n",
+		bytesText(r.Totals.Saved), bytesText(r.Totals.SavedLow), bytesText(r.Totals.SavedHigh), r.Totals.Copies,
+		plural(r.Totals.Copies, "y", "ies"), r.Totals.Monthly, r.PricePerGB, r.PriceSource)
 	if r.Totals.TableSaved != 0 {
 		ew.printf("(of which %s is the keyspace's table shrinking with fewer keys)\n", bytesText(r.Totals.TableSaved))
 	}
@@ -286,8 +333,10 @@ func (r *Report) WriteText(w io.Writer) error {
 		if ns.BucketTTL == nil {
 			continue
 		}
-		ew.printf("\n%s in buckets would save %s (%.1f%%) with %s, but this server has no hash field expiry: "+
-			"%s\n", ns.Prefix, bytesText(ns.BucketTTL.Saved), ns.BucketTTL.SavedPct, ns.BucketTTL.Spec, ns.BucketTTL.Needs)
+		ew.printf("\n%s in buckets would save %s (%.1f%%) with %s, but this server has no hash field expiry, "+
+			"so it CHANGES WHEN KEYS EXPIRE: %s. Apply it only if that is acceptable, with:\n  %s\n", ns.Prefix,
+			bytesText(ns.BucketTTL.Saved), ns.BucketTTL.SavedPct, ns.BucketTTL.Spec, ns.BucketTTL.TTLChange,
+			ns.BucketTTLMigrate)
 	}
 	var notes []string
 	for _, ns := range r.Namespaces {
@@ -386,3 +435,13 @@ func (e *errWriter) Write(p []byte) (int, error) {
 }
 
 func (e *errWriter) printf(format string, a ...any) { fmt.Fprintf(e, format, a...) }
+
+// savedText is an option's saving with its 95 % interval's half-width,
+// when that is at least a hundredth of it.
+func savedText(o OptionReport) string {
+	half := (o.SavedHigh - o.SavedLow) / 2
+	if half < 0.01*math.Abs(o.Saved) {
+		return bytesText(o.Saved)
+	}
+	return bytesText(o.Saved) + " ±" + bytesText(half)
+}

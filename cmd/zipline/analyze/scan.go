@@ -63,7 +63,11 @@ func scanKeys(ctx context.Context, cfg *Config, srv *Server, cs *conns) (*scanRe
 			if err := ctx.Err(); err != nil {
 				return res, err
 			}
-			v, err := sc.Do(ctx, "SCAN", cursor, "COUNT", count)
+			args := []any{"SCAN", cursor, "COUNT", count}
+			if cfg.Match != "" {
+				args = append(args, "MATCH", cfg.Match)
+			}
+			v, err := sc.Do(ctx, args...)
 			if err != nil {
 				return res, fmt.Errorf("SCAN on %s: %w", srv.Shards[i].Read, err)
 			}
@@ -132,11 +136,12 @@ func pace(ctx context.Context, start time.Time, done int64, rate int) error {
 }
 
 // inspect reads what analyze needs of a page of keys, in at most three
-// round trips: TYPE and PTTL of each; then, for the keys its pattern
-// still wants samples of, MEMORY USAGE, OBJECT ENCODING and (strings)
-// STRLEN; then the values of those strings, whole or (past a sample's
-// share of the pattern's byte budget) their first bytes. It returns how
-// many keys it counted (those that still existed).
+// round trips: TYPE, PTTL and STRLEN of each (the census of every string's
+// size); then, for the keys its pattern still wants samples of (or their
+// size stratum does), MEMORY USAGE and OBJECT ENCODING; then the values of
+// those strings, whole or (past a sample's share of the pattern's byte
+// budget) their first bytes. It returns how many keys it counted (those
+// that still existed).
 func inspect(ctx context.Context, c *zipline.Client, t *tracker, keys []string, maxBytes int, refused map[string]bool) (int, error) {
 	if len(keys) == 0 {
 		return 0, nil
@@ -144,9 +149,11 @@ func inspect(ctx context.Context, c *zipline.Client, t *tracker, keys []string, 
 	b := c.Batch()
 	types := make([]*zipline.Future[zipline.Value], len(keys))
 	ttls := make([]*zipline.Future[zipline.Value], len(keys))
+	lens := make([]*zipline.Future[zipline.Value], len(keys))
 	for i, k := range keys {
 		types[i] = b.Do("TYPE", k)
 		ttls[i] = b.Do("PTTL", k)
+		lens[i] = b.Do("STRLEN", k) // WRONGTYPE for other types: only strings are counted
 	}
 	if err := execTolerant(ctx, b); err != nil {
 		return 0, err
@@ -155,16 +162,22 @@ func inspect(ctx context.Context, c *zipline.Client, t *tracker, keys []string, 
 		key      string
 		p        *patternStats
 		isString bool
+		extra    bool // wanted for its size stratum, beyond the pattern's budget
 		ttl      time.Duration
+		length   int
 		mem, enc *zipline.Future[zipline.Value]
-		strlen   *zipline.Future[zipline.Value]
 		value    *zipline.Future[zipline.Value]
 		s        sample
 	}
 	var details []*detail
 	counted := 0
 	b = c.Batch()
+	type stratumOf struct {
+		p *patternStats
+		s int
+	}
 	pending := map[*patternStats]int{} // samples chosen in this page, per pattern
+	pendingIn := map[stratumOf]int{}   // and per stratum
 	for i, k := range keys {
 		typ, err := types[i].Val().AsString()
 		if err != nil || typ == "none" {
@@ -179,20 +192,28 @@ func inspect(ctx context.Context, c *zipline.Client, t *tracker, keys []string, 
 			ttl = time.Duration(ms) * time.Millisecond
 		}
 		counted++
-		p := t.add(k, typ, ttl)
-		if !t.wants(p, typ == "string", pending[p]) {
+		length := -1
+		if typ == "string" {
+			if n, err := lens[i].Val().AsInt64(); err == nil {
+				length = int(n)
+			} // else it changed type between the two: left out of the census
+		}
+		p := t.add(k, typ, ttl, length)
+		so := stratumOf{p, stratum(max(length, 0))}
+		wanted, extra := t.wants(p, typ == "string" && length >= 0, max(length, 0), pending[p], pendingIn[so])
+		if !wanted {
 			continue
 		}
 		pending[p]++
-		d := &detail{key: k, p: p, isString: typ == "string", ttl: ttl}
+		if typ == "string" && length >= 0 {
+			pendingIn[so]++
+		}
+		d := &detail{key: k, p: p, isString: typ == "string" && length >= 0, extra: extra, ttl: ttl, length: length}
 		if !refused["MEMORY USAGE"] {
 			d.mem = b.Do("MEMORY", "USAGE", k)
 		}
 		if !refused["OBJECT ENCODING"] {
 			d.enc = b.Do("OBJECT", "ENCODING", k)
-		}
-		if d.isString {
-			d.strlen = b.Do("STRLEN", k)
 		}
 		details = append(details, d)
 	}
@@ -222,33 +243,38 @@ func inspect(ctx context.Context, c *zipline.Client, t *tracker, keys []string, 
 		if !d.isString {
 			continue
 		}
-		n, err := d.strlen.Val().AsInt64()
-		if err != nil {
-			d.isString = false // it changed type meanwhile
-			continue
+		d.s.length = d.length
+		// A sample for its stratum reads within the scan's budget alone;
+		// the others within their pattern's too.
+		left := t.maxTotal - t.sampled - pageBytes
+		if !d.extra {
+			own, ok := budget[d.p]
+			if !ok {
+				own = t.maxBytes - d.p.sampleBytes
+			}
+			left = min(left, own)
 		}
-		d.s.length = int(n)
-		left, ok := budget[d.p]
-		if !ok {
-			left = t.maxBytes - d.p.sampleBytes
-		}
-		left = min(left, t.maxTotal-t.sampled-pageBytes)
 		if left <= 0 {
-			d.isString = false // the pattern's budget is spent: counted, not read
+			d.isString = false // the budget is spent: counted, not read
 			continue
 		}
 		// A value may take a quarter of its pattern's budget; a larger one
 		// is read in part.
 		cap := min(left, max(maxBytes/4, 1))
+		read := min(d.s.length, cap)
 		if d.s.length <= cap {
 			d.value = b.Do("GET", d.key)
-			budget[d.p] = left - d.s.length
-			pageBytes += d.s.length
 		} else {
 			d.value = b.Do("GETRANGE", d.key, 0, cap-1)
 			d.s.truncated = true
-			budget[d.p] = left - cap
-			pageBytes += cap
+		}
+		pageBytes += read
+		if !d.extra {
+			own, ok := budget[d.p]
+			if !ok {
+				own = t.maxBytes - d.p.sampleBytes
+			}
+			budget[d.p] = own - read
 		}
 	}
 	if b.Len() > 0 {

@@ -44,10 +44,10 @@ func TestShapeOf(t *testing.T) {
 func TestMergeSiblings(t *testing.T) {
 	tr := newTracker(10, 1<<20, 1000)
 	for i := range 40 {
-		tr.add(fmt.Sprintf("user:name%c%c:cart", 'a'+i%26, 'a'+i/26), "string", 0)
+		tr.add(fmt.Sprintf("user:name%c%c:cart", 'a'+i%26, 'a'+i/26), "string", 0, 10)
 	}
 	for i := range 5 {
-		tr.add(fmt.Sprintf("user:%d", i), "string", time.Minute)
+		tr.add(fmt.Sprintf("user:%d", i), "string", time.Minute, 10)
 	}
 	tr.mergeSiblings(16)
 	p := tr.patterns["user:<str>:cart"]
@@ -67,7 +67,7 @@ func TestMergeSiblings(t *testing.T) {
 func TestTrackerBound(t *testing.T) {
 	tr := newTracker(10, 1<<20, 5)
 	for i := range 20 {
-		tr.add(fmt.Sprintf("k%c:1", 'a'+i), "string", 0)
+		tr.add(fmt.Sprintf("k%c:1", 'a'+i), "string", 0, 10)
 	}
 	if len(tr.patterns) > 6 || tr.patterns[otherPattern] == nil || tr.patterns[otherPattern].keys != 15 {
 		t.Fatalf("patterns: %v", keysOf(tr.patterns))

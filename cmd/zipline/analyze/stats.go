@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"math"
+	"math/bits"
 	"slices"
 	"strings"
 	"time"
@@ -55,6 +57,38 @@ func lenBucket(n int) int {
 // ids fill Dense buckets.
 const maxIDs = 16384
 
+// Size strata: every string key's length is counted (the census, from one
+// STRLEN per key in the scan's first round trip), in strata of half an
+// octave, exact below 16 bytes. A pattern's samples stand for the keys of
+// their stratum, so a heavy tail (a namespace of 10 KB to 700 KB
+// documents) is weighted by what the census counted, not by which of its
+// keys the scan happened to read first.
+const (
+	numStrata = 2*32 + 16
+	// minPerStratum samples are read for every stratum the census finds,
+	// beyond the pattern's sample budget if need be (within the scan's).
+	minPerStratum = 2
+)
+
+// stratum returns the stratum of a value of n bytes.
+func stratum(n int) int {
+	if n < 16 {
+		return n
+	}
+	b := bits.Len(uint(n)) - 1 // n in [2^b, 2^(b+1))
+	half := 0
+	if float64(n) >= math.Sqrt2*float64(uint(1)<<b) {
+		half = 1
+	}
+	return min(16+2*(b-4)+half, numStrata-1)
+}
+
+// censusBin counts the string keys of one stratum.
+type censusBin struct {
+	keys  int64
+	bytes int64 // their values' lengths, summed
+}
+
 // patternStats is what the scan learned of one key pattern. Every field
 // is a bounded summary: counts, histograms, and at most maxSamples samples
 // of at most maxSampleBytes in all.
@@ -70,6 +104,7 @@ type patternStats struct {
 	ttlKeys int64
 	ttlHist [7]int64
 	maxTTL  time.Duration
+	minTTL  time.Duration // the shortest TTL seen (0: none seen)
 	// tailInts are keys that are prefix + a canonical integer; ids keeps
 	// the first maxIDs of those integers.
 	tailInts int64
@@ -83,6 +118,10 @@ type patternStats struct {
 	lenN        int64
 	samples     []sample
 	sampleBytes int
+	// census counts every string key scanned by its value's stratum;
+	// sampled counts the samples of each stratum.
+	census  [numStrata]censusBin
+	sampled [numStrata]int
 	// truncatedSamples counts samples read only in part (larger than a
 	// sample may be).
 	truncatedSamples int
@@ -92,14 +131,23 @@ func newPatternStats(sh shape) *patternStats {
 	return &patternStats{pattern: sh.pattern, prefix: sh.prefix, types: map[string]int64{}, encodings: map[string]int64{}}
 }
 
-// add counts one scanned key.
-func (p *patternStats) add(key string, sh shape, typ string, ttl time.Duration) {
+// add counts one scanned key; length is a string's value length (-1:
+// unknown, or not a string).
+func (p *patternStats) add(key string, sh shape, typ string, ttl time.Duration, length int) {
 	p.keys++
+	if typ == "string" && length >= 0 {
+		b := &p.census[stratum(length)]
+		b.keys++
+		b.bytes += int64(length)
+	}
 	p.types[typ]++
 	p.keyLen += int64(len(key))
 	if ttl > 0 {
 		p.ttlKeys++
 		p.maxTTL = max(p.maxTTL, ttl)
+		if p.minTTL == 0 || ttl < p.minTTL {
+			p.minTTL = ttl
+		}
 	}
 	p.ttlHist[ttlBucket(ttl)]++
 	if sh.tailInt {
@@ -125,6 +173,7 @@ func (p *patternStats) addSample(s sample, isString bool) {
 	p.lenHist[lenBucket(s.length)]++
 	p.lenSum += int64(s.length)
 	p.lenN++
+	p.sampled[stratum(s.length)]++
 	if s.truncated {
 		p.truncatedSamples++
 	}
@@ -158,6 +207,9 @@ func (p *patternStats) merge(o *patternStats, maxSamples, maxBytes int) {
 		p.ttlHist[i] += o.ttlHist[i]
 	}
 	p.maxTTL = max(p.maxTTL, o.maxTTL)
+	if o.minTTL > 0 && (p.minTTL == 0 || o.minTTL < p.minTTL) {
+		p.minTTL = o.minTTL
+	}
 	p.tailInts += o.tailInts
 	p.ids = append(p.ids, o.ids[:min(len(o.ids), maxIDs-len(p.ids))]...)
 	for e, c := range o.encodings {
@@ -171,12 +223,17 @@ func (p *patternStats) merge(o *patternStats, maxSamples, maxBytes int) {
 	p.lenSum += o.lenSum
 	p.lenN += o.lenN
 	p.truncatedSamples += o.truncatedSamples
+	for i := range p.census {
+		p.census[i].keys += o.census[i].keys
+		p.census[i].bytes += o.census[i].bytes
+	}
 	for _, s := range o.samples {
-		if len(p.samples) >= maxSamples || p.sampleBytes+len(s.value) > maxBytes {
-			break
+		if (len(p.samples) >= maxSamples || p.sampleBytes+len(s.value) > maxBytes) && p.sampled[stratum(s.length)] >= minPerStratum {
+			continue
 		}
 		p.samples = append(p.samples, s)
 		p.sampleBytes += len(s.value)
+		p.sampled[stratum(s.length)]++
 	}
 }
 
@@ -207,8 +264,9 @@ func newTracker(maxSamples, maxBytes, maxPatterns int) *tracker {
 		maxSamples: maxSamples, maxBytes: maxBytes, maxPatterns: maxPatterns, maxTotal: totalSampleFactor * maxBytes}
 }
 
-// add counts a scanned key and returns its pattern's stats.
-func (t *tracker) add(key, typ string, ttl time.Duration) *patternStats {
+// add counts a scanned key, length its value's if a string (-1 if not),
+// and returns its pattern's stats.
+func (t *tracker) add(key, typ string, ttl time.Duration, length int) *patternStats {
 	sh := shapeOf(key)
 	first := key
 	if i := strings.IndexByte(key, ':'); i >= 0 {
@@ -231,7 +289,7 @@ func (t *tracker) add(key, typ string, ttl time.Duration) *patternStats {
 			t.patterns[sh.pattern] = p
 		}
 	}
-	p.add(key, sh, typ, ttl)
+	p.add(key, sh, typ, ttl, length)
 	return p
 }
 
@@ -244,12 +302,22 @@ func (t *tracker) record(p *patternStats, s sample, isString bool) {
 }
 
 // wants reports whether p should have one more key read in detail, a
-// string or not, pending being those already chosen and not yet read.
-func (t *tracker) wants(p *patternStats, isString bool, pending int) bool {
-	if isString {
-		return len(p.samples)+pending < t.maxSamples && p.sampleBytes < t.maxBytes && t.sampled < t.maxTotal
+// string (of length bytes) or not, pending being those already chosen and
+// not yet read, in all and in the string's stratum. A string is wanted
+// while the pattern's sample budget lasts, and beyond it while its stratum
+// has fewer than minPerStratum samples (within the scan's budget): extra
+// says it is wanted for its stratum.
+func (t *tracker) wants(p *patternStats, isString bool, length, pending, pendingInStratum int) (wanted, extra bool) {
+	if !isString {
+		return p.memN+int64(pending) < int64(t.maxSamples), false
 	}
-	return p.memN+int64(pending) < int64(t.maxSamples)
+	if t.sampled >= t.maxTotal {
+		return false, false
+	}
+	if len(p.samples)+pending < t.maxSamples && p.sampleBytes < t.maxBytes {
+		return true, false
+	}
+	return p.sampled[stratum(length)]+pendingInStratum < minPerStratum, true
 }
 
 // mergeSiblings merges patterns that differ only in one literal segment
