@@ -519,9 +519,9 @@ var coreRows = []row{
 		k := g.key(bandHash)
 		o := &op{name: "HGETALL", desc: cmdline("HGETALL", k), keys: []string{k},
 			g: func(ctx ctxT, c gcli) gcmd { return c.HGetAll(ctx, k) }}
-		return typed(o, zBytesMap,
-			func(ctx ctxT, c zcli) (map[string][]byte, error) { return c.HGetAll(ctx, k) },
-			func(b zbat) fut[map[string][]byte] { return b.HGetAll(k) })
+		return typed(o, func(m zipline.FieldMap) string { return zBytesMap(m) },
+			func(ctx ctxT, c zcli) (zipline.FieldMap, error) { return c.HGetAll(ctx, k) },
+			func(b zbat) fut[zipline.FieldMap] { return b.HGetAll(k) })
 	}},
 	{"HDEL", 6, func(g *gen) *op {
 		k, fs := g.key(bandHash), g.fields(1, 3)
