@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/cmd/zipline/analyze"
 	"github.com/ziplinekv/zipline/codec"
 	"github.com/ziplinekv/zipline/testbed"
 	"github.com/ziplinekv/zipline/testbed/servertest"
@@ -105,6 +107,21 @@ func TestInspectMatchAndDecompress(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Fatalf("inspect -match printed:\n%s\nwant %q", out, want)
 		}
+	}
+	// analyze counts the compressed values among those it reads.
+	js := captureStdout(t, func() error {
+		return runAnalyze(ctx, []string{"-addr", srv.Addr, "-json", "-q", "-rate", "0"})
+	})
+	var r analyze.Report
+	if err := json.Unmarshal([]byte(js), &r); err != nil {
+		t.Fatal(err)
+	}
+	compressed := 0
+	for _, p := range r.Patterns {
+		compressed += p.Compressed
+	}
+	if compressed != 40 {
+		t.Errorf("analyze counted %d compressed values, want 40", compressed)
 	}
 	out = captureStdout(t, func() error {
 		return runMigrate(ctx, []string{"-addr", srv.Addr, "-q", "-decompress", "-match", "sess:*"})

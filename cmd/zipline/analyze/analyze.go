@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/codec"
 	"github.com/ziplinekv/zipline/layout"
 )
 
@@ -235,6 +236,11 @@ func patternReport(p *patternStats, ns string, ev *evaluator, srv *Server) Patte
 	for i, n := range p.ttlHist {
 		if n > 0 {
 			pr.TTL[ttlLabels[i]] = int64(math.Round(float64(n) * ev.scale))
+		}
+	}
+	for i := range p.samples {
+		if codec.IsCompressed(p.samples[i].value) {
+			pr.Compressed++
 		}
 	}
 	if p.lenN > 0 {

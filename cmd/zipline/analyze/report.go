@@ -78,6 +78,10 @@ type PatternReport struct {
 	Samples    int              `json:"samples"`
 	Truncated  int              `json:"truncated,omitempty"`
 	MeanKey    float64          `json:"mean_key"`
+	// Compressed counts the samples stored compressed already (a GLIDE
+	// envelope, written by a compressing client): where a rollout of
+	// compression stands (zipline inspect -match counts every value).
+	Compressed int `json:"compressed,omitempty"`
 }
 
 // NamespaceReport is one namespace: the options priced for it and what to
@@ -286,7 +290,7 @@ func (r *Report) WriteText(w io.Writer) error {
 
 	ew.printf("\npatterns in detail (encodings and value sizes of the keys read in detail, TTLs of every key):\n")
 	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "PATTERN\tENCODINGS\tMEAN VALUE\tVALUE SIZES\tTTLS\n")
+	fmt.Fprintf(tw, "PATTERN\tENCODINGS\tMEAN VALUE\tVALUE SIZES\tCOMPRESSED\tTTLS\n")
 	for i, p := range r.Patterns {
 		if i == 25 {
 			break
@@ -295,8 +299,12 @@ func (r *Report) WriteText(w io.Writer) error {
 		if p.Samples > 0 {
 			mean = bytesText(p.MeanValue)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Pattern, countsText(p.Encodings, nil), mean,
-			countsText(p.ValueSizes, lenLabels), countsText(p.TTL, ttlLabels))
+		compressed := ""
+		if p.Samples > 0 {
+			compressed = fmt.Sprintf("%d of %d", p.Compressed, p.Samples)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Pattern, countsText(p.Encodings, nil), mean,
+			countsText(p.ValueSizes, lenLabels), compressed, countsText(p.TTL, ttlLabels))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
