@@ -25,6 +25,7 @@ func TestEveryClientCommandHasABatchTwin(t *testing.T) {
 		"HScanFields": "iterates over many commands",
 		"Pipelined":   "runs a batch",
 		"TxPipelined": "runs a transaction",
+		"HGetStruct":  "fills a struct the caller gives: Batch.HMGet and FieldMap-style Scan do it in a batch",
 	}
 	ctxType := reflect.TypeFor[context.Context]()
 	errType := reflect.TypeFor[error]()
