@@ -28,6 +28,7 @@ func TestPipeHungServerUnderSteadyTrafficIsLost(t *testing.T) {
 	if _, err := do(ctx, p, "PING"); err != nil {
 		t.Fatal(err)
 	}
+	late := startLatenessProbe(t)
 	if err := srv.Pause(); err != nil {
 		t.Fatal(err)
 	}
@@ -60,27 +61,39 @@ func TestPipeHungServerUnderSteadyTrafficIsLost(t *testing.T) {
 			}()
 		}
 	}()
+	// The first result delivered only says that the connection was given
+	// up: on a loaded machine the goroutines that carry the results are
+	// scheduled in any order, so the oldest request is found among them
+	// all, once every one has returned.
 	first := <-results
 	close(stop)
-	if !errors.Is(first.err, ErrConnLost) {
-		t.Fatalf("first failure: %v, want ErrConnLost", first.err)
-	}
 	srv.Resume()
 	wg.Wait()
 	close(results)
+	all := []result{first}
+	for r := range results {
+		all = append(all, r)
+	}
 	// The oldest request fails when it has waited the I/O timeout, and
 	// everything else in flight fails with it.
 	oldest := first
-	for r := range results {
+	for _, r := range all {
 		if r.err != nil && !errors.Is(r.err, ErrConnLost) && !errors.Is(r.err, ErrNotSent) {
 			t.Errorf("request failed with %v", r.err)
 		}
-		if errors.Is(r.err, ErrConnLost) && r.sent.Before(oldest.sent) {
+		if r.sent.Before(oldest.sent) {
 			oldest = r
 		}
 	}
-	if waited := oldest.failed.Sub(oldest.sent); waited < ioTimeout || waited > ioTimeout*11/10+50*time.Millisecond {
-		t.Fatalf("oldest request failed after %v, want %v (+10%%)", waited, ioTimeout)
+	if !errors.Is(oldest.err, ErrConnLost) {
+		t.Fatalf("the oldest request: %v, want ErrConnLost", oldest.err)
+	}
+	// The timer may fire late by what the scheduler added in that time (a
+	// race-enabled suite beside CPU-bound processes); the lower bound is
+	// the pipe's alone.
+	machine := late.between(t, oldest.sent, oldest.failed)
+	if waited := oldest.failed.Sub(oldest.sent); waited < ioTimeout || waited > ioTimeout*11/10+50*time.Millisecond+machine {
+		t.Fatalf("oldest request failed after %v, want %v (+10%%, and the scheduler's lateness in that time, %v)", waited, ioTimeout, machine)
 	}
 }
 

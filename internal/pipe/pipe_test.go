@@ -339,14 +339,19 @@ func TestPipeIOTimeoutOnHungServer(t *testing.T) {
 func TestPipeIdleIsNotATimeout(t *testing.T) {
 	srv := testkit.NewServer(t, testkit.Config{})
 	opts := testOptions(srv.Addr)
-	opts.IOTimeout = 20 * time.Millisecond
+	// Each PING has a whole IOTimeout for its reply, which a loaded machine
+	// (a race-enabled suite beside CPU-bound processes) can take tens of
+	// milliseconds to give: at 20 ms a slow reply, not an idle connection,
+	// was timed out. Half a second, and idle periods longer still, so that
+	// only the bug (idle time counted as a timeout) fails the test.
+	opts.IOTimeout = 500 * time.Millisecond
 	p := newPipe(t, opts)
 	ctx := context.Background()
 	for range 5 {
 		if _, err := do(ctx, p, "PING"); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(50 * time.Millisecond) // idle for longer than the timeout, on purpose
+		time.Sleep(opts.IOTimeout * 3 / 2) // idle for longer than the timeout, on purpose
 	}
 	if n := p.Stats().Reconnect.Load(); n != 0 {
 		t.Fatalf("idle connection was dropped %d times", n)
