@@ -116,6 +116,52 @@ func (p *schedulerProbe) between(from, to time.Duration) time.Duration {
 	return upTo(to) - upTo(from)
 }
 
+// probeRun is a schedulerProbe that runs until its test ends, for a test
+// that bounds one wait of the client's rather than a workload's.
+type probeRun struct {
+	schedulerProbe
+	start time.Time
+}
+
+func startSchedulerProbe(t *testing.T) *probeRun {
+	p := &probeRun{start: time.Now()}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go p.run(p.start, stop, &wg)
+	t.Cleanup(func() {
+		close(stop)
+		wg.Wait()
+	})
+	return p
+}
+
+// over is the lateness summed over the ticks that fired in (from, to] and
+// the one under way at to: a stall that delayed a client's timer due
+// before to delays that tick too. It waits, bounded, for that tick.
+func (p *probeRun) over(t *testing.T, from, to time.Time) time.Duration {
+	t.Helper()
+	end := to.Sub(p.start)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		p.mu.Lock()
+		i, _ := slices.BinarySearch(p.at, end)
+		var tick time.Duration
+		found := i < len(p.at)
+		if found {
+			tick = p.at[i]
+		}
+		p.mu.Unlock()
+		if found {
+			return p.between(from.Sub(p.start), tick)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the scheduler probe's timer did not fire within 5 s")
+		}
+		time.Sleep(time.Millisecond) // waiting for the probe's next tick, bounded
+	}
+}
+
 func atomicMax(a *atomic.Int64, v int64) {
 	for {
 		cur := a.Load()

@@ -271,11 +271,17 @@ func TestSubscriberLivenessProbe(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := c.s.subscriptions().conns[srv.Addr]
+	late := startSchedulerProbe(t)
 	resume := testkit.Pause(t, srv)
 	start := time.Now()
 	waitFor(t, func() bool { return !sc.p.Connected() })
-	if took := time.Since(start); took > 2*ping {
-		t.Fatalf("dead subscriber connection found after %v, want within %v", took, 2*ping)
+	// Within two probe intervals, and whatever the scheduler added in that
+	// time: the probe's timers fire late on a loaded machine (1.011 s was
+	// seen for 600 ms beside a race-enabled suite and CPU-bound
+	// processes), which is not the client's delay.
+	end := time.Now()
+	if took, machine := end.Sub(start), late.over(t, start, end); took > 2*ping+machine {
+		t.Fatalf("dead subscriber connection found after %v, want within %v and the scheduler's lateness in that time, %v", took, 2*ping, machine)
 	}
 	resume()
 	if _, err := next(t, sub); !errors.Is(err, ErrGap) {
