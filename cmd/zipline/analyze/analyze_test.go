@@ -227,17 +227,26 @@ func TestAnalyzeReadsTheReplica(t *testing.T) {
 	replica := servertest.NewServer(t, testbed.Config{Args: append([]string{"--replicaof", "127.0.0.1",
 		strconv.Itoa(primary.Port)}, quietServerArgs...)})
 	keys, _ := c.DBSize(ctx)
-	for i := 0; ; i++ { // the replica's initial sync, bounded
+	// The replica's initial sync, bounded, seen from both ends: analyze
+	// picks replicas from the primary's INFO replication, which shows the
+	// replica online only a moment after the replica's own link is up (on
+	// a loaded machine, long enough for Run to find no replica).
+	online := "port=" + strconv.Itoa(replica.Port) + ",state=online"
+	for i := 0; ; i++ {
 		info, err := replica.Info(ctx, "replication")
 		if err != nil {
 			t.Fatal(err)
 		}
 		n, _ := replica.Do(ctx, "DBSIZE")
-		if info["master_link_status"] == "up" && n.Int() == keys {
+		seen, err := primary.Info(ctx, "replication")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info["master_link_status"] == "up" && n.Int() == keys && strings.Contains(seen["slave0"], online) {
 			break
 		}
 		if i == 500 {
-			t.Fatalf("the replica never synced: %v", info)
+			t.Fatalf("the replica never synced: %v; the primary's view: %v", info, seen)
 		}
 		time.Sleep(20 * time.Millisecond) // polling a condition, bounded above
 	}
