@@ -3,6 +3,7 @@ package zipline
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,16 +33,17 @@ func sentinelClient(t *testing.T, cfg testkit.SentinelConfig, opts Options) (*Cl
 
 // write is one acknowledged (or failed) SET of a load.
 type write struct {
-	key string
-	at  time.Time // when its reply (or error) came
-	err error
+	key  string
+	sent time.Time // when the call began
+	at   time.Time // when its reply (or error) came
+	err  error
 }
 
 // The Client follows the primary through a failover: the primary is
 // killed under load from 16 writers, the sentinels promote a replica, and
 // the writers go on there. Only calls in flight when it died fail, and no
-// write acknowledged after the kill is lost (nor, with the load paced so
-// that replication keeps up, one before it).
+// write made after the kill is lost (nor, with the load paced so that
+// replication keeps up, one before it).
 func TestSentinelFollowsAFailover(t *testing.T) {
 	c, g := sentinelClient(t, testkit.SentinelConfig{}, Options{})
 	ctx := context.Background()
@@ -60,6 +62,16 @@ func TestSentinelFollowsAFailover(t *testing.T) {
 	const writers = 16
 	load := newWriteLoad(c, writers, time.Millisecond)
 	load.waitFor(t, 200*writers, time.Time{})
+	// The cut-off is when the client had lost its connection to the killed
+	// primary (or moved on), not when the kill began: a write the old
+	// primary ran just before it died can be acknowledged afterwards, its
+	// reply read from the socket, and be missing from the replica that
+	// replication had not reached yet; that is the server's loss, where a
+	// write made once the client saw the primary gone can never have run
+	// there.
+	gone := watchClient(t, c, primary.Addr, func(_ *sentinel, v *sentinelView) bool {
+		return !v.primary.up() || v.primary.addr != primary.Addr
+	})
 	f, err := g.KillPrimary(ctx)
 	if err != nil {
 		load.finish()
@@ -67,8 +79,14 @@ func TestSentinelFollowsAFailover(t *testing.T) {
 	}
 	killed := time.Now().Add(-f.Settled) // Settled runs from the kill
 	t.Logf("the sentinels named %s in place of %s after %v", f.Primary.Addr, f.Former.Addr, f.Named.Round(time.Millisecond))
-	load.waitFor(t, 10*writers, killed)
-	load.check(t, c, killed)
+	cutoff, ok := gone(t, killed, 30*time.Second)
+	if !ok {
+		load.finish()
+		t.Fatalf("the client never left the killed primary %s", primary.Addr)
+	}
+	t.Logf("the client saw the primary gone %v after the kill began", cutoff.Sub(killed).Round(time.Millisecond))
+	load.waitFor(t, 10*writers, cutoff)
+	load.check(t, c, cutoff)
 	var st Stats
 	c.carrier.stats(&st)
 	if st.Reconnects == 0 {
@@ -116,10 +134,11 @@ func newWriteLoad(c *Client, n int, pace time.Duration) *writeLoad {
 				}
 				key := "load:" + strconv.Itoa(w) + ":" + strconv.Itoa(i)
 				ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+				sent := time.Now()
 				err := c.Set(ctx, key, []byte("v"))
 				cancel()
 				l.mu.Lock()
-				l.writes = append(l.writes, write{key, time.Now(), err})
+				l.writes = append(l.writes, write{key, sent, time.Now(), err})
 				l.mu.Unlock()
 			}
 		})
@@ -127,7 +146,7 @@ func newWriteLoad(c *Client, n int, pace time.Duration) *writeLoad {
 	return l
 }
 
-// waitFor waits, bounded, until n writes succeeded after since.
+// waitFor waits, bounded, until n writes made after since succeeded.
 func (l *writeLoad) waitFor(t *testing.T, n int, since time.Time) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
@@ -135,7 +154,7 @@ func (l *writeLoad) waitFor(t *testing.T, n int, since time.Time) {
 		ok := 0
 		l.mu.Lock()
 		for _, w := range l.writes {
-			if w.err == nil && w.at.After(since) {
+			if w.err == nil && w.sent.After(since) {
 				ok++
 			}
 		}
@@ -162,13 +181,13 @@ func (l *writeLoad) finish() []write {
 	return l.writes
 }
 
-// check stops the load and checks what a failover at killed may cost:
-// only calls in flight when the primary died fail (ErrConnLost: they may
-// have run), and every write acknowledged after the kill is on the new
-// primary. Writes acknowledged before the kill and missing afterwards are
-// the server's own loss (replication is asynchronous): reported, not
-// failed.
-func (l *writeLoad) check(t *testing.T, c *Client, killed time.Time) {
+// check stops the load and checks what a failover may cost: only calls in
+// flight when the primary died fail (ErrConnLost: they may have run), and
+// every acknowledged write made after cutoff, from which on the client
+// could not send one to the former primary, is on the new primary. Writes
+// made before and missing afterwards are the server's own loss
+// (replication is asynchronous): reported, not failed.
+func (l *writeLoad) check(t *testing.T, c *Client, cutoff time.Time) {
 	t.Helper()
 	writes := l.finish()
 	var failed, lostAfter, lostBefore, after int
@@ -190,7 +209,7 @@ func (l *writeLoad) check(t *testing.T, c *Client, killed time.Time) {
 		if !missing {
 			acked = append(acked, w.at)
 		}
-		if !w.at.After(killed) {
+		if !w.sent.After(cutoff) {
 			if missing {
 				lostBefore++
 			}
@@ -213,29 +232,120 @@ func (l *writeLoad) check(t *testing.T, c *Client, killed time.Time) {
 		t.Errorf("%d calls failed; at most one per writer (%d) was in flight on each of the %d connections lost", failed, l.n, lost)
 	}
 	if lostAfter > 0 {
-		t.Errorf("%d writes acknowledged after the primary went are not on the new one", lostAfter)
+		t.Errorf("%d acknowledged writes made after the cut-off (the client had left the former primary, or held writes from it) are not on the new one", lostAfter)
 	}
 	slices.SortFunc(acked, time.Time.Compare)
 	var window time.Duration
 	for i := 1; i < len(acked); i++ {
 		window = max(window, acked[i].Sub(acked[i-1]))
 	}
-	t.Logf("%d writes: no write succeeded for %v; %d failed (in flight), %d reconnects; lost: %d acknowledged before (replication), %d after",
-		len(writes), window.Round(time.Millisecond), failed, st.Reconnects, lostBefore, lostAfter)
+	t.Logf("%d writes: no write succeeded for %v; %d failed (in flight), %d reconnects; lost: %d made before the cut-off (replication), %d of %d after",
+		len(writes), window.Round(time.Millisecond), failed, st.Reconnects, lostBefore, lostAfter, after)
 }
+
+// watchClient polls c's view of its Sentinel group from now on, every
+// millisecond, for the moments seen reports true, and returns a function
+// giving the first such moment at or after since, waiting up to wait for
+// one. The polling only makes a moment later than the client's own, never
+// earlier.
+func watchClient(t *testing.T, c *Client, former string, seen func(k *sentinel, v *sentinelView) bool) func(t *testing.T, since time.Time, wait time.Duration) (time.Time, bool) {
+	t.Helper()
+	k := c.carrier.(*sentinel)
+	if v := k.view.Load(); v == nil || v.primary.addr != former || seen(k, v) {
+		t.Fatalf("the client's view is not yet the primary %s's alone", former)
+	}
+	var mu sync.Mutex
+	var at []time.Time
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			if v := k.view.Load(); v != nil && seen(k, v) {
+				now := time.Now()
+				mu.Lock()
+				at = append(at, now)
+				mu.Unlock()
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond): // polling the client's state, bounded by the caller
+			}
+		}
+	}()
+	return func(t *testing.T, since time.Time, wait time.Duration) (time.Time, bool) {
+		t.Helper()
+		defer func() {
+			close(stop)
+			<-done
+		}()
+		deadline := time.Now().Add(wait)
+		for {
+			mu.Lock()
+			i, _ := slices.BinarySearchFunc(at, since, time.Time.Compare)
+			var first time.Time
+			if i < len(at) {
+				first = at[i]
+			}
+			mu.Unlock()
+			if !first.IsZero() {
+				return first, true
+			}
+			if !time.Now().Before(deadline) {
+				return time.Time{}, false
+			}
+			time.Sleep(10 * time.Millisecond) // waiting for the watcher, bounded
+		}
+	}
+}
+
+// logTime is a slog.Handler that keeps the time of the first record with
+// message msg (taken by the Logger when the line was logged).
+type logTime struct {
+	msg string
+	at  atomic.Pointer[time.Time]
+}
+
+func (h *logTime) Enabled(context.Context, slog.Level) bool { return true }
+func (h *logTime) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == h.msg {
+		h.at.CompareAndSwap(nil, &r.Time)
+	}
+	return nil
+}
+func (h *logTime) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *logTime) WithGroup(string) slog.Handler      { return h }
 
 // A failover by hand (SENTINEL FAILOVER) demotes a primary that still
 // runs: every write the old one took after the replica's promotion would
 // be lost when it is demoted, so writes wait from the moment a sentinel
-// begins the promotion until the new primary answers. None acknowledged
-// after the failover began is lost (it lost tens of thousands before
+// begins the promotion until the new primary answers. None made after the
+// client began to hold writes is lost (it lost tens of thousands before
 // writes waited).
 func TestSentinelManualFailover(t *testing.T) {
-	c, g := sentinelClient(t, testkit.SentinelConfig{}, Options{})
+	begun := &logTime{msg: "zipline: sentinel failover begun; writes wait for the new primary"}
+	c, g := sentinelClient(t, testkit.SentinelConfig{}, Options{Logger: slog.New(begun)})
 	ctx := context.Background()
 	const writers = 8
 	load := newWriteLoad(c, writers, time.Millisecond)
 	load.waitFor(t, 200*writers, time.Time{})
+	primary, err := g.Primary(ctx)
+	if err != nil {
+		load.finish()
+		t.Fatal(err)
+	}
+	// The cut-off is when the client held writes (it applied the leader's
+	// failover-begun event), not when SENTINEL FAILOVER was sent: the event
+	// reaches the client later, after the replica may have been promoted,
+	// and what the old primary took in between is lost by design. Calls
+	// begun before the hold may still reach the old primary; those begun
+	// after it wait. The hold is seen polled (it lasts until the new
+	// primary is named, tens of milliseconds at least); should a starved
+	// poller miss it, the cut-off is when the client logged that it began
+	// the hold, a few instructions earlier; should the client never have
+	// applied the event, SENTINEL FAILOVER's moment, as before.
+	held := watchClient(t, c, primary.Addr, func(k *sentinel, _ *sentinelView) bool { return k.holdUntil.Load() != 0 })
 	f, err := g.Failover(ctx)
 	if err != nil {
 		load.finish()
@@ -243,8 +353,19 @@ func TestSentinelManualFailover(t *testing.T) {
 	}
 	start := time.Now().Add(-f.Settled) // Settled runs from SENTINEL FAILOVER
 	t.Logf("%s handed over to %s in %v", f.Former.Addr, f.Primary.Addr, f.Named.Round(time.Millisecond))
+	cutoff, ok := held(t, start, 0) // the failover is over: the hold too
+	switch logged := begun.at.Load(); {
+	case ok:
+		t.Logf("the client held writes %v after SENTINEL FAILOVER", cutoff.Sub(start).Round(time.Millisecond))
+	case logged != nil:
+		cutoff = *logged
+		t.Logf("the hold was not seen; the client logged it %v after SENTINEL FAILOVER", cutoff.Sub(start).Round(time.Millisecond))
+	default:
+		cutoff = start
+		t.Logf("the client never applied the failover-begun event")
+	}
 	load.waitFor(t, 10*writers, start.Add(f.Settled))
-	load.check(t, c, start)
+	load.check(t, c, cutoff)
 }
 
 // A server the sentinels no longer name is never written to, even when it
