@@ -29,6 +29,7 @@ type clusterLoad struct {
 	mu           sync.Mutex
 	failures     []failure
 	slowest      [10000]atomic.Int64 // per key: the slowest call, in nanoseconds
+	slowestAt    [10000]atomic.Int64 // per key: when the slowest call began, since start
 	watched      atomic.Pointer[recovery]
 	late         schedulerProbe
 }
@@ -79,20 +80,23 @@ func startClusterLoad(c *Client, goroutines int) *clusterLoad {
 }
 
 // slowestCall is the slowest call since the last resetSlowest on the keys
-// whose slots in reports true for.
-func (l *clusterLoad) slowestCall(in func(slot int32) bool) time.Duration {
-	var worst int64
+// whose slots in reports true for, and when it began (since start).
+func (l *clusterLoad) slowestCall(in func(slot int32) bool) (took, began time.Duration) {
+	var worst, at int64
 	for k := range l.slowest {
 		if in(keySlot("k:" + strconv.Itoa(k))) {
-			worst = max(worst, l.slowest[k].Load())
+			if d := l.slowest[k].Load(); d > worst {
+				worst, at = d, l.slowestAt[k].Load()
+			}
 		}
 	}
-	return time.Duration(worst)
+	return time.Duration(worst), time.Duration(at)
 }
 
 func (l *clusterLoad) resetSlowest() {
 	for k := range l.slowest {
 		l.slowest[k].Store(0)
+		l.slowestAt[k].Store(0)
 	}
 }
 
@@ -122,7 +126,10 @@ func (l *clusterLoad) run(g, n int) {
 		if r := l.watched.Load(); err == nil && r != nil && r.in(keySlot(key)) {
 			r.served(time.Since(l.start))
 		}
-		atomicMax(&l.slowest[k], int64(time.Since(t0)))
+		if d := int64(time.Since(t0)); d > l.slowest[k].Load() { // the key is this goroutine's alone
+			l.slowest[k].Store(d)
+			l.slowestAt[k].Store(int64(t0.Sub(l.start)))
+		}
 		if err != nil {
 			l.mu.Lock()
 			l.failures = append(l.failures, failure{time.Since(l.start), err})
@@ -243,7 +250,10 @@ func TestClusterKillPrimaryUnderLoad(t *testing.T) {
 				if !errors.Is(f.err, ErrConnLost) && !errors.Is(f.err, ErrNotSent) {
 					t.Errorf("failure of an undocumented class at %v: %v", f.at, f.err)
 				}
-				if f.at < killAt || f.at > promotedAt+time.Second {
+				// A second after the promotion, and what the scheduler added
+				// in that time: the load's timers and the failing calls'
+				// goroutines run late on a loaded machine.
+				if f.at < killAt || f.at > promotedAt+time.Second+l.late.overRan(promotedAt, f.at) {
 					late = append(late, f)
 				}
 			}
@@ -335,15 +345,20 @@ func TestClusterManualFailoverUnderLoad(t *testing.T) {
 			for _, f := range failures {
 				t.Errorf("call failed during a manual failover at %v: %v", f.at, f.err)
 			}
-			onMoved, onOthers := l.slowestCall(moved), l.slowestCall(stayed)
+			onMoved, movedAt := l.slowestCall(moved)
+			onOthers, _ := l.slowestCall(stayed)
 			pause := time.Duration(serverPause.Load())
-			if onMoved > max(onOthers, pause)+250*time.Millisecond {
-				t.Errorf("a call on the failed-over shard stalled %v; the former primary paused writes %v, and calls on the others took at most %v",
-					onMoved, pause, onOthers)
+			// The 250 ms are the client's; what the scheduler added while the
+			// slowest call waited (a race-enabled suite beside CPU-bound
+			// processes runs its goroutines late) is the machine's.
+			machine := l.late.overRan(movedAt, movedAt+onMoved)
+			if onMoved > max(onOthers, pause)+250*time.Millisecond+machine {
+				t.Errorf("a call on the failed-over shard stalled %v; the former primary paused writes %v, calls on the others took at most %v, and the scheduler's lateness in that call was %v",
+					onMoved, pause, onOthers, machine)
 			}
 			l.verify(t, nil)
-			t.Logf("%s: promoted in %v; the former primary paused writes %v; slowest call on the failed-over shard %v, on the others %v; %d calls ok",
-				kind, p.Window, pause, onMoved, onOthers, l.ok.Load())
+			t.Logf("%s: promoted in %v; the former primary paused writes %v; slowest call on the failed-over shard %v (timers %v late in it), on the others %v; %d calls ok",
+				kind, p.Window, pause, onMoved, machine, onOthers, l.ok.Load())
 		})
 	}
 }

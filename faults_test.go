@@ -170,6 +170,19 @@ func (p *schedulerProbe) over(t *testing.T, start, from, to time.Time) time.Dura
 	}
 }
 
+// overRan is over, in durations since the probe's start, for a probe
+// that has stopped: the tick under way at to is counted if it fired
+// before the probe stopped.
+func (p *schedulerProbe) overRan(from, to time.Duration) time.Duration {
+	p.mu.Lock()
+	end := to
+	if i, _ := slices.BinarySearch(p.at, to); i < len(p.at) {
+		end = p.at[i]
+	}
+	p.mu.Unlock()
+	return p.between(from, end)
+}
+
 func atomicMax(a *atomic.Int64, v int64) {
 	for {
 		cur := a.Load()
