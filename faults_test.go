@@ -183,6 +183,24 @@ func (p *schedulerProbe) overRan(from, to time.Duration) time.Duration {
 	return p.between(from, end)
 }
 
+// quantileBetween is the q-quantile of the lateness of the ticks that
+// fired in (from, to], both since the start run was given.
+func (p *schedulerProbe) quantileBetween(from, to time.Duration, q float64) time.Duration {
+	p.mu.Lock()
+	i, _ := slices.BinarySearch(p.at, from+1)
+	j, _ := slices.BinarySearch(p.at, to+1)
+	var late []time.Duration
+	for k := max(i, 1); k < j; k++ {
+		late = append(late, p.total[k]-p.total[k-1])
+	}
+	p.mu.Unlock()
+	if len(late) == 0 {
+		return 0
+	}
+	slices.Sort(late)
+	return late[min(len(late)-1, int(float64(len(late))*q))]
+}
+
 func atomicMax(a *atomic.Int64, v int64) {
 	for {
 		cur := a.Load()

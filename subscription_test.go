@@ -292,11 +292,16 @@ func TestSubscriberLivenessProbe(t *testing.T) {
 // A consumer that stops reading never delays unrelated commands: under the
 // same flood of messages, the p99 of GET/SET on the same Client with the
 // consumer stalled stays within 10 % of its p99 with the consumer keeping
-// up. Rounds alternate and the medians of 7 are compared, to see through a
-// noisy machine. A machine shared with other tests can still put one
-// measurement past 10 %, so a failing one is taken again, up to five
-// times in all: a stall that reached the commands' connection would fail
-// every one.
+// up, beside the scheduler's own p99. Rounds alternate and the medians of
+// 7 are compared, to see through a noisy machine. On a machine shared
+// with other tests and CPU-bound processes, a p99 is a call that lost the
+// processor for a time slice (0.25 ms in one round, 4 ms in the next,
+// whichever way the consumer runs), so the p99 lateness of a 1 ms timer
+// over the same rounds is allowed on top of the 10 % (6 ms beside two
+// CPU-bound processes, 2-3 ms without them: the publishers keep the
+// processors busy). A failing measurement is taken again, up to five
+// times in all: a stall that reached the commands' connection would hold
+// them for the whole stalled round and fail every one.
 func TestStalledSubscriberDoesNotDelayCommands(t *testing.T) {
 	c, srv := newTestClient(t, Options{Subscriptions: Subscriptions{Buffer: 256}})
 	ctx := context.Background()
@@ -361,10 +366,12 @@ func TestStalledSubscriberDoesNotDelayCommands(t *testing.T) {
 		slices.Sort(lat)
 		return lat[len(lat)*99/100]
 	}
+	late := startSchedulerProbe(t)
 	var k, s time.Duration
 	for attempt := 1; ; attempt++ {
 		var keeping, stalled []time.Duration
 		dropped := sub.Stats().Dropped
+		from := time.Since(late.start)
 		for range 7 {
 			consume <- true
 			keeping = append(keeping, p99())
@@ -374,19 +381,20 @@ func TestStalledSubscriberDoesNotDelayCommands(t *testing.T) {
 		slices.Sort(keeping)
 		slices.Sort(stalled)
 		k, s = keeping[3], stalled[3]
-		t.Logf("attempt %d: GET/SET p99 with the consumer keeping up %v, stalled %v (%.2fx); %+v",
-			attempt, k, s, float64(s)/float64(k), sub.Stats())
+		machine := late.quantileBetween(from, time.Since(late.start), 0.99)
+		t.Logf("attempt %d: GET/SET p99 with the consumer keeping up %v, stalled %v (%.2fx), the scheduler's p99 lateness %v; %+v",
+			attempt, k, s, float64(s)/float64(k), machine, sub.Stats())
 		if sub.Stats().Dropped == dropped {
 			t.Fatal("the stalled consumer dropped nothing: the test did not stall it")
 		}
-		if s <= k*11/10 {
+		if s <= k*11/10+machine {
 			return
 		}
 		if attempt == 5 {
 			break
 		}
 	}
-	t.Fatalf("a stalled subscriber raised GET/SET p99 by more than 10 %% in five measurements: the last from %v to %v", k, s)
+	t.Fatalf("a stalled subscriber raised GET/SET p99 by more than 10 %% and the scheduler's p99 lateness in five measurements: the last from %v to %v", k, s)
 }
 
 // A flood of messages to one subscriber loses none while its subscription
