@@ -271,7 +271,10 @@ func TestLockHolderKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a child process")
 	}
-	const lockTTL = time.Second
+	// The lock lives 3 s, not 1: on a loaded machine the child's start, the
+	// waiter's first try and the PTTL below could outlast a second, and the
+	// lock expire before the test looked at it.
+	const lockTTL = 3 * time.Second
 	s := newServer(t)
 	ctx := testCtx(t, 30*time.Second)
 	holder, out := startChild(t, ctx, s, "holder", lockTTL, 1)
@@ -293,8 +296,13 @@ func TestLockHolderKilled(t *testing.T) {
 	}()
 	waitFor(t, 5*time.Second, "the Fetch to wait for the lock", func() bool { return users.Stats().LockWaits == 1 })
 
+	// The lock's expiry is reckoned from before the PTTL was sent: the
+	// server read the TTL after that, so the lock expires no earlier. From
+	// the reply's arrival, a reply a loaded machine delayed put the expiry
+	// too late, and a correct load seemed early.
+	asked := time.Now()
 	pttl, err := s.Do(ctx, "PTTL", hotKey+lockSuffix)
-	lockExpires := time.Now().Add(time.Duration(pttl.Int()) * time.Millisecond)
+	lockExpires := asked.Add(time.Duration(pttl.Int()) * time.Millisecond)
 	if err != nil || pttl.Int() <= 0 {
 		t.Fatalf("PTTL of the holder's lock = %d, %v", pttl.Int(), err)
 	}
