@@ -205,6 +205,14 @@ func TestCachedTTLAndActiveExpiry(t *testing.T) {
 		t.Fatal("first read")
 	}
 	waitFor(t, func() bool { v, _ := srv.Do(ctx, "EXISTS", "short"); return v.Int() == 0 })
+	// The server told c of the expiry when EXISTS found the key expired,
+	// but c reads that push on its own connection, in its own time: the
+	// local entry's lifetime was reckoned from when c read the key, a
+	// little after the server's. A round trip on c's connection orders the
+	// push before its reply, so the read below cannot precede it.
+	if err := c.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := c.Cached(time.Hour).Get(ctx, "short"); !errors.Is(err, Nil) {
 		t.Fatalf("an entry outlived its key's TTL: %v", err)
 	}
@@ -313,9 +321,10 @@ func TestCachedOnCluster(t *testing.T) {
 		}
 	}
 	waitForCached(t, c, keys, "v2")
-	if st := c.Stats().Cache; st.Invalidations < uint64(len(keys)) {
-		t.Fatalf("invalidations from every node: %+v", st)
-	}
+	// Reads see v2 once the invalidations have arrived (a pending one keeps
+	// an entry from being served), but the handler counts each a moment
+	// later, on a goroutine of its own: the count is waited for, bounded.
+	waitCacheInvalidations(t, c, uint64(len(keys)))
 	// A slot moves: its entries go.
 	slot := keySlot("a")
 	c.s.cache.slotMoved(slot)
@@ -462,18 +471,35 @@ func TestCachedBroadcastPrefixes(t *testing.T) {
 // after MaxStaleness goes to the server, here until its deadline, rather
 // than return what may be stale.
 func TestCachedMaxStaleness(t *testing.T) {
-	const staleness = 200 * time.Millisecond
+	const staleness = 500 * time.Millisecond
 	c, w, srv := cachedClient(t, ClientCache{MaxStaleness: staleness}, Options{})
 	ctx := context.Background()
 	w.Set(ctx, "k", []byte("v"))
-	if v, err := c.Cached(time.Minute).Get(ctx, "k"); err != nil || string(v) != "v" {
-		t.Fatalf("fill: %q %v", v, err)
-	}
-	resume := testkit.Pause(t, srv)
-	defer resume()
-	hits := c.Stats().Cache.Hits
-	if v, err := c.Cached(time.Minute).Get(ctx, "k"); err != nil || string(v) != "v" || c.Stats().Cache.Hits != hits+1 {
-		t.Fatalf("read within MaxStaleness: %q %v (hits %d -> %d)", v, err, hits, c.Stats().Cache.Hits)
+	// "Right away" is within MaxStaleness of the fill's last proof of
+	// life, which a loaded machine can stretch past it (the pause and the
+	// read took over 200 ms). A read that was not a hit although it ended
+	// within MaxStaleness of when the fill was sent fails the test; one
+	// that ended later proves nothing, and the fill is made again, up to
+	// five times.
+	for attempt := 1; ; attempt++ {
+		sent := time.Now()
+		if v, err := c.Cached(time.Minute).Get(ctx, "k"); err != nil || string(v) != "v" {
+			t.Fatalf("fill: %q %v", v, err)
+		}
+		resume := testkit.Pause(t, srv)
+		hits := c.Stats().Cache.Hits
+		rctx, cancel := context.WithTimeout(ctx, staleness)
+		v, err := c.Cached(time.Minute).Get(rctx, "k")
+		cancel()
+		took := time.Since(sent)
+		if err == nil && string(v) == "v" && c.Stats().Cache.Hits == hits+1 {
+			defer resume()
+			break
+		}
+		if took < staleness || attempt == 5 {
+			t.Fatalf("read %v after the fill was sent, MaxStaleness %v: %q %v (hits %d -> %d)", took, staleness, v, err, hits, c.Stats().Cache.Hits)
+		}
+		resume()
 	}
 	// Time passing is what is under test here, not a synchronisation.
 	time.Sleep(staleness + 50*time.Millisecond)
