@@ -858,10 +858,19 @@ func TestLeaseCancelledBlockingCommandPopsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	bctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-	_, err = d.BLPop(bctx, 0, "q")
+	// Cancelled once the server holds the BLPOP, not after 100 ms: on a
+	// loaded machine the command had not always reached the server by
+	// then, and a BLPOP never sent tests nothing.
+	bctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		_, err := d.BLPop(bctx, 0, "q")
+		done <- err
+	}()
+	waitServer(t, srv, "blocked_clients", "1")
 	cancel()
-	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrNotSent) {
+	err = <-done
+	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrNotSent) {
 		t.Fatalf("cancelled BLPOP on a lease: %v", err)
 	}
 	waitServer(t, srv, "blocked_clients", "0")
