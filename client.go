@@ -56,6 +56,9 @@ type shared struct {
 	// may go to replicas (Options.ReadFrom).
 	replicaReads bool
 	cache        *clientCache // nil when off
+	// creds renews the connections' credentials (Options.Credentials);
+	// nil with static ones.
+	creds *credentialsRenewal
 	// top is the Client's own carrier (not a lease's).
 	top  carrier
 	subs *subscriptions
@@ -98,12 +101,18 @@ func New(opts Options) (*Client, error) {
 	if opts.ClientCache.MaxBytes > 0 {
 		s.cache = newClientCache(opts.ClientCache)
 	}
+	if opts.Credentials != nil {
+		s.creds = newCredentialsRenewal(opts.Credentials, opts.Logger)
+	}
 	var k carrier
 	if opts.LazyConnect {
 		k = newConnecting(s)
 	} else if k, err = s.connect(context.Background()); err != nil {
 		if s.cache != nil {
 			s.cache.close()
+		}
+		if s.creds != nil {
+			s.creds.close()
 		}
 		return nil, err
 	}
@@ -156,6 +165,9 @@ func (c *Client) Close() error {
 		c.s.closeErr = c.s.top.close()
 		if c.s.cache != nil {
 			c.s.cache.close()
+		}
+		if c.s.creds != nil {
+			c.s.creds.close()
 		}
 	})
 	return c.s.closeErr
@@ -212,6 +224,9 @@ type Stats struct {
 	Compression CompressionStats
 	// Cache counts what the client-side cache did.
 	Cache CacheStats
+	// Reauthenticated counts the connections authenticated again in place
+	// with renewed credentials (Options.Credentials).
+	Reauthenticated uint64
 }
 
 // Stats returns the Client's counters and gauges.
@@ -221,6 +236,9 @@ func (c *Client) Stats() Stats {
 	st.Compression = c.CompressionStats()
 	if c.s.cache != nil {
 		st.Cache = c.s.cache.stats()
+	}
+	if c.s.creds != nil {
+		st.Reauthenticated = c.s.creds.renewed.Load()
 	}
 	return st
 }

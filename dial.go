@@ -45,6 +45,7 @@ func (s *shared) pipeOptions(addr string) pipe.Options {
 		Protocol:            o.Protocol,
 		Username:            o.Username,
 		Password:            o.Password,
+		Credentials:         s.credentialSet(),
 		DB:                  o.DB,
 		ClientName:          o.ClientName,
 		HandshakeTimeout:    o.DialTimeout,
@@ -90,4 +91,12 @@ func (s *shared) dialer(addr string) func(ctx context.Context) (net.Conn, error)
 	}
 	hooked := s.hooks.dial(base)
 	return func(ctx context.Context) (net.Conn, error) { return hooked(ctx, o.Network, addr) }
+}
+
+// credentialSet is the pipes' source of credentials that change, or nil.
+func (s *shared) credentialSet() *pipe.Credentials {
+	if s.creds == nil {
+		return nil
+	}
+	return s.creds.set
 }

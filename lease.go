@@ -61,6 +61,19 @@ func (d *dedicatedPool) get(ctx context.Context) (*pipe.Pipe, error) {
 		}
 		d.lent[p] = struct{}{}
 		d.mu.Unlock()
+		// Credentials renewed while it was idle: authenticate it again
+		// before it is lent (it was left out of the renewal, see
+		// pipe.Credentials); one that cannot is dropped for a fresh one.
+		if c := d.opts.Credentials; c != nil {
+			if err := c.Refresh(ctx, p); err != nil {
+				d.mu.Lock()
+				delete(d.lent, p)
+				d.mu.Unlock()
+				p.Abort()
+				<-d.slots
+				continue
+			}
+		}
 		return p, nil
 	}
 	select {

@@ -57,6 +57,12 @@ type Options struct {
 	// empty Username with a Password authenticates as the default user.
 	Username string
 	Password string
+	// Credentials, instead of Username and Password, gives credentials
+	// that change: it is asked for every new connection, and before what
+	// it returned expires, for every open connection to authenticate again
+	// in place, so that a rotation drops no connection and fails no call
+	// (see CredentialsFunc). A URL's credentials are static ones.
+	Credentials CredentialsFunc
 	// DB is the database number selected on every connection.
 	DB int
 	// ClientName is set with CLIENT SETNAME on every connection.
@@ -571,6 +577,9 @@ func (o Options) validate() error {
 	}
 	if o.DB < 0 {
 		return fmt.Errorf("zipline: Options.DB must not be negative")
+	}
+	if o.Credentials != nil && (o.Username != "" || o.Password != "") {
+		return fmt.Errorf("zipline: Options.Credentials replaces Username and Password: set one or the other")
 	}
 	if o.Sentinel.MasterName != "" {
 		if len(o.Sentinel.Addrs) == 0 {

@@ -29,7 +29,7 @@ func (p *Pipe) connect(ctx context.Context) (*conn, error) {
 	live := &liveReader{conn: nc, lastRead: p.opts.LastRead}
 	c := &conn{conn: nc, live: live, rd: resp.NewReader(live, p.opts.ReadBufferSize, p.opts.Limits),
 		peek: newPeeker(nc), next: make(chan struct{})}
-	proto, err := p.handshake(c)
+	proto, err := p.handshake(ctx, c)
 	if err == nil && p.opts.OnConnect != nil {
 		err = p.opts.OnConnect(&Setup{c: c, p: p, Reconnect: p.connects > 0, Protocol: proto})
 	}
@@ -108,8 +108,17 @@ func (s *Setup) exchange(buf []byte, n int, answerKind string) ([]resp.Value, er
 // handshake sets the connection up: HELLO with the protocol wanted (which
 // also says what the server is), or, on a server without HELLO, RESP2 with
 // AUTH and CLIENT SETNAME; then SELECT.
-func (p *Pipe) handshake(c *conn) (int, error) {
+func (p *Pipe) handshake(ctx context.Context, c *conn) (int, error) {
 	o := &p.opts
+	username, password := o.Username, o.Password
+	if o.Credentials != nil {
+		gen := o.Credentials.generation.Load()
+		var err error
+		if username, password, err = o.Credentials.fetch(ctx); err != nil {
+			return 0, &HandshakeError{Command: "AUTH", Err: err}
+		}
+		p.authGeneration.Store(gen)
+	}
 	proto := 0
 	{
 		want := "3"
@@ -117,12 +126,12 @@ func (p *Pipe) handshake(c *conn) (int, error) {
 			want = "2"
 		}
 		args := []string{"HELLO", want}
-		if o.Password != "" {
-			user := o.Username
+		if password != "" {
+			user := username
 			if user == "" {
 				user = "default"
 			}
-			args = append(args, "AUTH", user, o.Password)
+			args = append(args, "AUTH", user, password)
 		}
 		if o.ClientName != "" {
 			args = append(args, "SETNAME", o.ClientName)
@@ -143,10 +152,10 @@ func (p *Pipe) handshake(c *conn) (int, error) {
 	}
 	if proto == 0 { // no HELLO: RESP2, set up command by command
 		proto = 2
-		if o.Password != "" {
-			args := []string{"AUTH", o.Password}
-			if o.Username != "" {
-				args = []string{"AUTH", o.Username, o.Password}
+		if password != "" {
+			args := []string{"AUTH", password}
+			if username != "" {
+				args = []string{"AUTH", username, password}
 			}
 			if err := c.expectOK(args...); err != nil {
 				return 0, err

@@ -46,11 +46,15 @@ type Options struct {
 	// Dial opens a new network connection (TCP or TLS). Required.
 	Dial func(ctx context.Context) (net.Conn, error)
 	// Handshake settings, sent on every (re)connect.
-	Protocol   int // 2 or 3; 0 tries RESP3 and falls back to RESP2
-	Username   string
-	Password   string
-	DB         int
-	ClientName string
+	Protocol int // 2 or 3; 0 tries RESP3 and falls back to RESP2
+	Username string
+	Password string
+	// Credentials, if set, replace Username and Password: every handshake
+	// fetches them, and Credentials.Renew re-authenticates the pipe in
+	// place.
+	Credentials *Credentials
+	DB          int
+	ClientName  string
 	// HandshakeTimeout bounds dial plus set-up of one connection attempt.
 	HandshakeTimeout time.Duration
 	// IOTimeout declares the connection dead when its oldest unanswered
@@ -119,9 +123,12 @@ const (
 
 // Pipe is one pipelined connection. It is safe for concurrent use.
 type Pipe struct {
-	opts  Options
-	log   *slog.Logger
-	calls *CallPool
+	opts Options
+	// authGeneration is the Credentials renewal the connection last
+	// authenticated at (see Credentials.Refresh).
+	authGeneration atomic.Uint64
+	log            *slog.Logger
+	calls          *CallPool
 
 	mu    sync.Mutex
 	queue []*Call // waiting for the writer
@@ -263,6 +270,9 @@ func New(ctx context.Context, opts Options) (*Pipe, error) {
 	p.conn = c.conn
 	p.wg.Add(1)
 	go p.supervise(c)
+	if opts.Credentials != nil {
+		opts.Credentials.join(p)
+	}
 	return p, nil
 }
 
@@ -543,6 +553,9 @@ func (p *Pipe) Abort() {
 }
 
 func (p *Pipe) closeWithin(drain time.Duration) {
+	if p.opts.Credentials != nil {
+		p.opts.Credentials.leave(p)
+	}
 	p.mu.Lock()
 	first := !p.closing
 	p.closing = true

@@ -1,0 +1,203 @@
+package zipline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ziplinekv/zipline/internal/testkit"
+)
+
+// rotatingUser is a provider of credentials that a test rotates: a new
+// ACL user (and password) each time, whose credentials expire soon after
+// they are handed out.
+type rotatingUser struct {
+	mu      sync.Mutex
+	user    string
+	pass    string
+	life    time.Duration
+	fetches atomic.Int64
+}
+
+func (r *rotatingUser) credentials(context.Context) (Credentials, error) {
+	r.fetches.Add(1)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Credentials{Username: r.user, Password: r.pass, Expires: time.Now().Add(r.life)}, nil
+}
+
+func (r *rotatingUser) set(user, pass string) {
+	r.mu.Lock()
+	r.user, r.pass = user, pass
+	r.mu.Unlock()
+}
+
+// Credentials that rotate while 16 callers read and write, and dedicated
+// connections come and go: every few hundred milliseconds a new ACL user
+// is made, handed out by the provider, and once the open connections have
+// authenticated as it in place (CLIENT LIST says so, of the same
+// connections), the previous user is deleted, which would disconnect any
+// connection still authenticated as it. No call fails, the shared
+// connection never reconnects, and every connection renewed is the one it
+// was.
+func TestCredentialsRotateUnderLoad(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin := func(args ...any) {
+		t.Helper()
+		if _, err := srv.Do(ctx, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	newUser := func(n int) (string, string) {
+		user, pass := "app"+strconv.Itoa(n), fmt.Sprintf("pw-%d-%d", n, time.Now().UnixNano())
+		admin("ACL", "SETUSER", user, "on", ">"+pass, "~*", "&*", "+@all")
+		return user, pass
+	}
+	prov := &rotatingUser{life: 1500 * time.Millisecond}
+	prov.set(newUser(0))
+	c, err := New(Options{Addr: srv.Addr, Logger: quiet, Credentials: prov.credentials, ClientName: "rotating"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	var failed, calls atomic.Int64
+	var firstErr atomic.Value
+	fail := func(err error) {
+		if failed.Add(1) == 1 {
+			firstErr.Store(err)
+		}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+				}
+				key := "k" + strconv.Itoa(g)
+				if err := c.Set(ctx, key, []byte(strconv.Itoa(i))); err != nil {
+					fail(err)
+				}
+				if _, err := c.Get(ctx, key); err != nil {
+					fail(err)
+				}
+				calls.Add(2)
+			}
+		})
+	}
+	wg.Go(func() { // dedicated connections: made with whatever is current
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			d, err := c.Dedicated(ctx)
+			if err != nil {
+				fail(err)
+				continue
+			}
+			if err := d.Ping(ctx); err != nil {
+				fail(err)
+			}
+			d.Close()
+			calls.Add(1)
+		}
+	})
+
+	const rotations = 6
+	for n := 1; n <= rotations; n++ {
+		user, pass := newUser(n)
+		prov.set(user, pass)
+		// Wait until every connection of the client (its name) is the new
+		// user: the shared and solo ones renewed in place, dedicated ones
+		// when lent again.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			v, err := srv.Do(ctx, "CLIENT", "LIST")
+			if err != nil {
+				t.Fatal(err)
+			}
+			stale := 0
+			for _, line := range strings.Split(string(v.Bytes()), "\n") {
+				if strings.Contains(line, " name=rotating ") && !strings.Contains(line, " user="+user+" ") {
+					stale++
+				}
+			}
+			if stale == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("rotation %d: %d connections not authenticated as %s:\n%s", n, stale, user, v.Bytes())
+			}
+			time.Sleep(20 * time.Millisecond) // bounded poll of the server's client list
+		}
+		admin("ACL", "DELUSER", "app"+strconv.Itoa(n-1)) // disconnects whoever still is that user
+	}
+	close(done)
+	wg.Wait()
+	st := c.Stats()
+	t.Logf("%d calls, %d failed; %d fetches, %d connections renewed, %d reconnects", calls.Load(), failed.Load(),
+		prov.fetches.Load(), st.Reauthenticated, st.Reconnects)
+	if failed.Load() != 0 {
+		t.Errorf("%d calls failed through %d rotations; the first: %v", failed.Load(), rotations, firstErr.Load())
+	}
+	if st.Reconnects != 0 {
+		t.Errorf("the rotations caused %d reconnects", st.Reconnects)
+	}
+	if st.Reauthenticated < rotations {
+		t.Errorf("%d connections renewed in place through %d rotations", st.Reauthenticated, rotations)
+	}
+}
+
+// A provider that fails, or gives credentials the server refuses, fails
+// New with a clear error that carries no password; the options refuse a
+// provider beside static credentials.
+func TestCredentialsErrors(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{})
+	ctx := context.Background()
+	if _, err := srv.Do(ctx, "ACL", "SETUSER", "app", "on", ">right-secret", "~*", "+@all"); err != nil {
+		t.Fatal(err)
+	}
+	failing := func(context.Context) (Credentials, error) { return Credentials{}, errors.New("vault unreachable") }
+	_, err := New(Options{Addr: srv.Addr, Logger: quiet, Credentials: failing})
+	if !errors.Is(err, ErrCredentials) || !strings.Contains(err.Error(), "vault unreachable") {
+		t.Errorf("a failing provider: %v, want ErrCredentials with its reason", err)
+	}
+	wrong := func(context.Context) (Credentials, error) {
+		return Credentials{Username: "app", Password: "wrong-secret"}, nil
+	}
+	_, err = New(Options{Addr: srv.Addr, Logger: quiet, Credentials: wrong})
+	if err == nil || !strings.Contains(err.Error(), "WRONGPASS") || strings.Contains(err.Error(), "secret") {
+		t.Errorf("a wrong password: %v, want WRONGPASS without the password", err)
+	}
+	_, err = New(Options{Addr: srv.Addr, Password: "right-secret", Credentials: wrong})
+	if err == nil || !strings.Contains(err.Error(), "Options.Credentials") {
+		t.Errorf("a provider beside a password: %v", err)
+	}
+	right := func(context.Context) (Credentials, error) {
+		return Credentials{Username: "app", Password: "right-secret"}, nil
+	}
+	c, err := New(Options{Addr: srv.Addr, Logger: quiet, Credentials: right})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if v, err := c.Do(ctx, "ACL", "WHOAMI"); err != nil || mustString(v) != "app" {
+		t.Errorf("ACL WHOAMI = %v %v", v, err)
+	}
+}
+
+func mustString(v Value) string { s, _ := v.AsString(); return s }
