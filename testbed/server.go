@@ -58,6 +58,9 @@ type Config struct {
 	// TLS adds a TLS listener on a second free port (TLSAddr), with a
 	// throwaway CA that TLSConfig trusts. The plain port stays open.
 	TLS bool
+	// MutualTLS is TLS with client certificates: the server asks for one
+	// from its CA, and TLSConfig presents one (see ClientCertificate).
+	MutualTLS bool
 	// UnixSocket adds a unix socket listener (Socket).
 	UnixSocket bool
 }
@@ -77,6 +80,7 @@ type Server struct {
 	args    []string
 	dir     string
 	ownsDir bool
+	ca      *certAuthority // with Config.TLS
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -162,8 +166,12 @@ func startOn(cfg Config, pick func() (int, error)) (*Server, error) {
 		s.Socket = filepath.Join(s.dir, "server.sock")
 		s.args = append(s.args, "--unixsocket", s.Socket, "--unixsocketperm", "700")
 	}
-	if cfg.TLS {
-		tlsArgs, clientCfg, err := tlsFiles(s.dir)
+	if cfg.TLS || cfg.MutualTLS {
+		if s.ca, err = newCertAuthority(); err != nil {
+			s.cleanup()
+			return nil, err
+		}
+		tlsArgs, clientCfg, err := tlsFiles(s.dir, s.ca, cfg.MutualTLS)
 		if err != nil {
 			s.cleanup()
 			return nil, err
