@@ -260,10 +260,14 @@ func newDirectWith(s *shared, addr string, ctx context.Context, adjust func(*pip
 }
 
 // connectError turns a failed set-up into an error that says where, and
-// exposes a refused HELLO/AUTH as a *ServerError.
+// exposes a refused HELLO/AUTH as a *ServerError, and a refused SELECT as
+// ErrNoDB too.
 func connectError(addr string, err error) error {
 	var he *pipe.HandshakeError
 	if errors.As(err, &he) && he.Reply.IsError() {
+		if he.Command == "SELECT" {
+			return fmt.Errorf("zipline: connect %s: %w", addr, noDBError{serverError(he.Reply)})
+		}
 		return fmt.Errorf("zipline: connect %s: %s: %w", addr, he.Command, serverError(he.Reply))
 	}
 	return fmt.Errorf("zipline: connect %s: %w", addr, err)

@@ -16,6 +16,20 @@ var Nil = errors.New("zipline: nil")
 // because a key watched with Watch changed.
 var ErrTxFailed = errors.New("zipline: transaction aborted: a watched key changed")
 
+// ErrNoDB is matched by the error of connecting to a server that refused
+// to select Options.DB: it has no such database, or no numbered databases
+// at all, as a cluster of Redis or of Valkey before 9.0, or of Valkey 9.0 and
+// later whose cluster-databases is not above the DB.
+var ErrNoDB = errors.New("zipline: the server has no database Options.DB")
+
+// noDBError is a refused SELECT: it matches ErrNoDB and unwraps to the
+// server's reply.
+type noDBError struct{ reply error }
+
+func (e noDBError) Error() string        { return "the server has no database Options.DB: " + e.reply.Error() }
+func (e noDBError) Is(target error) bool { return target == ErrNoDB }
+func (e noDBError) Unwrap() error        { return e.reply }
+
 // ErrNotAllowed is matched by the *CommandError of a command the client
 // refuses to send.
 var ErrNotAllowed = errors.New("zipline: command not allowed")

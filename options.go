@@ -63,7 +63,9 @@ type Options struct {
 	// in place, so that a rotation drops no connection and fails no call
 	// (see CredentialsFunc). A URL's credentials are static ones.
 	Credentials CredentialsFunc
-	// DB is the database number selected on every connection.
+	// DB is the database number selected on every connection. A cluster
+	// has numbered databases on Valkey 9.0 and later (cluster-databases);
+	// on one without, New fails with ErrNoDB.
 	DB int
 	// ClientName is set with CLIENT SETNAME on every connection.
 	ClientName string
