@@ -56,55 +56,7 @@ func TestCertificatesRenewUnderLoad(t *testing.T) {
 	}
 	defer c.Close()
 
-	var failed, calls atomic.Int64
-	var firstErr atomic.Value
-	fail := func(err error) {
-		if failed.Add(1) == 1 {
-			firstErr.Store(err)
-		}
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	for g := range 16 {
-		wg.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				key := "k" + strconv.Itoa(g)
-				if err := c.Set(ctx, key, []byte(strconv.Itoa(i))); err != nil {
-					fail(err)
-				}
-				if _, err := c.Get(ctx, key); err != nil {
-					fail(err)
-				}
-				calls.Add(2)
-			}
-		})
-	}
-	var handshakes atomic.Int64
-	wg.Go(func() { // a new TLS connection each time: no dedicated connection is kept idle
-		for {
-			select {
-			case <-done:
-				return
-			default:
-			}
-			d, err := c.Dedicated(ctx)
-			if err != nil {
-				fail(err)
-				continue
-			}
-			if err := d.Ping(ctx); err != nil {
-				fail(err)
-			}
-			d.Close()
-			handshakes.Add(1)
-			calls.Add(1)
-		}
-	})
+	l := startRotationLoad(ctx, c, 16)
 	for range 5 {
 		serial, err := srv.RenewServerCertificate(ctx)
 		if err != nil {
@@ -117,11 +69,13 @@ func TestCertificatesRenewUnderLoad(t *testing.T) {
 		clientCert.Store(&cert)
 		// Wait until a handshake has seen the new server certificate and
 		// presented the new client one (a server that refused it fails
-		// that handshake, and so a call).
+		// that handshake, and so a call), and the callers have made 2,000
+		// calls more with both in place.
 		want, wantClient := strconv.FormatInt(serial, 10), cert.Leaf.SerialNumber.String()
+		callsBefore := l.calls.Load()
 		for deadline := time.Now().Add(10 * time.Second); ; {
 			seenMu.Lock()
-			ok := seenServer[want] && presentedClient[wantClient]
+			ok := seenServer[want] && presentedClient[wantClient] && l.calls.Load() >= callsBefore+2000
 			seenMu.Unlock()
 			if ok {
 				break
@@ -132,11 +86,10 @@ func TestCertificatesRenewUnderLoad(t *testing.T) {
 			time.Sleep(10 * time.Millisecond) // bounded poll of the handshakes' record
 		}
 	}
-	close(done)
-	wg.Wait()
-	t.Logf("%d calls, %d failed, %d TLS handshakes of dedicated connections", calls.Load(), failed.Load(), handshakes.Load())
-	if failed.Load() != 0 {
-		t.Errorf("%d calls failed through 5 renewals; the first: %v", failed.Load(), firstErr.Load())
+	l.stop()
+	t.Logf("%d calls, %d failed, %d TLS handshakes of dedicated connections", l.calls.Load(), l.failed.Load(), l.dedicated.Load())
+	if l.failed.Load() != 0 {
+		t.Errorf("%d calls failed through 5 renewals; the first: %v", l.failed.Load(), l.firstErr.Load())
 	}
 	if st := c.Stats(); st.Reconnects != 0 {
 		t.Errorf("the renewals caused %d reconnects", st.Reconnects)

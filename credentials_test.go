@@ -69,53 +69,7 @@ func TestCredentialsRotateUnderLoad(t *testing.T) {
 	}
 	defer c.Close()
 
-	var failed, calls atomic.Int64
-	var firstErr atomic.Value
-	fail := func(err error) {
-		if failed.Add(1) == 1 {
-			firstErr.Store(err)
-		}
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	for g := range 16 {
-		wg.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				key := "k" + strconv.Itoa(g)
-				if err := c.Set(ctx, key, []byte(strconv.Itoa(i))); err != nil {
-					fail(err)
-				}
-				if _, err := c.Get(ctx, key); err != nil {
-					fail(err)
-				}
-				calls.Add(2)
-			}
-		})
-	}
-	wg.Go(func() { // dedicated connections: made with whatever is current
-		for {
-			select {
-			case <-done:
-				return
-			default:
-			}
-			d, err := c.Dedicated(ctx)
-			if err != nil {
-				fail(err)
-				continue
-			}
-			if err := d.Ping(ctx); err != nil {
-				fail(err)
-			}
-			d.Close()
-			calls.Add(1)
-		}
-	})
+	l := startRotationLoad(ctx, c, 16)
 
 	const rotations = 6
 	for n := 1; n <= rotations; n++ {
@@ -146,13 +100,12 @@ func TestCredentialsRotateUnderLoad(t *testing.T) {
 		}
 		admin("ACL", "DELUSER", "app"+strconv.Itoa(n-1)) // disconnects whoever still is that user
 	}
-	close(done)
-	wg.Wait()
+	l.stop()
 	st := c.Stats()
-	t.Logf("%d calls, %d failed; %d fetches, %d connections renewed, %d reconnects", calls.Load(), failed.Load(),
+	t.Logf("%d calls, %d failed; %d fetches, %d connections renewed, %d reconnects", l.calls.Load(), l.failed.Load(),
 		prov.fetches.Load(), st.Reauthenticated, st.Reconnects)
-	if failed.Load() != 0 {
-		t.Errorf("%d calls failed through %d rotations; the first: %v", failed.Load(), rotations, firstErr.Load())
+	if l.failed.Load() != 0 {
+		t.Errorf("%d calls failed through %d rotations; the first: %v", l.failed.Load(), rotations, l.firstErr.Load())
 	}
 	if st.Reconnects != 0 {
 		t.Errorf("the rotations caused %d reconnects", st.Reconnects)

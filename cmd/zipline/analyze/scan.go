@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/cmd/zipline/internal/pacing"
 )
 
 // Progress reports a running scan.
@@ -101,7 +102,7 @@ func scanKeys(ctx context.Context, cfg *Config, srv *Server, cs *conns) (*scanRe
 				break
 			}
 			// Pace the scan: no faster than Rate keys a second on average.
-			if err := pace(ctx, start, res.scanned, cfg.Rate); err != nil {
+			if err := pacing.Wait(ctx, start, res.scanned, cfg.Rate); err != nil {
 				return res, err
 			}
 		}
@@ -114,25 +115,6 @@ func scanKeys(ctx context.Context, cfg *Config, srv *Server, cs *conns) (*scanRe
 		res.refused = append(res.refused, name)
 	}
 	return res, nil
-}
-
-// pace waits until done keys at rate a second are due since start.
-func pace(ctx context.Context, start time.Time, done int64, rate int) error {
-	if rate <= 0 {
-		return nil
-	}
-	wait := time.Until(start.Add(time.Duration(float64(done) / float64(rate) * float64(time.Second))))
-	if wait <= 0 {
-		return nil
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // inspect reads what analyze needs of a page of keys, in at most three

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/cmd/zipline/internal/pacing"
 	"github.com/ziplinekv/zipline/codec"
 )
 
@@ -78,14 +79,8 @@ func Count(ctx context.Context, c *zipline.Client, match string, o Options) (Cou
 	var n Counts
 	err := pages(ctx, raw, match, o, func(keys []string, types []string) error {
 		n.Keys += int64(len(keys))
-		b := raw.Batch()
-		gets := make([]*zipline.Future[[]byte], len(keys))
-		for i, k := range keys {
-			if types[i] == "string" {
-				gets[i] = b.Get(k)
-			}
-		}
-		if err := b.Exec(ctx); err != nil && !errors.Is(err, zipline.Nil) {
+		gets, err := readStrings(ctx, raw, keys, types)
+		if err != nil {
 			return err
 		}
 		for i := range keys {
@@ -102,6 +97,22 @@ func Count(ctx context.Context, c *zipline.Client, match string, o Options) (Cou
 		return n.collections(ctx, raw, keys, types)
 	})
 	return n, err
+}
+
+// readStrings GETs the strings among keys in one batch: the futures of the
+// others are nil.
+func readStrings(ctx context.Context, raw *zipline.Client, keys, types []string) ([]*zipline.Future[[]byte], error) {
+	b := raw.Batch()
+	gets := make([]*zipline.Future[[]byte], len(keys))
+	for i, k := range keys {
+		if types[i] == "string" {
+			gets[i] = b.Get(k)
+		}
+	}
+	if err := b.Exec(ctx); err != nil && !errors.Is(err, zipline.Nil) {
+		return nil, err
+	}
+	return gets, nil
 }
 
 // collections counts the values of the hashes and lists among keys.
@@ -177,14 +188,8 @@ func Decompress(ctx context.Context, c *zipline.Client, match string, o Options)
 	}
 	var r Rewritten
 	err = pages(ctx, raw, match, o, func(keys []string, types []string) error {
-		b := raw.Batch()
-		gets := make([]*zipline.Future[[]byte], len(keys))
-		for i, k := range keys {
-			if types[i] == "string" {
-				gets[i] = b.Get(k)
-			}
-		}
-		if err := b.Exec(ctx); err != nil && !errors.Is(err, zipline.Nil) {
+		gets, err := readStrings(ctx, raw, keys, types)
+		if err != nil {
 			return err
 		}
 		w := raw.Batch()
@@ -272,7 +277,7 @@ func pages(ctx context.Context, c *zipline.Client, match string, o Options, page
 		if o.Progress != nil {
 			o.Progress(scanned)
 		}
-		return pace(ctx, start, scanned, o.Rate)
+		return pacing.Wait(ctx, start, scanned, o.Rate)
 	}
 	for k, err := range c.Scan(ctx, zipline.ScanOptions{Match: match, Count: int64(batch)}) {
 		if err != nil {
@@ -286,23 +291,4 @@ func pages(ctx context.Context, c *zipline.Client, match string, o Options, page
 		}
 	}
 	return flush()
-}
-
-// pace waits until done keys are due at rate a second since start.
-func pace(ctx context.Context, start time.Time, done int64, rate int) error {
-	if rate <= 0 {
-		return nil
-	}
-	wait := time.Until(start.Add(time.Duration(float64(done) / float64(rate) * float64(time.Second))))
-	if wait <= 0 {
-		return nil
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
