@@ -43,9 +43,14 @@ type load struct {
 	ok, lost, notSent, timedOut atomic.Int64
 	wrongCaller, corrupted      atomic.Int64
 	worstOvershoot              atomic.Int64 // nanoseconds past a call's deadline
-	scheduler                   schedulerProbe
-	start                       time.Time  // the scheduler probe's
-	errs                        chan error // unexpected errors, the first few
+	// overshoots are the calls that returned more than a tenth of their
+	// timeout past their deadline (the first maxOvershoots): each is
+	// judged at finish against the scheduler's lateness over its overrun.
+	overshootMu sync.Mutex
+	overshoots  []overshoot
+	scheduler   schedulerProbe
+	start       time.Time  // the scheduler probe's
+	errs        chan error // unexpected errors, the first few
 
 	// vanished counts reads that found no value after this goroutine's
 	// write succeeded. A server restarted without persistence forgets
@@ -53,6 +58,12 @@ type load struct {
 	vanished      atomic.Int64
 	allowVanished bool
 }
+
+// overshoot is a call that returned past its deadline: over is by how
+// much, deadline when the deadline was, since the load's start.
+type overshoot struct{ deadline, over time.Duration }
+
+const maxOvershoots = 1024
 
 func startLoad(c *Client, goroutines int, callTimeout time.Duration) *load {
 	l := &load{c: c, callTimeout: callTimeout, start: time.Now(), stop: make(chan struct{}), errs: make(chan error, 8)}
@@ -267,6 +278,13 @@ func (l *load) call(f func(ctx context.Context) error) error {
 	err := f(ctx)
 	if over := time.Since(start) - l.callTimeout; over > 0 {
 		atomicMax(&l.worstOvershoot, int64(over))
+		if over > l.callTimeout/10 {
+			l.overshootMu.Lock()
+			if len(l.overshoots) < maxOvershoots {
+				l.overshoots = append(l.overshoots, overshoot{start.Add(l.callTimeout).Sub(l.start), over})
+			}
+			l.overshootMu.Unlock()
+		}
 	}
 	sent, unsent := errors.Is(err, ErrConnLost), errors.Is(err, ErrNotSent)
 	switch {
@@ -324,9 +342,20 @@ func (l *load) finish(t *testing.T) {
 	if n := l.vanished.Load(); n > 0 && !l.allowVanished {
 		t.Errorf("%d acknowledged writes were not there when read back", n)
 	}
+	// A call may return a tenth of its timeout late, and what the
+	// scheduler added over its overrun: a goroutine woken by its deadline
+	// and then preempted waits behind every runnable one (512 under -race
+	// beside CPU-bound processes), which the probe's single worst tick
+	// does not show but its lateness summed over that time does. A call
+	// the client held past its deadline on a machine that was keeping time
+	// overruns with little lateness beside it, and fails this.
 	late := l.scheduler.lateness()
-	if over := time.Duration(l.worstOvershoot.Load()); over > l.callTimeout/10+late {
-		t.Errorf("a call outlived its %v deadline by %v (more than 10 %% plus the scheduler's %v)", l.callTimeout, over, late)
+	for _, o := range l.overshoots {
+		machine := late + l.scheduler.between(o.deadline, o.deadline+o.over)
+		if o.over > l.callTimeout/10+machine {
+			t.Errorf("a call outlived its %v deadline by %v (more than 10 %% plus the scheduler's lateness then, %v)", l.callTimeout, o.over, machine)
+			break
+		}
 	}
 	t.Logf("calls: %d ok, %d lost in flight, %d not sent, %d timed out, %d forgotten by a restart; %d corrupted by the fault; worst overshoot %v, scheduler lateness %v",
 		l.ok.Load(), l.lost.Load(), l.notSent.Load(), l.timedOut.Load(), l.vanished.Load(), l.corrupted.Load(),

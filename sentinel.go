@@ -126,6 +126,12 @@ func (k *sentinel) send(ctx context.Context, r *request) error {
 	backoff := retryBackoffMin
 	for {
 		changed := k.changes()
+		// The hold is read before the view: a promotion installs the new
+		// view and then clears the hold, so a sender that finds no hold
+		// finds the new primary too. Read the other way round, a sender
+		// could take the old view, then find the hold cleared, and write to
+		// the former primary what its demotion would lose.
+		hold := k.holdUntil.Load()
 		v := k.view.Load()
 		if v == nil {
 			return errSentinelClosed
@@ -134,7 +140,7 @@ func (k *sentinel) send(ctx context.Context, r *request) error {
 		if read {
 			n = k.s.readTarget(v.primary, v.replicas, k.replicaPick, &k.rr)
 		}
-		if hold := k.holdUntil.Load(); hold != 0 && n == v.primary {
+		if hold != 0 && n == v.primary {
 			if wait := time.Until(time.Unix(0, hold)); wait > 0 {
 				// A replica is being promoted: what the old primary took now
 				// would be lost. Wait for the new one.

@@ -761,6 +761,11 @@ func (g *Sentinel) session(ctx context.Context, s *Server, cmds ...[]any) ([]Val
 // errExited when it is another one.
 func (g *Sentinel) checkPID(ctx context.Context, s *Server) error {
 	v, err := g.Do(ctx, s, "INFO", "server")
+	// A server just started may be slow to answer on a loaded machine: a
+	// call that timed out is asked again, within ctx.
+	for ne := net.Error(nil); err != nil && errors.As(err, &ne) && ne.Timeout() && ctx.Err() == nil; {
+		v, err = g.Do(ctx, s, "INFO", "server")
+	}
 	if err != nil {
 		return fmt.Errorf("testbed: %w", err)
 	}
