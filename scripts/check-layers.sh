@@ -8,7 +8,8 @@
 #   3. the seam holds: no type switch or assertion on a carrier outside the
 #      carriers' own files, bar the one named fast path (fastDirect);
 #   4. internal/pipe is imported only by the carriers, request encoding, the
-#      subscriber connection and the client cache.
+#      subscriber connection, the client cache and the credentials' renewal
+#      (which authenticates the pipes' connections again).
 set -eu
 cd "$(dirname "$0")/.."
 mod=github.com/ziplinekv/zipline
@@ -55,7 +56,7 @@ done)
 $leaks"
 
 # 4. internal/pipe's importers.
-allowed='carrier.go clientcache.go connect.go dial.go lease.go request.go sentinel.go sentinel_watch.go solo.go subscriber.go'
+allowed='carrier.go clientcache.go connect.go credentials.go dial.go lease.go request.go sentinel.go sentinel_watch.go solo.go subscriber.go'
 pipes=$(grep -l "\"$mod/internal/pipe\"" $(go list -f '{{range .GoFiles}}{{$.Dir}}/{{.}} {{end}}' $lib) | sed "s|^$(pwd)/||")
 for f in $pipes; do
 	case " $allowed " in *" $f "*) ;; *) fail "$f imports internal/pipe (allowed: $allowed)" ;; esac
