@@ -56,11 +56,12 @@ bench-compression:
 	cd bench && go run -tags glide ./cmd/compbench -out results/compression.md
 
 # Ten minutes of mixed load through random faults, checking that goroutines,
-# heap and file descriptors stay flat (not part of CI): make soak SOAK=10m
+# heap and file descriptors stay flat, and the rolling restarts twice round
+# (not part of CI): make soak SOAK=10m
 SOAK ?= 10m
 soak:
-	scripts/setup.sh redis
-	go test -run '^TestSoak$$' -count=1 -timeout 0 -v . -soak=$(SOAK)
+	scripts/setup.sh
+	go test -race -run '^(TestSoak|TestClusterRollingRestartUnderLoad|TestSentinelRollingRestartUnderLoad)$$' -count=1 -timeout 0 -v . -soak=$(SOAK)
 
 # The client at two revisions, interleaved on one server (bench/README.md, "A/B"):
 #   make bench-ab BASE=<rev> [NEW=<rev>, default HEAD] [ABFLAGS='-rounds 9 -out results/ab.md']

@@ -210,7 +210,9 @@ var (
 	// once (see Options.WaitForReconnect). It matches ErrNotSent.
 	ErrNotConnected = pipe.ErrNotConnected
 	// ErrConnLost: the connection broke after the request was written. The
-	// server may or may not have run it; zipline never retries it.
+	// server may or may not have run it, so zipline does not send it again
+	// (on a cluster or a Sentinel group, a request that only reads goes
+	// once more, to the primary, before it fails so).
 	ErrConnLost = pipe.ErrConnLost
 	// ErrPendingLimit: the bytes queued and in flight on the connection
 	// reached Options.MaxPendingBytes, and Options.FailWhenPendingFull is

@@ -52,10 +52,10 @@ type shared struct {
 	// Client connects (in the background with LazyConnect); read it with
 	// commandTable.
 	routing atomic.Pointer[serverCommands]
-	// replicaReads marks read-only commands on a Sentinel group whose reads
-	// may go to replicas (Options.ReadFrom).
-	replicaReads bool
-	cache        *clientCache // nil when off
+	// marksReads marks read-only commands on a Sentinel group (see
+	// Options.marksReads).
+	marksReads bool
+	cache      *clientCache // nil when off
 	// creds renews the connections' credentials (Options.Credentials);
 	// nil with static ones.
 	creds *credentialsRenewal
@@ -96,7 +96,7 @@ func New(opts Options) (*Client, error) {
 		},
 	}
 	s.requests.New = func() any { return &request{s: s} }
-	s.replicaReads = opts.replicaReads()
+	s.marksReads = opts.marksReads()
 	s.hooks = buildHooks(opts, sendOne, sendBatch)
 	if opts.ClientCache.MaxBytes > 0 {
 		s.cache = newClientCache(opts.ClientCache)

@@ -32,7 +32,8 @@ import (
 // server; TRYAGAIN, CLUSTERDOWN, LOADING and MASTERDOWN wait and retry
 // within the caller's deadline (the command did not run); a command that
 // never left the client (ErrNotSent) waits for a new topology and goes
-// again; one lost with its connection is never retried.
+// again; one lost with its connection is not sent again (it may have run),
+// unless it only reads: then it goes once more, to the primary.
 type cluster struct {
 	s     *shared
 	seeds []string

@@ -63,18 +63,20 @@ type flight struct {
 	done    []bool
 	ask     []string // an ASK target, per command
 	primary []bool   // a replica turned the read away: the primary serves it
+	resent  []bool   // a read lost with its connection, sent once more
 }
 
 // takeFlight returns a flight for n commands on s's arrays, zeroed, and
 // room for the indexes of n commands.
 func takeFlight(s *flightState, n int) (flight, []int) {
 	if cap(s.replies) < n {
-		*s = flightState{replies: make([]resp.Value, n), errs: make([]error, n), flags: make([]bool, 2*n),
+		*s = flightState{replies: make([]resp.Value, n), errs: make([]error, n), flags: make([]bool, 3*n),
 			ask: make([]string, n), idx: make([]int, n)}
 	}
-	s.replies, s.errs, s.flags, s.ask = s.replies[:n], s.errs[:n], s.flags[:2*n], s.ask[:n]
+	s.replies, s.errs, s.flags, s.ask = s.replies[:n], s.errs[:n], s.flags[:3*n], s.ask[:n]
 	clear(s.flags)
-	return flight{replies: s.replies, errs: s.errs, done: s.flags[:n:n], ask: s.ask, primary: s.flags[n:]}, s.idx[:n]
+	return flight{replies: s.replies, errs: s.errs, done: s.flags[:n:n], ask: s.ask, primary: s.flags[n : 2*n : 2*n],
+		resent: s.flags[2*n:]}, s.idx[:n]
 }
 
 // sendEach sends every command of r to its slot's owner, one pipeline per
@@ -87,13 +89,13 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 	// the heap, and only it is shared with sendGroups's goroutines, so
 	// that the arrays a one-command request uses stay on this stack.
 	var many flight
-	var done, primary [1]bool
+	var done, primary, resent [1]bool
 	var ask [1]string
 	var idx [1]int
 	replies, errs := r.one.replies[:], r.one.errs[:]
 	allIdx := idx[:]
 	if n == 1 {
-		f = flight{replies: replies, errs: errs, done: done[:], ask: ask[:], primary: primary[:]}
+		f = flight{replies: replies, errs: errs, done: done[:], ask: ask[:], primary: primary[:], resent: resent[:]}
 	} else {
 		many, allIdx = takeFlight(&r.scratch().many, n)
 		replies, errs = many.replies, many.errs
@@ -258,6 +260,19 @@ func (c *cluster) sendGroup(ctx context.Context, r *request, f *flight, nd *node
 				retry++ // never reached the server: safe to send again
 				when = againOnChange
 				c.askRefresh()
+			case errors.Is(err, ErrConnLost) && r.cmds[i].readOnly && !r.blocking && !f.resent[i] && ctx.Err() == nil:
+				// A read lost with its connection changed nothing, run or
+				// not: it goes once more, to the primary (a replica that
+				// lost it may be restarting). One lost on the primary
+				// waits like one that could not be sent.
+				f.resent[i], f.primary[i] = true, true
+				retry++
+				if nd.isReplicaFor(c, r.cmds[i]) {
+					when = max(when, againNow)
+				} else {
+					when = max(when, againOnChange)
+					c.askRefresh()
+				}
 			default:
 				f.errs[i], f.done[i] = err, true
 			}

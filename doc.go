@@ -48,8 +48,10 @@
 // (WRONGTYPE, NOSCRIPT, MOVED...). A request whose context ends returns
 // ctx.Err() at once; its reply is read and dropped later, so the
 // connection stays in step and is never closed for it. If the connection
-// breaks, requests in flight fail with ErrConnLost, are never retried (they
-// may have run), and the Client reconnects with backoff in the background.
+// breaks, requests in flight fail with ErrConnLost and are not sent again
+// (they may have run; on a cluster or a Sentinel group, reads go once more,
+// to the primary), and the Client reconnects with backoff in the
+// background.
 // Requests that never reached the server match ErrNotSent and are safe to
 // retry.
 //

@@ -184,7 +184,7 @@ func (c *Client) add(r *request, spec *commandSpec, args []arg, expect resp.Type
 			}
 			return vr, &CrossSlotError{Command: spec.fullName(), Slots: keySlots(args)}
 		}
-	} else if c.s.replicaReads {
+	} else if c.s.marksReads {
 		ci.readOnly = spec.readOnly()
 	}
 	c.encode(r, spec, args, expect, values, ci)

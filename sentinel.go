@@ -31,7 +31,8 @@ import (
 // replica turns away (LOADING, MASTERDOWN) goes to the primary; a request
 // that a demoted primary refused whole (-READONLY, or -REDIRECT, which
 // names the new primary) did not run, and goes to the new primary. A
-// request lost with its connection is never retried.
+// request lost with its connection is not sent again (it may have run),
+// unless it only reads: then it goes once more, to the primary.
 type sentinel struct {
 	s    *shared
 	name string
@@ -106,10 +107,12 @@ func newSentinel(ctx context.Context, s *shared) (*sentinel, error) {
 	return k, nil
 }
 
-// replicaReads reports whether reads may go to replicas: they are then
-// marked as such when encoded (request.add).
-func (o Options) replicaReads() bool {
-	return o.Sentinel.MasterName != "" && o.ReadFrom != ReadPrimary
+// marksReads reports whether read-only commands are marked as such when
+// encoded (request.add): on a Sentinel group, where they may go to a
+// replica (ReadFrom) and one lost with its connection is sent again (a
+// failover's CLIENT KILL on the former primary, a replica restarted).
+func (o Options) marksReads() bool {
+	return o.Sentinel.MasterName != ""
 }
 
 func (k *sentinel) send(ctx context.Context, r *request) error {
@@ -123,6 +126,7 @@ func (k *sentinel) send(ctx context.Context, r *request) error {
 		}
 	}
 	read := k.s.opts.ReadFrom != ReadPrimary && r.readOnly()
+	resent := false // a read lost with its connection goes once more
 	backoff := retryBackoffMin
 	for {
 		changed := k.changes()
@@ -178,6 +182,15 @@ func (k *sentinel) send(ctx context.Context, r *request) error {
 				sub.release() // it ran nowhere: go to the primary now
 			} else {
 				sub.release()
+				if !resent && errors.Is(err, ErrConnLost) && r.readOnly() && ctx.Err() == nil {
+					// A read lost with its connection changed nothing, run
+					// or not: it goes once more, to the primary (a replica
+					// that lost it may be restarting, and a failover's
+					// CLIENT KILL closes the former primary's connections,
+					// whose writes the hold above keeps from it).
+					resent, read = true, false
+					continue
+				}
 				if !errors.Is(err, ErrNotSent) || ctx.Err() != nil {
 					return err
 				}
