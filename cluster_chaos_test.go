@@ -363,11 +363,30 @@ func TestClusterManualFailoverUnderLoad(t *testing.T) {
 	}
 }
 
-// Resharding 1,000 slots with redis-cli under a load that mixes GET/SET,
-// MGET/MSET across slots, Batches, hash-tagged transactions and Watch: no call
-// fails (MOVED, ASK and TRYAGAIN are followed or waited out).
+// Resharding 1,000 slots under a load that mixes GET/SET, MGET/MSET across
+// slots, Batches, hash-tagged transactions and Watch, with redis-cli
+// --cluster reshard (slot by slot, MIGRATING/IMPORTING: ASK, TRYAGAIN) on
+// Redis, and Valkey 9's atomic slot migration (CLUSTER MIGRATESLOTS): no
+// call fails (MOVED, ASK and TRYAGAIN are followed or waited out), and no
+// node answers the client more than one topology query a second.
 func TestClusterReshardUnderLoad(t *testing.T) {
-	c, cl := clusterClient(t, testkit.Redis, Options{})
+	for _, tc := range []struct {
+		name string
+		kind testkit.Kind
+		move func(*testkit.Cluster, context.Context, *testkit.Server, *testkit.Server, int) (testkit.Resharding, error)
+	}{
+		{"redis-cli", testkit.Redis, (*testkit.Cluster).Reshard},
+		{"atomic", testkit.Valkey, (*testkit.Cluster).MigrateSlots},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			testReshardUnderLoad(t, tc.kind, tc.move)
+		})
+	}
+}
+
+func testReshardUnderLoad(t *testing.T, kind testkit.Kind, move func(*testkit.Cluster, context.Context, *testkit.Server, *testkit.Server, int) (testkit.Resharding, error)) {
+	c, cl := clusterClient(t, kind, Options{})
 	ctx := context.Background()
 	l := startClusterLoad(c, 100)
 	var extra sync.WaitGroup
@@ -447,11 +466,15 @@ func TestClusterReshardUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	ps := topo.Primaries()
-	res, err := cl.Reshard(ctx, ps[0].Server, ps[1].Server, 1000)
+	before := topologyQueries(t, cl)
+	start := time.Now()
+	res, err := move(cl, ctx, ps[0].Server, ps[1].Server, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l.waitOK(t, 10000)
+	elapsed := time.Since(start)
+	after := topologyQueries(t, cl)
 	failures := l.finish()
 	extra.Wait()
 	for _, f := range failures {
@@ -461,7 +484,38 @@ func TestClusterReshardUnderLoad(t *testing.T) {
 		t.Errorf("mixed load failed during resharding: %v", *e)
 	}
 	l.verify(t, nil)
-	t.Logf("resharded %d slots in %v; %d GET/SET and %d MGET/MSET/Batch/Tx/Watch calls ok", len(res.Slots), res.Took, l.ok.Load(), mixedOK.Load())
+	// One client: at most one query per node per second, and one more in
+	// flight at each edge of the window.
+	limit := int(elapsed.Seconds()) + 2
+	var counts []string
+	for addr, n := range after {
+		q := n - before[addr]
+		if q > limit {
+			t.Errorf("node %s answered %d topology queries in %v from one client (limit %d)", addr, q, elapsed, limit)
+		}
+		counts = append(counts, strconv.Itoa(q))
+	}
+	t.Logf("%s: moved %d slots in %v; %d GET/SET and %d MGET/MSET/Batch/Tx/Watch calls ok; topology queries per node in %v: %s (limit %d)",
+		kind, len(res.Slots), res.Took.Round(time.Millisecond), l.ok.Load(), mixedOK.Load(), elapsed.Round(time.Millisecond), strings.Join(counts, " "), limit)
+}
+
+// topologyQueries counts, per node, the CLUSTER SHARDS and CLUSTER SLOTS
+// calls it has answered (INFO commandstats).
+func topologyQueries(t *testing.T, cl *testkit.Cluster) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, n := range cl.Nodes() {
+		info, err := n.Info(context.Background(), "commandstats")
+		if err != nil {
+			continue // a node taken down
+		}
+		for _, f := range []string{"cmdstat_cluster|shards", "cmdstat_cluster|slots"} {
+			calls, _, _ := strings.Cut(strings.TrimPrefix(info[f], "calls="), ",")
+			n2, _ := strconv.Atoi(calls)
+			out[n.Addr] += n2
+		}
+	}
+	return out
 }
 
 // 100 topology changes (manual failovers back and forth, and a node killed
@@ -538,22 +592,7 @@ func TestClusterRefreshStorm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	queries := func() map[string]int {
-		out := map[string]int{}
-		for _, n := range cl.Nodes() {
-			info, err := n.Info(ctx, "commandstats")
-			if err != nil {
-				continue // one of the nodes taken down
-			}
-			for _, f := range []string{"cmdstat_cluster|shards", "cmdstat_cluster|slots"} {
-				calls, _, _ := strings.Cut(strings.TrimPrefix(info[f], "calls="), ",")
-				n2, _ := strconv.Atoi(calls)
-				out[n.Addr] += n2
-			}
-		}
-		return out
-	}
-	before := queries()
+	before := topologyQueries(t, cl)
 	start := time.Now()
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -584,7 +623,7 @@ func TestClusterRefreshStorm(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	elapsed := time.Since(start)
-	after := queries()
+	after := topologyQueries(t, cl)
 	limit := int(float64(clients)*elapsed.Seconds()) + clients // plus one each in flight at the edges
 	for addr, n := range after {
 		if q := n - before[addr]; q > limit {

@@ -567,6 +567,61 @@ func (c *Cluster) Reshard(ctx context.Context, from, to *Server, n int) (Reshard
 	return r, nil
 }
 
+// MigrateSlots moves the first n slots of one primary, keys included, to
+// another with Valkey 9's atomic slot migration (CLUSTER MIGRATESLOTS on
+// the source: the slots change owner at once when their keys have been
+// copied, with no slot left importing or migrating for clients to be
+// redirected through), and returns once the cluster has settled with the
+// new owner. Servers without it (Redis, Valkey before 9.0) return the
+// server's error.
+func (c *Cluster) MigrateSlots(ctx context.Context, from, to *Server, n int) (Resharding, error) {
+	ctx, cancel := c.bound(ctx)
+	defer cancel()
+	before, err := c.Settle(ctx)
+	if err != nil {
+		return Resharding{}, err
+	}
+	src, ok1 := before.Node(from)
+	dst, ok2 := before.Node(to)
+	switch {
+	case !ok1 || !ok2 || src.Role != Primary || dst.Role != Primary || from == to:
+		return Resharding{}, fmt.Errorf("testbed: migrate slots: %s and %s are not two primaries of this cluster", from.Addr, to.Addr)
+	case n <= 0 || n > src.SlotCount():
+		return Resharding{}, fmt.Errorf("testbed: migrate slots: cannot move %d slots from %s, which has %d", n, from.Addr, src.SlotCount())
+	}
+	var r Resharding
+	args := []any{"CLUSTER", "MIGRATESLOTS"}
+	for _, rg := range src.Slots {
+		if len(r.Slots) == n {
+			break
+		}
+		last := min(rg.Last, rg.First+n-len(r.Slots)-1)
+		args = append(args, "SLOTSRANGE", rg.First, last)
+		for slot := rg.First; slot <= last; slot++ {
+			r.Slots = append(r.Slots, slot)
+		}
+	}
+	args = append(args, "NODE", dst.ID)
+	start := time.Now()
+	if _, err := from.Do(ctx, args...); err != nil {
+		return r, fmt.Errorf("testbed: migrate slots: %w", err)
+	}
+	err = poll(ctx, settleEvery, "migrate slots", func() error {
+		t, err := c.probe(ctx)
+		if err != nil {
+			return err
+		}
+		for _, slot := range r.Slots {
+			if o, _ := t.Owner(slot); o.ID != dst.ID {
+				return fmt.Errorf("slot %d is still %s's", slot, o.ID)
+			}
+		}
+		return nil
+	})
+	r.Took = time.Since(start)
+	return r, err
+}
+
 // probe checks once what Settle waits for, and returns the agreed topology
 // or why there is none yet.
 func (c *Cluster) probe(ctx context.Context) (Topology, error) {

@@ -20,6 +20,7 @@ type (
 	Topology       = testbed.Topology
 	ClusterNode    = testbed.Node
 	SlotRange      = testbed.SlotRange
+	Resharding     = testbed.Resharding
 	Sentinel       = testbed.Sentinel
 	SentinelConfig = testbed.SentinelConfig
 )
