@@ -107,6 +107,10 @@ type Sentinel struct {
 	nodes     []*Server // data nodes in start order, the first primary at start
 	sentinels []*Server
 	confs     map[*Server]string // each sentinel's config file
+
+	// beforeFailover, when set (by tests), runs after Failover has found
+	// the group settled and before it asks a sentinel to fail over.
+	beforeFailover func()
 }
 
 // Sentinel tuning (SENTINEL DEBUG): see the Sentinel type.
@@ -430,7 +434,9 @@ func (g *Sentinel) KillPrimary(ctx context.Context) (Failover, error) {
 	}
 	start := time.Now()
 	old.Kill()
-	return g.awaitFailover(ctx, old, start)
+	// The sentinels try again by themselves when an election or a
+	// promotion fails: nothing to reissue.
+	return g.awaitFailover(ctx, old, start, nil)
 }
 
 // Failover has a sentinel fail the group over by hand (SENTINEL FAILOVER:
@@ -451,29 +457,64 @@ func (g *Sentinel) Failover(ctx context.Context) (Failover, error) {
 	case len(g.runningNodes()) < 2:
 		return Failover{}, fmt.Errorf("testbed: failover: %s has no running replica to take over", old.Addr)
 	}
+	if g.beforeFailover != nil {
+		g.beforeFailover()
+	}
 	start := time.Now()
-	if _, err := g.Do(ctx, live[0], "SENTINEL", "FAILOVER", g.MasterName); err != nil {
+	failover := func() error {
+		_, err := g.Do(ctx, live[0], "SENTINEL", "FAILOVER", g.MasterName)
+		return err
+	}
+	if err := failover(); err != nil {
 		return Failover{}, fmt.Errorf("testbed: failover: %w", err)
 	}
-	return g.awaitFailover(ctx, old, start)
+	// A failover by hand that the sentinel abandons (its replica not
+	// promoted within FailoverTimeout on a loaded machine, or none found
+	// fit at the moment it chose) is not tried again by the sentinels:
+	// it is asked again.
+	return g.awaitFailover(ctx, old, start, func() error {
+		m, err := g.session(ctx, live[0], []any{"SENTINEL", "MASTER", g.MasterName})
+		if err != nil {
+			return err
+		}
+		if flags := fieldMap(m[0])["flags"]; strings.Contains(flags, "failover_in_progress") {
+			return nil
+		}
+		return failover()
+	})
 }
 
 // awaitFailover waits, after old was killed or failed over at start, until
 // a sentinel names another primary that answers as one, and then until the
-// group has settled with it.
-func (g *Sentinel) awaitFailover(ctx context.Context, old *Server, start time.Time) (Failover, error) {
+// group has settled with it. While the sentinels still name old, reissue
+// (when not nil) is called once per FailoverTimeout to start the failover
+// again if it was abandoned.
+func (g *Sentinel) awaitFailover(ctx context.Context, old *Server, start time.Time, reissue func() error) (Failover, error) {
 	f := Failover{Former: old}
+	issued := start
 	err := poll(ctx, roleEvery, "waiting for the sentinels to name a new primary", func() error {
 		var last error = errors.New("no sentinel names a new primary yet")
+		namesOld := false
 		for _, s := range g.runningSentinels() {
 			addr, err := g.namedPrimary(ctx, s)
 			if err != nil {
 				last = err
 				continue
 			}
-			if p := g.Node(addr); p != nil && p != old && g.isPrimary(ctx, p) == nil {
+			if addr == old.Addr {
+				namesOld = true
+				last = fmt.Errorf("sentinel %s still names %s", s.Addr, addr)
+				continue
+			}
+			if p := g.Node(addr); p != nil && g.isPrimary(ctx, p) == nil {
 				f.Primary = p
 				return nil
+			}
+		}
+		if reissue != nil && namesOld && time.Since(issued) > g.FailoverTimeout+time.Second {
+			issued = time.Now()
+			if err := reissue(); err != nil {
+				return fmt.Errorf("asking for the failover again: %w", err)
 			}
 		}
 		return last

@@ -2,6 +2,7 @@ package testbed
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -306,5 +307,64 @@ func TestStartSentinelRefuses(t *testing.T) {
 func logSentinels(t *testing.T, g *Sentinel) {
 	for _, s := range g.Sentinels() {
 		t.Logf("sentinel %s:\n%s", s.Addr, s.logTail())
+	}
+}
+
+// A failover by hand that the sentinel abandons is asked for again: the
+// only replica is frozen as the sentinel chooses it, so that it is not
+// promoted within FailoverTimeout and the sentinel gives up (sentinels do
+// not retry a failover by hand themselves); once the sentinel has given
+// up, the replica runs again, and Failover still ends with it promoted.
+func TestSentinelFailoverAbandoned(t *testing.T) {
+	for _, kind := range []Kind{Redis, Valkey} {
+		t.Run(string(kind), func(t *testing.T) {
+			t.Parallel()
+			g, err := StartSentinel(t.Context(), SentinelConfig{Kind: kind, Replicas: 1, FailoverTimeout: 2 * time.Second})
+			if errors.Is(err, ErrNoBinary) {
+				t.Skip(err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Stop()
+			replica := g.Nodes()[1]
+			leader := g.Sentinels()[0]
+			abandoned := make(chan error, 1)
+			g.beforeFailover = func() {
+				if err := replica.Pause(); err != nil {
+					t.Error(err)
+				}
+				go func() {
+					defer replica.Resume()
+					started := false
+					abandoned <- poll(t.Context(), 10*time.Millisecond, "waiting for the failover to be abandoned", func() error {
+						v, err := g.Do(t.Context(), leader, "SENTINEL", "MASTER", g.MasterName)
+						if err != nil {
+							return err
+						}
+						flags := fieldMap(v)["flags"]
+						if strings.Contains(flags, "failover_in_progress") {
+							started = true
+						}
+						if !started || strings.Contains(flags, "failover_in_progress") {
+							return fmt.Errorf("flags %q", flags)
+						}
+						return nil
+					})
+				}()
+			}
+			f, err := g.Failover(t.Context())
+			if aerr := <-abandoned; aerr != nil {
+				t.Fatal(aerr)
+			}
+			if err != nil {
+				logSentinels(t, g)
+				t.Fatal(err)
+			}
+			if f.Primary != replica {
+				t.Fatalf("primary %s after the failover, want the replica %s", f.Primary.Addr, replica.Addr)
+			}
+			t.Logf("promoted in %v, the first attempt abandoned", f.Named.Round(time.Millisecond))
+		})
 	}
 }
