@@ -25,6 +25,7 @@ func TestClusterRollingRestartUnderLoad(t *testing.T) {
 			c, cl := clusterClient(t, kind, Options{ReadFrom: ReadPreferReplica})
 			ctx := context.Background()
 			l := startClusterLoad(c, 256)
+			ps := startPubSubLoad(t, c, true, channelPerShard()...)
 			l.waitOK(t, 20000)
 			start := time.Now()
 			switches := 0
@@ -55,9 +56,14 @@ func TestClusterRollingRestartUnderLoad(t *testing.T) {
 				}
 			}
 			failures := l.finish()
+			published, gaps := ps.finish(t)
+			failures = append(failures, published...)
 			reportFailures(t, failures)
 			l.verify(t, nil)
-			t.Logf("%s: %d switches in %v, %d calls ok, %d failed", kind, switches, time.Since(start).Round(time.Millisecond), l.ok.Load(), len(failures))
+			if gaps > switches {
+				t.Errorf("pub/sub: %d gaps reported through %d switches, want one per switch at most", gaps, switches)
+			}
+			t.Logf("%s: %d switches in %v, %d calls ok, %d failed, %d pub/sub gaps", kind, switches, time.Since(start).Round(time.Millisecond), l.ok.Load(), len(failures), gaps)
 		})
 	}
 }
@@ -75,6 +81,7 @@ func TestSentinelRollingRestartUnderLoad(t *testing.T) {
 			c, g := sentinelClient(t, testkit.SentinelConfig{Kind: kind}, Options{ReadFrom: ReadPreferReplica})
 			ctx := context.Background()
 			l := startClusterLoad(c, 256)
+			ps := startPubSubLoad(t, c, false, "ps:a", "ps:b")
 			l.waitOK(t, 20000)
 			start := time.Now()
 			restart := func(node *testkit.Server) {
@@ -99,9 +106,14 @@ func TestSentinelRollingRestartUnderLoad(t *testing.T) {
 				l.waitOK(t, 2000)
 			}
 			failures := l.finish()
+			published, gaps := ps.finish(t)
+			failures = append(failures, published...)
 			reportFailures(t, failures)
 			l.verify(t, nil)
-			t.Logf("%s: %d switches in %v, %d calls ok, %d failed", kind, rounds, time.Since(start).Round(time.Millisecond), l.ok.Load(), len(failures))
+			if gaps > rounds {
+				t.Errorf("pub/sub: %d gaps reported through %d switches, want one per switch at most", gaps, rounds)
+			}
+			t.Logf("%s: %d switches in %v, %d calls ok, %d failed, %d pub/sub gaps", kind, rounds, time.Since(start).Round(time.Millisecond), l.ok.Load(), len(failures), gaps)
 		})
 	}
 }

@@ -88,10 +88,16 @@ type Subscription struct {
 	keys    map[subKey]bool
 	ring    []Message
 	head, n int
-	gap     *GapError // pending, yielded before the next message
-	err     error     // why it ended
-	done    bool
-	wake    chan struct{} // capacity 1
+	// A gap is yielded where it happened in the stream: gapBefore[i]
+	// before the message in ring[i], tail after every message held (it
+	// goes before the next to arrive). A consumer then sees every message
+	// that came before a reconnection or a move before the gap, and none
+	// that came after it.
+	gapBefore []*GapError
+	tail      *GapError
+	err       error // why it ended
+	done      bool
+	wake      chan struct{} // capacity 1
 
 	received, dropped, gaps atomic.Int64
 }
@@ -132,7 +138,8 @@ func (c *Client) subscribe(ctx context.Context, kind subKind, names []string) (*
 	m := c.s.subscriptions()
 	opts := c.s.opts.Subscriptions
 	s := &Subscription{m: m, opts: opts, keys: map[subKey]bool{}, ring: make([]Message, opts.Buffer),
-		wake: make(chan struct{}, 1)}
+		gapBefore: make([]*GapError, opts.Buffer),
+		wake:      make(chan struct{}, 1)}
 	if c.codec != nil && c.codec.covers(familyPubSub) {
 		s.vc = c.codec
 	}
@@ -242,45 +249,66 @@ func (s *Subscription) deliver(m Message) {
 	if s.n == len(s.ring) {
 		switch s.opts.Overflow {
 		case DropNewest:
-			s.dropLocked(1)
+			s.dropped.Add(1)
+			s.addGap(&s.tail, "overflow", 1)
 			s.mu.Unlock()
 			s.signal()
 			return
 		case CloseSubscription:
-			s.dropLocked(1)
+			s.dropped.Add(1)
 			s.done, s.err = true, ErrSlowConsumer
 			s.mu.Unlock()
 			s.signal()
 			return
 		}
-		s.head = (s.head + 1) % len(s.ring) // DropOldest
+		// DropOldest: the gap before the oldest message moves to the one
+		// after it, which the dropped message now precedes as a gap too.
+		carried := s.gapBefore[s.head]
+		s.ring[s.head], s.gapBefore[s.head] = Message{}, nil
+		s.head = (s.head + 1) % len(s.ring)
 		s.n--
-		s.dropLocked(1)
+		s.dropped.Add(1)
+		next := &s.tail
+		if s.n > 0 {
+			next = &s.gapBefore[s.head]
+		}
+		s.mergeGap(next, carried)
+		s.addGap(next, "overflow", 1)
 	}
-	s.ring[(s.head+s.n)%len(s.ring)] = m
+	i := (s.head + s.n) % len(s.ring)
+	s.ring[i], s.gapBefore[i], s.tail = m, s.tail, nil
 	s.n++
 	s.mu.Unlock()
 	s.signal()
 }
 
-func (s *Subscription) dropLocked(n int64) {
-	s.dropped.Add(n)
-	s.gapLocked("overflow", n)
-}
-
-// gapLocked records a gap to report before the next message; gaps that
-// follow one another merge.
-func (s *Subscription) gapLocked(reason string, dropped int64) {
-	if s.gap == nil {
-		s.gap = &GapError{Reason: reason}
+// addGap records a gap at *at, merging it into one already there.
+func (s *Subscription) addGap(at **GapError, reason string, dropped int64) {
+	if *at == nil {
+		*at = &GapError{Reason: reason}
 		s.gaps.Add(1)
 	}
-	s.gap.Dropped += dropped
+	(*at).Dropped += dropped
 }
 
+// mergeGap merges g into *at: two gaps with no message between them are
+// one.
+func (s *Subscription) mergeGap(at **GapError, g *GapError) {
+	switch {
+	case g == nil:
+	case *at == nil:
+		*at = g
+	default:
+		(*at).Dropped += g.Dropped
+		s.gaps.Add(-1)
+	}
+}
+
+// markGap records a gap after every message received so far: messages
+// may have been lost from here (a reconnection, a move).
 func (s *Subscription) markGap(reason string) {
 	s.mu.Lock()
-	s.gapLocked(reason, 0)
+	s.addGap(&s.tail, reason, 0)
 	s.mu.Unlock()
 	s.signal()
 }
@@ -295,15 +323,21 @@ func (s *Subscription) Messages(ctx context.Context) iter.Seq2[Message, error] {
 	return func(yield func(Message, error) bool) {
 		for {
 			s.mu.Lock()
+			var g *GapError
 			switch {
-			case s.gap != nil:
-				g := s.gap
-				s.gap = nil
+			case s.n > 0 && s.gapBefore[s.head] != nil:
+				g, s.gapBefore[s.head] = s.gapBefore[s.head], nil
+			case s.n == 0 && s.tail != nil:
+				g, s.tail = s.tail, nil
+			}
+			if g != nil {
 				s.mu.Unlock()
 				if !yield(Message{}, g) {
 					return
 				}
 				continue
+			}
+			switch {
 			case s.n > 0:
 				m := s.ring[s.head]
 				s.ring[s.head] = Message{}

@@ -6,6 +6,7 @@ package zipline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -28,6 +29,13 @@ type subscriptions struct {
 	// was reported when they lost it: one event, one gap, however many
 	// attempts and route changes it takes to place them again.
 	moving map[subKey]bool
+	// dropped remembers, for a sharded channel that a node dropped
+	// (SUNSUBSCRIBE from the server: its slot moved away), which node and
+	// when. Until the routes have had staleRoutes to catch up, rehome does
+	// not place it back there: a route that still names that node is
+	// older than what the node just said, and a channel placed on it would
+	// move again, a second gap for one switch.
+	dropped map[subKey]droppedBy
 	// version counts changes to wants and home, made under mu: a
 	// subscriber's cached route (see deliver) is good while it holds.
 	version atomic.Uint64
@@ -36,12 +44,29 @@ type subscriptions struct {
 	done    chan struct{} // closed by close
 }
 
+// droppedBy is the node that dropped a sharded channel, and when.
+type droppedBy struct {
+	addr string
+	at   time.Time
+}
+
+// staleRoutes is how long after a node dropped a sharded channel a route
+// that still names it is taken for stale: a refresh, asked for at the
+// drop, takes a round trip; a failover that moves the slot back within it
+// waits this long to be followed.
+const staleRoutes = 2 * time.Second
+
+// errStaleRoute marks a channel whose route still names the node that
+// just dropped it.
+var errStaleRoute = errors.New("zipline: the route still names the node that dropped the channel")
+
 // subscriptions returns the Client's pub/sub state, made at first use.
 func (s *shared) subscriptions() *subscriptions {
 	s.subsOnce.Do(func() {
 		s.subs = &subscriptions{s: s, wants: map[subKey]map[*Subscription]bool{},
 			home: map[subKey]*subscriber{}, conns: map[string]*subscriber{}, moving: map[subKey]bool{},
-			done: make(chan struct{})}
+			dropped: map[subKey]droppedBy{},
+			done:    make(chan struct{})}
 	})
 	return s.subs
 }
@@ -86,6 +111,7 @@ func (m *subscriptions) remove(ctx context.Context, s *Subscription, keys []subK
 		}
 		delete(m.wants, k)
 		delete(m.moving, k)
+		delete(m.dropped, k)
 		if sc := m.home[k]; sc != nil {
 			delete(m.home, k)
 			groupKey(groups, sc, k)
@@ -115,20 +141,46 @@ func groupKey(groups map[*subscriber]map[subKind][]string, sc *subscriber, k sub
 // subscribe subscribes keys on the connections that should carry them,
 // recording where each is.
 func (m *subscriptions) subscribe(ctx context.Context, keys []subKey) error {
-	groups := map[*subscriber]map[subKind][]string{}
+	at := make(map[subKey]string, len(keys))
 	for _, k := range keys {
-		sc, err := m.conn(ctx, k)
+		addr, err := m.target(k)
+		if err != nil {
+			return err
+		}
+		at[k] = addr
+	}
+	return m.subscribeAt(ctx, at)
+}
+
+// subscribeAt subscribes each key on the connection to the address given
+// for it, recording where each is. rehome passes the addresses it judged
+// the moves by: asking the routes again could give another answer while a
+// failover settles, and place a channel back where it was just found
+// missing.
+func (m *subscriptions) subscribeAt(ctx context.Context, at map[subKey]string) error {
+	groups := map[*subscriber]map[subKind][]string{}
+	var lost []*Subscription
+	defer func() { markGaps(lost, "moved") }() // on an error too: homes changed
+	for k, addr := range at {
+		sc, err := m.conn(ctx, addr)
 		if err != nil {
 			return err
 		}
 		m.mu.Lock()
 		if m.wants[k] != nil {
+			if prev := m.home[k]; prev != nil && prev != sc {
+				lost = m.lostLocked(k, lost)
+			}
 			m.home[k] = sc
 			m.version.Add(1)
 		}
 		m.mu.Unlock()
 		groupKey(groups, sc, k)
 	}
+	// The gaps go before the subscriptions are sent: the new node's first
+	// message comes after them, the old node's are no longer taken.
+	markGaps(lost, "moved")
+	lost = nil
 	for sc, byKind := range groups {
 		for kind, names := range byKind {
 			if err := sc.send(ctx, kind, names, true); err != nil {
@@ -154,13 +206,9 @@ func (m *subscriptions) target(k subKey) (string, error) {
 	return d.addr, nil
 }
 
-// conn returns the subscriber connection that should carry k, dialling it
-// if it is new.
-func (m *subscriptions) conn(ctx context.Context, k subKey) (*subscriber, error) {
-	addr, err := m.target(k)
-	if err != nil {
-		return nil, err
-	}
+// conn returns the subscriber connection to addr, dialling it if it is
+// new.
+func (m *subscriptions) conn(ctx context.Context, addr string) (*subscriber, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -202,48 +250,65 @@ func (m *subscriptions) rehome() {
 			m.mu.Unlock()
 			return
 		}
-		moves := map[subKey]*subscriber{}
-		var lost []subKey // channels that just lost their node: a gap each
+		moves := map[subKey]*subscriber{} // the channels to move, from where
+		to := map[subKey]string{}         // and where to, for those with a node
+		unplaced := false                 // a channel whose slot nobody serves yet
+		var lost []*Subscription          // wanting a channel that lost its node
 		for k := range m.wants {
 			addr, err := m.target(k)
-			if cur := m.home[k]; err != nil || cur == nil || cur.addr != addr {
-				moves[k] = m.home[k]
-				if !m.moving[k] {
-					m.moving[k] = true
-					lost = append(lost, k)
-				}
-			} else {
+			if d, ok := m.dropped[k]; ok && err == nil && addr == d.addr && time.Since(d.at) < staleRoutes {
+				err = errStaleRoute
+			}
+			cur := m.home[k]
+			if err == nil && cur != nil && cur.addr == addr {
 				delete(m.moving, k) // placed, by this attempt or another
+				continue
+			}
+			moves[k] = cur
+			if err == nil {
+				to[k] = addr // subscribeAt reports the gap as it moves it
+				continue
+			}
+			unplaced = true
+			if cur != nil { // nowhere to go yet: its messages stop here
+				lost = m.unhomeLocked(k, lost)
 			}
 		}
 		m.mu.Unlock()
-		for _, k := range lost {
-			m.gapFor(k, "moved")
-		}
+		markGaps(lost, "moved")
 		if len(moves) == 0 {
 			return
 		}
-		var keys []subKey
-		for k := range moves {
-			keys = append(keys, k)
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), m.s.opts.DialTimeout)
-		err := m.subscribe(ctx, keys)
+		err := m.subscribeAt(ctx, to)
 		cancel()
+		lost = nil
 		for k, old := range moves {
-			if old != nil && old.p.Connected() {
+			if old == nil || old.addr == to[k] {
+				continue
+			}
+			m.mu.Lock()
+			if m.home[k] == old { // not moved: subscribeAt failed first
+				lost = m.unhomeLocked(k, lost)
+			}
+			m.mu.Unlock()
+			if old.p.Connected() {
 				octx, ocancel := context.WithTimeout(context.Background(), time.Second)
 				old.send(octx, k.kind, []string{k.name}, false)
 				ocancel()
 			}
 		}
+		markGaps(lost, "moved")
 		if err == nil {
 			m.mu.Lock()
-			for _, k := range keys {
+			for k := range to {
 				delete(m.moving, k)
+				delete(m.dropped, k)
 			}
 			m.mu.Unlock()
-			return
+			if !unplaced {
+				return
+			}
 		}
 		select {
 		case <-m.done:
@@ -296,15 +361,34 @@ func (m *subscriptions) gap(sc *subscriber, reason string) {
 	}
 }
 
-// gapFor reports a gap to every subscription that wants k.
-func (m *subscriptions) gapFor(k subKey, reason string) {
-	m.mu.Lock()
-	targets := make([]*Subscription, 0, len(m.wants[k]))
-	for s := range m.wants[k] {
-		targets = append(targets, s)
+// unhomeLocked stops taking k's messages from where it was subscribed
+// (it has no home until placed again), and returns lost with the
+// subscriptions to report a gap to (see lostLocked).
+func (m *subscriptions) unhomeLocked(k subKey, lost []*Subscription) []*Subscription {
+	delete(m.home, k)
+	m.version.Add(1)
+	return m.lostLocked(k, lost)
+}
+
+// lostLocked marks k as moving, its messages interrupted, and appends to
+// lost the subscriptions that want it, unless it was moving already: one
+// gap per move, however many attempts and route changes it takes to
+// place it again.
+func (m *subscriptions) lostLocked(k subKey, lost []*Subscription) []*Subscription {
+	if m.moving[k] {
+		return lost
 	}
-	m.mu.Unlock()
-	for _, s := range targets {
+	m.moving[k] = true
+	for s := range m.wants[k] {
+		lost = append(lost, s)
+	}
+	return lost
+}
+
+// markGaps reports a gap to each subscription in subs, after every
+// message it has received (gaps with no message between them merge).
+func markGaps(subs []*Subscription, reason string) {
+	for _, s := range subs {
 		s.markGap(reason)
 	}
 }
@@ -353,12 +437,14 @@ func (m *subscriptions) close() {
 // routes, and rehome subscribes it where it lives now.
 func (m *subscriptions) moved(from *subscriber, k subKey) {
 	m.mu.Lock()
+	var lost []*Subscription
 	if m.home[k] == from {
-		delete(m.home, k)
-		m.version.Add(1)
+		lost = m.unhomeLocked(k, nil)
+		m.dropped[k] = droppedBy{addr: from.addr, at: time.Now()}
 	}
 	wanted := m.wants[k] != nil
 	m.mu.Unlock()
+	markGaps(lost, "moved")
 	if !wanted {
 		return // we unsubscribed it ourselves
 	}
