@@ -997,7 +997,11 @@ func TestFaultLogsAndErrorsCarryNoSecrets(t *testing.T) {
 	// A wrong password.
 	_, err = New(Options{Addr: srv.Addr, Username: "app", Password: password + "-wrong", Logger: slog.New(rec)})
 	note(err)
-	if len(errs) < 3 {
+	// The wrong password always fails; the faults fail at least one call
+	// more, but which ones depends on timing (on a loaded machine the I/O
+	// timeout can take the connection before the injected reply is read,
+	// and the calls after it find a fresh one).
+	if len(errs) < 2 {
 		t.Fatalf("the faults produced only %d errors: %v", len(errs), errs)
 	}
 	mu.Lock()
