@@ -1,0 +1,122 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"time"
+)
+
+// step is one shard's turn in the rolling restart: its replica restarted,
+// the switch to it, its former primary restarted. Times are since the
+// load began.
+type step struct {
+	start, end time.Duration
+	// switchStart and switchEnd bound the switch: CLUSTER FAILOVER or
+	// SENTINEL FAILOVER (or the kill) until the testbed saw the new
+	// primary answer as one.
+	switchStart, switchEnd time.Duration
+}
+
+// figures are one run's results.
+type figures struct {
+	Switches int
+	Failed   int // failed calls during the rolling restart
+	// MaxFailedPerSwitch is the most failed calls in one shard's turn.
+	MaxFailedPerSwitch int
+	// Window is the longest time without any successful call, to within
+	// a tick.
+	Window time.Duration
+	// Recovery is, per switch, the time from its end until the calls per
+	// 100 ms were back to 90 % of what they were before the restarts.
+	Recovery  []time.Duration
+	OpsPerSec float64 // successful calls per second over the restarts
+	Lost      int     // acknowledged writes lost
+	Wrong     int     // reads that did not return the value just acknowledged
+	Errors    map[string]int
+}
+
+// recoveryWidth is the span whose successes are compared with the
+// baseline's.
+const recoveryWidth = 100 * time.Millisecond
+
+// measure works out a run's figures from its successes per tick, its
+// failures and its steps; baselineFrom is where the load had warmed up.
+func measure(ticks []int, failures []failure, steps []step, baselineFrom time.Duration) figures {
+	f := figures{Switches: len(steps), Errors: map[string]int{}}
+	if len(steps) == 0 {
+		return f
+	}
+	first, last := steps[0].start, steps[len(steps)-1].end
+	for _, fl := range failures {
+		f.Failed++
+		f.Errors[classify(fl.err)]++
+	}
+	for _, s := range steps {
+		n := 0
+		for _, fl := range failures {
+			if fl.at >= s.start && fl.at < s.end {
+				n++
+			}
+		}
+		f.MaxFailedPerSwitch = max(f.MaxFailedPerSwitch, n)
+	}
+	lo, hi := int(first/tick), min(int(last/tick)+1, len(ticks))
+	run, total := 0, 0
+	for _, n := range ticks[lo:hi] {
+		total += n
+		if n == 0 {
+			run++
+			f.Window = max(f.Window, time.Duration(run)*tick)
+		} else {
+			run = 0
+		}
+	}
+	if d := last - first; d > 0 {
+		f.OpsPerSec = float64(total) / d.Seconds()
+	}
+	w := int(recoveryWidth / tick)
+	var before []int
+	for i := int(baselineFrom / tick); i+w <= lo; i += w {
+		before = append(before, sum(ticks[i:i+w]))
+	}
+	if len(before) == 0 {
+		return f
+	}
+	slices.Sort(before)
+	want := 0.9 * float64(before[len(before)/2])
+	for _, s := range steps {
+		from := int(s.switchEnd / tick)
+		rec := time.Duration(-1)
+		for i := from; i+w <= len(ticks); i++ {
+			if float64(sum(ticks[i:i+w])) >= want {
+				rec = time.Duration(i+w-from) * tick
+				break
+			}
+		}
+		f.Recovery = append(f.Recovery, rec)
+	}
+	return f
+}
+
+func sum(v []int) int {
+	n := 0
+	for _, x := range v {
+		n += x
+	}
+	return n
+}
+
+// classify names a failure by its kind, never by a value in it.
+func classify(err string) string {
+	for _, k := range []struct{ sub, name string }{
+		{"deadline exceeded", "timeout"}, {"timeout", "timeout"},
+		{"connection", "connection"}, {"EOF", "connection"}, {"broken pipe", "connection"}, {"reset by peer", "connection"},
+		{"READONLY", "READONLY"}, {"LOADING", "LOADING"}, {"CLUSTERDOWN", "CLUSTERDOWN"},
+		{"MOVED", "redirect"}, {"ASK", "redirect"},
+	} {
+		if strings.Contains(err, k.sub) {
+			return k.name
+		}
+	}
+	return "other"
+}
