@@ -5,7 +5,8 @@
 // group of a primary, two replicas and three sentinels (each replica
 // restarted, SENTINEL FAILOVER, the former primary restarted), once or
 // more round. With -switch kill the primary is killed (SIGKILL) instead
-// of failed over by hand. Each caller SETs its next key to a sequence
+// of failed over by hand; -switch reshard moves a cluster's slots from each
+// primary to the next instead (redis-cli --cluster reshard, keys included). Each caller SETs its next key to a sequence
 // number and GETs it back; afterwards every key is read back. It reports
 // per client the switches, the failed calls (in all and the most in one
 // shard's turn), the longest window without any successful call, the
@@ -43,18 +44,21 @@ type options struct {
 	switches   []string // "graceful", "kill"
 	rounds     int
 	laps       int
-	kind       testbed.Kind
-	load       loadConfig
-	out        string
+	// reshardSlots is how many slots each step of -switch reshard moves.
+	reshardSlots int
+	kind         testbed.Kind
+	load         loadConfig
+	out          string
 }
 
 func parseFlags() (*options, error) {
 	var (
 		clients    = flag.String("clients", "zipline,go-redis", "comma-separated clients: "+harness.JoinNames(clientDefs, clientDef.String))
 		topologies = flag.String("topology", "cluster,sentinel", "cluster, sentinel or both")
-		switches   = flag.String("switch", "graceful,kill", "graceful (CLUSTER/SENTINEL FAILOVER), kill (SIGKILL of the primary) or both")
+		switches   = flag.String("switch", "graceful,kill,reshard", "graceful (CLUSTER/SENTINEL FAILOVER), kill (SIGKILL of the primary), reshard (a cluster's slots moved with redis-cli, keys included), comma-separated")
 		rounds     = flag.Int("rounds", 3, "runs of every client per topology and switch, interleaved")
 		laps       = flag.Int("laps", 1, "times round every shard in a run")
+		slots      = flag.Int("reshard-slots", 1000, "slots each step of -switch reshard moves")
 		kind       = flag.String("kind", "redis", "servers: redis or valkey")
 		callers    = flag.Int("callers", 256, "goroutines")
 		keys       = flag.Int("keys", 200, "keys per goroutine")
@@ -66,9 +70,9 @@ func parseFlags() (*options, error) {
 	if flag.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", flag.Args())
 	}
-	o := &options{rounds: *rounds, laps: *laps, kind: testbed.Kind(*kind), out: *out,
+	o := &options{rounds: *rounds, laps: *laps, reshardSlots: *slots, kind: testbed.Kind(*kind), out: *out,
 		load: loadConfig{Callers: *callers, Keys: *keys, CallTimeout: *timeout, RetryPause: *pause}}
-	if o.rounds < 1 || o.laps < 1 || *callers < 1 || *keys < 1 || *timeout <= 0 || *pause < 0 {
+	if o.rounds < 1 || o.laps < 1 || *slots < 1 || *callers < 1 || *keys < 1 || *timeout <= 0 || *pause < 0 {
 		return nil, errors.New("need -rounds, -laps, -callers, -keys ≥ 1, -timeout > 0 and -retry-pause ≥ 0")
 	}
 	if o.kind != testbed.Redis && o.kind != testbed.Valkey {
@@ -81,7 +85,7 @@ func parseFlags() (*options, error) {
 	if o.topologies, err = harness.ParseNames(*topologies, []string{"cluster", "sentinel"}, word); err != nil {
 		return nil, fmt.Errorf("-topology: %w", err)
 	}
-	if o.switches, err = harness.ParseNames(*switches, []string{"graceful", "kill"}, word); err != nil {
+	if o.switches, err = harness.ParseNames(*switches, []string{"graceful", "kill", "reshard"}, word); err != nil {
 		return nil, fmt.Errorf("-switch: %w", err)
 	}
 	return o, nil
@@ -108,6 +112,9 @@ func run() error {
 	fmt.Fprintln(os.Stderr, rep.command)
 	for _, topo := range o.topologies {
 		for _, sw := range o.switches {
+			if !applies(topo, sw) {
+				continue
+			}
 			for r := 1; r <= o.rounds && ctx.Err() == nil; r++ {
 				for i := range o.clients {
 					d := o.clients[(i+r-1)%len(o.clients)]
@@ -238,6 +245,33 @@ func rollCluster(ctx context.Context, cl *testbed.Cluster, l *load, laps int, ki
 				return steps, err
 			}
 			st.end = l.now()
+			steps = append(steps, st)
+		}
+	}
+	return steps, nil
+}
+
+// applies reports whether a switch applies to a topology: a Sentinel
+// group has no slots to move.
+func applies(topo, sw string) bool { return topo == "cluster" || sw != "reshard" }
+
+// reshard moves slots from each primary to the next, shard by shard, laps
+// times round: a step is one move, the switch the move itself.
+func reshard(ctx context.Context, cl *testbed.Cluster, l *load, laps, slots int) ([]step, error) {
+	var steps []step
+	for range laps {
+		for shard := range 3 {
+			topo, err := cl.Settle(ctx)
+			if err != nil {
+				return steps, err
+			}
+			p := topo.Primaries()
+			st := step{start: l.now()}
+			st.switchStart = st.start
+			if _, err := cl.Reshard(ctx, p[shard].Server, p[(shard+1)%3].Server, slots); err != nil {
+				return steps, err
+			}
+			st.switchEnd, st.end = l.now(), l.now()
 			steps = append(steps, st)
 		}
 	}

@@ -34,7 +34,8 @@ func (r *report) write(w io.Writer) {
 	p("- restarts, %d time(s) round: cluster, shard by shard: the replica restarted and waited for in sync, the switch "+
 		"to it, the former primary restarted and in sync; Sentinel: each replica restarted, the switch, the former "+
 		"primary restarted. *graceful* switches with CLUSTER FAILOVER / SENTINEL FAILOVER, *kill* by SIGKILL of the "+
-		"primary\n", o.laps)
+		"primary; *reshard* (cluster) moves %d slots, keys included, from each primary to the next with redis-cli "+
+		"--cluster reshard, a step each\n", o.laps, o.reshardSlots)
 	p("- clients:\n")
 	for _, d := range o.clients {
 		p("  - %s: %s\n", d.name, d.desc)
@@ -47,6 +48,9 @@ func (r *report) write(w io.Writer) {
 		tick, recoveryWidth)
 	for _, topo := range o.topologies {
 		for _, sw := range o.switches {
+			if !applies(topo, sw) {
+				continue
+			}
 			p("## %s, %s\n\nMedians over the runs, (min–max) beside them.\n\n", topo, sw)
 			row("client", "runs", "switches", "failed", "failed per switch", "window", "recovery, median switch",
 				"recovery, worst switch", "kops/s", "lost", "wrong", "errors")
