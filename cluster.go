@@ -85,7 +85,8 @@ type route struct {
 var _ carrier = (*cluster)(nil)
 
 // Cluster timing. Topology is refreshed on demand (MOVED, a lost primary,
-// CLUSTERDOWN) and every DefaultClusterRefreshInterval; whatever the error
+// CLUSTERDOWN) and every DefaultClusterRefreshInterval (give or take a
+// quarter, drawn per client and per refresh); whatever the error
 // rate, no node is asked for the topology more than once per
 // minQueryInterval.
 const (

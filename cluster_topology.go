@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -32,7 +33,7 @@ func (c *cluster) askRefresh() {
 // topology query per second.
 func (c *cluster) refresher() {
 	defer c.wg.Done()
-	t := time.NewTicker(DefaultClusterRefreshInterval)
+	t := time.NewTimer(jittered(DefaultClusterRefreshInterval))
 	defer t.Stop()
 	var probe <-chan time.Time
 	if c.s.opts.ReadFrom == ReadLowestLatency {
@@ -50,6 +51,7 @@ func (c *cluster) refresher() {
 			continue
 		case <-c.refreshAsked:
 		case <-t.C:
+			t.Reset(jittered(DefaultClusterRefreshInterval))
 		}
 		ctx, cancel := context.WithTimeout(c.life, c.s.opts.DialTimeout)
 		if err := c.refreshNow(ctx); err != nil && c.life.Err() == nil {
@@ -94,10 +96,19 @@ func (c *cluster) refreshNow(ctx context.Context) error {
 	return c.install(ctx, best)
 }
 
+// jittered returns d give or take a quarter, drawn afresh each time: the
+// clients of a fleet, opened together by a deploy, would otherwise refresh
+// together every interval, each time a burst on the nodes they ask.
+func jittered(d time.Duration) time.Duration {
+	return d*3/4 + rand.N(d/2)
+}
+
 // pickQueried chooses up to n nodes to ask for the topology: primaries
-// first, then replicas, then seeds, none asked within minQueryInterval.
-// When every candidate was, it waits (bounded by ctx) for the first to be
-// allowed again.
+// first, then replicas, then seeds, none asked within minQueryInterval,
+// each group in an order drawn afresh every time, so that the clients of a
+// fleet spread their queries over the nodes rather than all ask the owners
+// of the lowest slots. When every candidate was asked within the interval,
+// it waits (bounded by ctx) for the first to be allowed again.
 func (c *cluster) pickQueried(ctx context.Context, n int) []*node {
 	for {
 		c.mu.Lock()
@@ -109,14 +120,18 @@ func (c *cluster) pickQueried(ctx context.Context, n int) []*node {
 				cands = append(cands, nd)
 			}
 		}
-		for _, r := range c.routeSet() {
+		routes := c.routeSet()
+		for _, r := range routes {
 			add(r.primary)
 		}
-		for _, r := range c.routeSet() {
+		shuffle(cands)
+		primaries := len(cands)
+		for _, r := range routes {
 			for _, rep := range r.replicas {
 				add(rep)
 			}
 		}
+		shuffle(cands[primaries:])
 		for _, s := range c.seeds {
 			add(c.nodes[s])
 		}
@@ -149,6 +164,10 @@ func (c *cluster) pickQueried(ctx context.Context, n int) []*node {
 		case <-t.C:
 		}
 	}
+}
+
+func shuffle(nodes []*node) {
+	rand.Shuffle(len(nodes), func(i, j int) { nodes[i], nodes[j] = nodes[j], nodes[i] })
 }
 
 // routeSet returns the distinct routes installed. Callers hold c.mu.
