@@ -43,35 +43,39 @@ func parseShards(v resp.Value, seed string) (*shardMap, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &shardMap{}
+	out := &shardMap{shards: make([]mapShard, 0, len(shards))}
 	for _, sh := range shards {
-		fields, err := sh.AsMap()
+		var s mapShard
+		var slots, nodes []resp.Value
+		err := eachField(sh.v, func(k []byte, f resp.Value) {
+			switch string(k) {
+			case "slots":
+				slots = f.Elems()
+			case "nodes":
+				nodes = f.Elems()
+			}
+		})
 		if err != nil {
 			return nil, err
 		}
-		var s mapShard
-		slots, _ := fields["slots"].AsSlice()
 		for i := 0; i+1 < len(slots); i += 2 {
-			lo, err1 := slots[i].AsInt64()
-			hi, err2 := slots[i+1].AsInt64()
+			lo, err1 := Value{slots[i]}.AsInt64()
+			hi, err2 := Value{slots[i+1]}.AsInt64()
 			if err1 != nil || err2 != nil || lo < 0 || hi >= slotCount || lo > hi {
 				return nil, errors.New("zipline: CLUSTER SHARDS: bad slot range")
 			}
 			s.ranges = append(s.ranges, [2]int32{int32(lo), int32(hi)})
 		}
-		nodes, _ := fields["nodes"].AsSlice()
 		for _, n := range nodes {
-			nf, err := n.AsMap()
-			if err != nil {
+			var nf shardNode
+			if err := eachField(n, nf.set); err != nil {
 				return nil, err
 			}
-			health, _ := nf["health"].AsString()
-			role, _ := nf["role"].AsString()
-			primary := isPrimaryRole(role)
-			if health == "fail" || health == "failed" || primary && health != "online" {
+			primary := isPrimaryRole(string(nf.role))
+			if string(nf.health) == "fail" || string(nf.health) == "failed" || primary && string(nf.health) != "online" {
 				continue
 			}
-			addr := nodeAddr(nf, seed)
+			addr := nf.addr(seed)
 			if addr == "" {
 				continue
 			}
@@ -89,20 +93,62 @@ func parseShards(v resp.Value, seed string) (*shardMap, error) {
 	return out, nil
 }
 
-// nodeAddr is a node's address as CLUSTER SHARDS gives it: its endpoint
-// (or IP) and port. An unknown endpoint ("?" or empty) means the node we
-// asked, as the specification says.
-func nodeAddr(f map[string]Value, seed string) string {
-	host, _ := f["endpoint"].AsString()
+// eachField calls fn with each key and value of a map (RESP3) or of a
+// flat array of pairs (RESP2), without making a Go map of it: at a
+// thousand nodes a refresh reads thousands of them.
+func eachField(v resp.Value, fn func(key []byte, val resp.Value)) error {
+	switch v.Type() {
+	case resp.Map, resp.Array:
+	default:
+		return Value{v}.check("map")
+	}
+	e := v.Elems()
+	if len(e)%2 != 0 {
+		return &TypeError{Want: "map", Got: "array of odd length"}
+	}
+	for i := 0; i < len(e); i += 2 {
+		fn(e[i].Bytes(), e[i+1])
+	}
+	return nil
+}
+
+// shardNode is what parseShards reads of one node in CLUSTER SHARDS.
+type shardNode struct {
+	role, health, endpoint, ip []byte
+	port, tlsPort              int64
+}
+
+func (n *shardNode) set(k []byte, v resp.Value) {
+	switch string(k) {
+	case "role":
+		n.role = v.Bytes()
+	case "health":
+		n.health = v.Bytes()
+	case "endpoint":
+		n.endpoint = v.Bytes()
+	case "ip":
+		n.ip = v.Bytes()
+	case "port":
+		n.port, _ = Value{v}.AsInt64()
+	case "tls-port":
+		n.tlsPort, _ = Value{v}.AsInt64()
+	}
+}
+
+// addr is the node's address: its endpoint (or IP) and port. An unknown
+// endpoint ("?" or empty) means the node we asked, as the specification
+// says.
+func (n *shardNode) addr(seed string) string {
+	host := string(n.endpoint)
 	if host == "" || host == "?" {
-		host, _ = f["ip"].AsString()
+		host = string(n.ip)
 	}
 	if host == "" || host == "?" {
 		host, _, _ = net.SplitHostPort(seed)
 	}
-	port, err := f["port"].AsInt64()
-	if err != nil || port <= 0 {
-		if port, err = f["tls-port"].AsInt64(); err != nil || port <= 0 {
+	port := n.port
+	if port <= 0 {
+		if port = n.tlsPort; port <= 0 {
 			return ""
 		}
 	}

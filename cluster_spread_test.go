@@ -1,11 +1,13 @@
 package zipline
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/ziplinekv/zipline/internal/resp"
 	"github.com/ziplinekv/zipline/internal/testkit"
 )
 
@@ -83,5 +85,53 @@ func TestRefreshIntervalJittered(t *testing.T) {
 	}
 	if hi-lo < DefaultClusterRefreshInterval/4 {
 		t.Fatalf("1,000 draws span only %v to %v", lo, hi)
+	}
+}
+
+// clusterShardsReply writes what CLUSTER SHARDS answers (RESP3) for a
+// cluster of shards primaries with one replica each, the slots split
+// evenly.
+func clusterShardsReply(shards int) []byte {
+	var b []byte
+	b = fmt.Appendf(b, "*%d\r\n", shards)
+	node := func(i int, role string) {
+		b = fmt.Appendf(b, "%%8\r\n+id\r\n$40\r\n%040d\r\n+port\r\n:%d\r\n+ip\r\n$9\r\n127.0.0.1\r\n+endpoint\r\n$9\r\n127.0.0.1\r\n"+
+			"+hostname\r\n$0\r\n\r\n+role\r\n$%d\r\n%s\r\n+replication-offset\r\n:12345\r\n+health\r\n$6\r\nonline\r\n",
+			i, 10000+i, len(role), role)
+	}
+	for s := range shards {
+		lo, hi := s*slotCount/shards, (s+1)*slotCount/shards-1
+		b = fmt.Appendf(b, "%%2\r\n+slots\r\n*2\r\n:%d\r\n:%d\r\n+nodes\r\n*2\r\n", lo, hi)
+		node(2*s, "master")
+		node(2*s+1, "replica")
+	}
+	return b
+}
+
+// What one topology refresh costs the client at 1,000 nodes (500 shards
+// of a primary and a replica): reading CLUSTER SHARDS (about 300 KB) and
+// making a shard map of it, for each of the three nodes a refresh asks, and
+// the election among the three.
+func BenchmarkTopologyRefresh1000Nodes(b *testing.B) {
+	reply := clusterShardsReply(500)
+	b.SetBytes(int64(len(reply)))
+	b.ReportAllocs()
+	for b.Loop() {
+		views := make([]*shardMap, 3)
+		for i := range views {
+			r := resp.NewReader(bytes.NewReader(reply), 0, resp.Limits{})
+			var v resp.Value
+			if err := r.ReadValue(&v); err != nil {
+				b.Fatal(err)
+			}
+			m, err := parseShards(v, "127.0.0.1:10000")
+			if err != nil {
+				b.Fatal(err)
+			}
+			views[i] = m
+		}
+		if m := elect(views, 0); len(m.shards) != 500 {
+			b.Fatalf("%d shards", len(m.shards))
+		}
 	}
 }
