@@ -575,15 +575,7 @@ func TestClusterRefreshStorm(t *testing.T) {
 	cl := testkit.NewCluster(t, testkit.ClusterConfig{})
 	ctx := context.Background()
 	const clients = 64
-	cs := make([]*Client, clients)
-	for i := range cs {
-		c, err := New(Options{Addrs: cl.Addrs()[:1], Logger: quiet})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		cs[i] = c
-	}
+	cs := clusterClients(t, cl.Addrs()[0], clients)
 	topo, err := cl.Settle(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,6 @@ package zipline
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -19,20 +18,8 @@ import (
 // node takes twice its share.
 func TestTopologyQueriesSpreadOverNodes(t *testing.T) {
 	cl := testkit.NewCluster(t, testkit.ClusterConfig{Kind: testkit.Redis, Primaries: 9, Replicas: -1})
-	ctx := context.Background()
 	const clients = 60
-	cs := make([]*Client, clients)
-	for i := range cs {
-		c, err := New(Options{Addrs: cl.Addrs()[:1], Logger: quiet})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
-		if err := c.Ping(ctx); err != nil {
-			t.Fatal(err)
-		}
-		cs[i] = c
-	}
+	cs := clusterClients(t, cl.Addrs()[0], clients)
 	// Each client asked the seed when it started; a refresh skips a node
 	// asked within minQueryInterval, so it picks among the other eight.
 	before := topologyQueries(t, cl)
@@ -70,6 +57,21 @@ func TestTopologyQueriesSpreadOverNodes(t *testing.T) {
 	if share := clients * 3 / 8; most > 2*share {
 		t.Errorf("a node took %d of the %d queries, more than twice its share (%d): %s", most, clients*3, share, per)
 	}
+}
+
+// clusterClients opens n clients seeded with addr, closed when t ends.
+func clusterClients(t *testing.T, addr string, n int) []*Client {
+	t.Helper()
+	cs := make([]*Client, n)
+	for i := range cs {
+		c, err := New(Options{Addrs: []string{addr}, Logger: quiet})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		cs[i] = c
+	}
+	return cs
 }
 
 // The periodic refresh is jittered: a quarter either way, drawn each time,
