@@ -472,7 +472,7 @@ func (g *Sentinel) Failover(ctx context.Context) (Failover, error) {
 	// promoted within FailoverTimeout on a loaded machine, or none found
 	// fit at the moment it chose) is not tried again by the sentinels:
 	// it is asked again.
-	return g.awaitFailover(ctx, old, start, func() error {
+	reissue := func() error {
 		m, err := g.session(ctx, live[0], []any{"SENTINEL", "MASTER", g.MasterName})
 		if err != nil {
 			return err
@@ -481,8 +481,24 @@ func (g *Sentinel) Failover(ctx context.Context) (Failover, error) {
 			return nil
 		}
 		return failover()
-	})
+	}
+	// An abandoned attempt can also end with the replica promoted and then
+	// turned back by the sentinels (its promotion arrived after they gave
+	// up): the group settles on the old primary, and is asked again.
+	for attempt := 1; ; attempt++ {
+		f, err := g.awaitFailover(ctx, old, start, reissue)
+		if !errors.Is(err, errSettledBack) || attempt == 3 {
+			return f, err
+		}
+		if err := failover(); err != nil {
+			return f, fmt.Errorf("testbed: failover, asked again: %w", err)
+		}
+	}
 }
+
+// errSettledBack is a failover after which the group settled on the old
+// primary again.
+var errSettledBack = errors.New("settled")
 
 // awaitFailover waits, after old was killed or failed over at start, until
 // a sentinel names another primary that answers as one, and then until the
@@ -529,7 +545,7 @@ func (g *Sentinel) awaitFailover(ctx context.Context, old *Server, start time.Ti
 		return f, err
 	}
 	if p == old {
-		return f, fmt.Errorf("testbed: failover from %s: the sentinels named %s, then settled on %s again", old.Addr, f.Primary.Addr, p.Addr)
+		return f, fmt.Errorf("testbed: failover from %s: the sentinels named %s, then %w on %s again", old.Addr, f.Primary.Addr, errSettledBack, p.Addr)
 	}
 	f.Again = p != f.Primary
 	f.Primary = p

@@ -3,6 +3,7 @@ package pipe
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -263,5 +264,62 @@ func TestPipeAbandonedBeforeWriteIsNotSent(t *testing.T) {
 		if c == "NEVER" {
 			t.Fatal("an abandoned, unwritten call was sent")
 		}
+	}
+}
+
+// A call in flight while the pipe drains (Close) that the server hangs up
+// on was lost with the connection, like any other (ErrConnLost: it may
+// have run, and a caller resends a lost read); one that Abort cuts fails
+// with ErrClosed.
+func TestPipeDrainCutByTheServer(t *testing.T) {
+	for _, abort := range []bool{false, true} {
+		t.Run(fmt.Sprintf("abort=%v", abort), func(t *testing.T) {
+			got := make(chan struct{}, 1)
+			srv := newFakeServer(t, func(cmd []string) string {
+				if out, ok := helloOK(cmd); ok {
+					return out
+				}
+				got <- struct{}{} // GET is never answered
+				return ""
+			})
+			p, err := New(context.Background(), testOptions(srv.addr()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			errc := make(chan error, 1)
+			go func() {
+				_, err := do(context.Background(), p, "GET", "k")
+				errc <- err
+			}()
+			<-got // in flight: the server has it
+			closed := make(chan struct{})
+			if abort {
+				go func() { p.Abort(); close(closed) }()
+			} else {
+				go func() { p.Close(); close(closed) }()
+				waitClosing(t, p)
+				srv.close() // the server hangs up while the pipe drains
+			}
+			err = <-errc
+			<-closed
+			switch {
+			case abort && !errors.Is(err, ErrClosed):
+				t.Fatalf("cut by Abort: %v, want ErrClosed", err)
+			case !abort && (!errors.Is(err, ErrConnLost) || errors.Is(err, ErrClosed)):
+				t.Fatalf("hung up on while draining: %v, want ErrConnLost", err)
+			}
+		})
+	}
+}
+
+// waitClosing waits until p refuses new requests: Close has begun.
+func waitClosing(t *testing.T, p *Pipe) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !p.Closed() {
+		if time.Now().After(deadline) {
+			t.Fatal("the pipe did not start closing within 5 s")
+		}
+		time.Sleep(time.Millisecond) // a bounded poll of the pipe's state
 	}
 }

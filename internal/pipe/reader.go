@@ -198,8 +198,13 @@ func (p *Pipe) readLoop(c *conn) error {
 	l := c.loop
 	err := l.run()
 	l.settle()
+	// A closing pipe's calls still in flight fail with ErrClosed when the
+	// close cut them (a drain out of time, Abort); when the server hung up
+	// first (a node restarted while its pipe drained) they were lost with
+	// the connection like any other, and callers that resend a lost read
+	// must see that.
 	lost := fmt.Errorf("%w: %w", ErrConnLost, err)
-	if p.life.Err() != nil {
+	if p.life.Err() != nil && (errors.Is(err, net.ErrClosed) || err == errClosing) {
 		lost = fmt.Errorf("%w: %w", ErrClosed, err)
 	}
 	if l.cur != nil {
