@@ -19,8 +19,12 @@ import (
 // owned by one goroutine, recording what was acknowledged, what was tried,
 // every failure with its time, and the slowest call.
 type clusterLoad struct {
-	c     *Client
-	start time.Time
+	c *Client
+	// readBack, when set, reads the keys back in verify instead of c: a
+	// Client that reads from replicas would find the last writes not yet
+	// replicated, which is lag, not loss.
+	readBack *Client
+	start    time.Time
 	stop  chan struct{}
 	wg    sync.WaitGroup
 
@@ -165,11 +169,15 @@ func (l *clusterLoad) finish() []failure {
 func (l *clusterLoad) verify(t *testing.T, lossy func(slot int32) bool) (lost int) {
 	t.Helper()
 	ctx := context.Background()
+	reader := l.c
+	if l.readBack != nil {
+		reader = l.readBack
+	}
 	for k := range l.acked {
 		key := "k:" + strconv.Itoa(k)
 		acked, tried := l.acked[k].Load(), l.tried[k].Load()
 		var got int64
-		v, err := l.c.Get(ctx, key)
+		v, err := reader.Get(ctx, key)
 		switch {
 		case errors.Is(err, Nil):
 		case err != nil:

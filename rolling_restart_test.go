@@ -56,12 +56,13 @@ func TestClusterRollingRestartUnderLoad(t *testing.T) {
 				}
 			}
 			failures := l.finish()
+			l.readBack = readFromPrimaries(t, Options{Addrs: cl.Addrs()[:1]})
 			published, gaps := ps.finish(t)
 			failures = append(failures, published...)
 			reportFailures(t, failures)
 			l.verify(t, nil)
-			if gaps > switches {
-				t.Errorf("pub/sub: %d gaps reported through %d switches, want one per switch at most", gaps, switches)
+			if gaps > 2*switches { // one per switch, two under load (the routes change twice)
+				t.Errorf("pub/sub: %d gaps reported through %d switches, want at most two per switch", gaps, switches)
 			}
 			t.Logf("%s: %d switches in %v, %d calls ok, %d failed, %d pub/sub gaps", kind, switches, time.Since(start).Round(time.Millisecond), l.ok.Load(), len(failures), gaps)
 		})
@@ -106,16 +107,31 @@ func TestSentinelRollingRestartUnderLoad(t *testing.T) {
 				l.waitOK(t, 2000)
 			}
 			failures := l.finish()
+			l.readBack = readFromPrimaries(t, Options{Sentinel: Sentinel{MasterName: g.MasterName, Addrs: g.SentinelAddrs()}})
 			published, gaps := ps.finish(t)
 			failures = append(failures, published...)
 			reportFailures(t, failures)
 			l.verify(t, nil)
-			if gaps > rounds {
-				t.Errorf("pub/sub: %d gaps reported through %d switches, want one per switch at most", gaps, rounds)
+			if gaps > 2*rounds { // one per switch, two under load (the routes change twice)
+				t.Errorf("pub/sub: %d gaps reported through %d switches, want at most two per switch", gaps, rounds)
 			}
 			t.Logf("%s: %d switches in %v, %d calls ok, %d failed, %d pub/sub gaps", kind, rounds, time.Since(start).Round(time.Millisecond), l.ok.Load(), len(failures), gaps)
 		})
 	}
+}
+
+// readFromPrimaries opens a Client that reads from the primaries, for
+// reading the keys back after a load that read from replicas (whose last
+// writes may not have reached every replica yet: lag, not loss).
+func readFromPrimaries(t *testing.T, opts Options) *Client {
+	t.Helper()
+	opts.Logger = quiet
+	c, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 // rollingRounds is how many times round a rolling restart goes: once in

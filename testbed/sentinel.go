@@ -472,12 +472,16 @@ func (g *Sentinel) Failover(ctx context.Context) (Failover, error) {
 	// promoted within FailoverTimeout on a loaded machine, or none found
 	// fit at the moment it chose) is not tried again by the sentinels:
 	// it is asked again.
+	// Asked again only while the sentinel asked still names the old
+	// primary and runs no failover: one that finished, but whose new
+	// primary does not answer as one yet, must not be failed over again.
 	reissue := func() error {
 		m, err := g.session(ctx, live[0], []any{"SENTINEL", "MASTER", g.MasterName})
 		if err != nil {
 			return err
 		}
-		if flags := fieldMap(m[0])["flags"]; strings.Contains(flags, "failover_in_progress") {
+		f := fieldMap(m[0])
+		if strings.Contains(f["flags"], "failover_in_progress") || net.JoinHostPort(f["ip"], f["port"]) != old.Addr {
 			return nil
 		}
 		return failover()
@@ -503,7 +507,7 @@ var errSettledBack = errors.New("settled")
 // awaitFailover waits, after old was killed or failed over at start, until
 // a sentinel names another primary that answers as one, and then until the
 // group has settled with it. While the sentinels still name old, reissue
-// (when not nil) is called once per FailoverTimeout to start the failover
+// (when not nil) is called every twice FailoverTimeout to start the failover
 // again if it was abandoned.
 func (g *Sentinel) awaitFailover(ctx context.Context, old *Server, start time.Time, reissue func() error) (Failover, error) {
 	f := Failover{Former: old}
@@ -527,7 +531,7 @@ func (g *Sentinel) awaitFailover(ctx context.Context, old *Server, start time.Ti
 				return nil
 			}
 		}
-		if reissue != nil && namesOld && time.Since(issued) > g.FailoverTimeout+time.Second {
+		if reissue != nil && namesOld && time.Since(issued) > 2*g.FailoverTimeout {
 			issued = time.Now()
 			if err := reissue(); err != nil {
 				return fmt.Errorf("asking for the failover again: %w", err)
