@@ -25,8 +25,8 @@ type clusterLoad struct {
 	// replicated, which is lag, not loss.
 	readBack *Client
 	start    time.Time
-	stop  chan struct{}
-	wg    sync.WaitGroup
+	stop     chan struct{}
+	wg       sync.WaitGroup
 
 	acked, tried [10000]atomic.Int64 // per key: last sequence acknowledged, and tried
 	ok           atomic.Int64

@@ -38,7 +38,7 @@ type pubsubLoad struct {
 	last      map[string]int64 // highest sequence number received
 	seen      map[string]map[int64]bool
 	uncovered map[string]map[int64]bool // missing when a later one came, with no gap before it
-	gapSince  map[string]bool // a gap came since the channel's last message
+	gapSince  map[string]bool           // a gap came since the channel's last message
 	gaps      int
 	late      int // messages that came after a later one (after a gap)
 	twice     int // messages that came twice (after a gap)
