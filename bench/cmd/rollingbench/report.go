@@ -94,8 +94,8 @@ func (r *report) write(w io.Writer) {
 				}
 				row(d.name, runs, ints(func(f figures) int { return f.Switches }), ints(func(f figures) int { return f.Failed }),
 					ints(func(f figures) int { return f.MaxFailedPerSwitch }), durs(func(f figures) time.Duration { return f.Window }),
-					durs(func(f figures) time.Duration { return medianDur(f.Recovery) }),
-					durs(func(f figures) time.Duration { return slices.Max(append([]time.Duration{0}, f.Recovery...)) }),
+					recoveries(figs, func(f figures) time.Duration { return medianDur(f.Recovery) }),
+					recoveries(figs, func(f figures) time.Duration { return worstRecovery(f.Recovery) }),
 					spread(figs, func(f figures) float64 { return f.OpsPerSec / 1000 }, "%.1f"),
 					ints(func(f figures) int { return f.Lost }), ints(func(f figures) int { return f.Wrong }),
 					strings.Join(classes, ", ")+" (all runs)")
@@ -128,6 +128,29 @@ func recovery(d time.Duration) string {
 		return "never"
 	}
 	return d.String()
+}
+
+// worstRecovery is the slowest switch's recovery: -1 (never) if any
+// never recovered within the run.
+func worstRecovery(v []time.Duration) time.Duration {
+	worst := time.Duration(0)
+	for _, d := range v {
+		if d < 0 {
+			return -1
+		}
+		worst = max(worst, d)
+	}
+	return worst
+}
+
+// recoveries prints the median over figs of a recovery, "never" when it
+// is a switch not back to full throughput within the run.
+func recoveries(figs []figures, get func(figures) time.Duration) string {
+	v := make([]time.Duration, len(figs))
+	for i, f := range figs {
+		v[i] = get(f)
+	}
+	return recovery(medianDur(v))
 }
 
 func medianDur(v []time.Duration) time.Duration {
