@@ -2,7 +2,6 @@ package main
 
 import (
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -49,7 +48,7 @@ func measure(ticks []int, failures []failure, steps []step, baselineFrom time.Du
 	first, last := steps[0].start, steps[len(steps)-1].end
 	for _, fl := range failures {
 		f.Failed++
-		f.Errors[classify(fl.err)]++
+		f.Errors[fl.class]++
 	}
 	for _, s := range steps {
 		n := 0
@@ -104,19 +103,4 @@ func sum(v []int) int {
 		n += x
 	}
 	return n
-}
-
-// classify names a failure by its kind, never by a value in it.
-func classify(err string) string {
-	for _, k := range []struct{ sub, name string }{
-		{"deadline exceeded", "timeout"}, {"timeout", "timeout"},
-		{"connection", "connection"}, {"EOF", "connection"}, {"broken pipe", "connection"}, {"reset by peer", "connection"},
-		{"READONLY", "READONLY"}, {"LOADING", "LOADING"}, {"CLUSTERDOWN", "CLUSTERDOWN"},
-		{"MOVED", "redirect"}, {"ASK", "redirect"},
-	} {
-		if strings.Contains(err, k.sub) {
-			return k.name
-		}
-	}
-	return "other"
 }

@@ -19,9 +19,9 @@ func TestMeasure(t *testing.T) {
 			ticks[i] = 10
 		}
 	}
-	failures := []failure{{at: 1900 * time.Millisecond, err: "dial tcp: connection refused"},
-		{at: 2010 * time.Millisecond, err: "context deadline exceeded"},
-		{at: 2020 * time.Millisecond, err: "MOVED 1 x"}}
+	failures := []failure{{at: 1900 * time.Millisecond, class: "connection refused"},
+		{at: 2010 * time.Millisecond, class: "deadline exceeded"},
+		{at: 2020 * time.Millisecond, class: "MOVED (server)"}}
 	steps := []step{{start: 1950 * time.Millisecond, switchStart: 2 * time.Second, switchEnd: 2150 * time.Millisecond, end: 2900 * time.Millisecond}}
 	f := measure(ticks, failures, steps, 0)
 	if f.Switches != 1 || f.Failed != 3 || f.MaxFailedPerSwitch != 2 {
@@ -36,7 +36,7 @@ func TestMeasure(t *testing.T) {
 	if len(f.Recovery) != 1 || f.Recovery[0] != 280*time.Millisecond {
 		t.Errorf("recovery %v, want [280ms]", f.Recovery)
 	}
-	if f.Errors["connection"] != 1 || f.Errors["timeout"] != 1 || f.Errors["redirect"] != 1 {
+	if f.Errors["connection refused"] != 1 || f.Errors["deadline exceeded"] != 1 || f.Errors["MOVED (server)"] != 1 {
 		t.Errorf("error classes %v", f.Errors)
 	}
 }

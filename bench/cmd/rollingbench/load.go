@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ziplinekv/zipline/cmd/zipline/bench/failover"
 )
 
 // store is a client under test: a cluster client or a Sentinel client.
@@ -42,6 +44,7 @@ type load struct {
 	s     store
 	start time.Time
 	ok    []atomic.Int32 // successes per tick since start
+	total atomic.Int64   // successes in all
 	wrong atomic.Int64
 
 	mu       sync.Mutex
@@ -52,10 +55,11 @@ type load struct {
 	wg           sync.WaitGroup
 }
 
-// failure is a failed call, at its start since the load began.
+// failure is a failed call, at its start since the load began, and its
+// kind (never its text, which may carry a value).
 type failure struct {
-	at  time.Duration
-	err string
+	at    time.Duration
+	class string
 }
 
 func startLoad(cfg loadConfig, s store) *load {
@@ -104,7 +108,7 @@ func (l *load) call(do func(context.Context) error) bool {
 	cancel()
 	if err != nil {
 		l.mu.Lock()
-		l.failures = append(l.failures, failure{at: at, err: err.Error()})
+		l.failures = append(l.failures, failure{at: at, class: failover.Classify(err)})
 		l.mu.Unlock()
 		time.Sleep(l.cfg.RetryPause) // pacing, as an application's retry would
 		return false
@@ -112,6 +116,7 @@ func (l *load) call(do func(context.Context) error) bool {
 	if i := int(time.Since(l.start) / tick); i < maxTicks {
 		l.ok[i].Add(1)
 	}
+	l.total.Add(1)
 	return true
 }
 
@@ -131,13 +136,7 @@ func (l *load) waitOK(n int, d time.Duration) error {
 	return nil
 }
 
-func (l *load) successes() int {
-	n := 0
-	for i := range min(int(l.now()/tick)+1, maxTicks) {
-		n += int(l.ok[i].Load())
-	}
-	return n
-}
+func (l *load) successes() int { return int(l.total.Load()) }
 
 // finish stops the callers and returns the successes per tick up to now
 // and the failures.

@@ -17,7 +17,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -131,13 +130,8 @@ func run() error {
 		}
 	}
 	rep.loadAfter = sysstat.Machine()
-	var buf bytes.Buffer
-	rep.write(&buf)
-	os.Stdout.Write(buf.Bytes())
-	if o.out != "" {
-		if err := os.WriteFile(o.out, buf.Bytes(), 0o644); err != nil {
-			return err
-		}
+	if err := harness.Publish(o.out, rep.write); err != nil {
+		return err
 	}
 	return ctx.Err()
 }
