@@ -3,8 +3,6 @@ package zipline
 import (
 	"context"
 	"errors"
-	"fmt"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,187 +12,6 @@ import (
 
 	"github.com/ziplinekv/zipline/internal/testkit"
 )
-
-// clusterLoad is 200 goroutines writing and reading 10,000 keys, each key
-// owned by one goroutine, recording what was acknowledged, what was tried,
-// every failure with its time, and the slowest call.
-type clusterLoad struct {
-	c *Client
-	// readBack, when set, reads the keys back in verify instead of c: a
-	// Client that reads from replicas would find the last writes not yet
-	// replicated, which is lag, not loss.
-	readBack *Client
-	start    time.Time
-	stop     chan struct{}
-	wg       sync.WaitGroup
-
-	acked, tried [10000]atomic.Int64 // per key: last sequence acknowledged, and tried
-	ok           atomic.Int64
-	mu           sync.Mutex
-	failures     []failure
-	slowest      [10000]atomic.Int64 // per key: the slowest call, in nanoseconds
-	slowestAt    [10000]atomic.Int64 // per key: when the slowest call began, since start
-	watched      atomic.Pointer[recovery]
-	late         schedulerProbe
-}
-
-// recovery watches the calls on the keys of some slots for the longest
-// stretch without a success: a shard whose primary was killed stops being
-// served at the kill, and the stretch ends when it is served again.
-type recovery struct {
-	in func(slot int32) bool
-
-	mu      sync.Mutex
-	last    time.Duration // the last success, since the load's start
-	gapEnd  time.Duration // the success that ended the longest stretch
-	longest time.Duration
-}
-
-func (r *recovery) served(at time.Duration) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.last != 0 && at-r.last > r.longest {
-		r.longest, r.gapEnd = at-r.last, at
-	}
-	r.last = max(r.last, at)
-}
-
-// watch starts recording successes on the keys whose slots in reports
-// true for.
-func (l *clusterLoad) watch(in func(slot int32) bool) *recovery {
-	r := &recovery{in: in}
-	l.watched.Store(r)
-	return r
-}
-
-type failure struct {
-	at  time.Duration
-	err error
-}
-
-func startClusterLoad(c *Client, goroutines int) *clusterLoad {
-	l := &clusterLoad{c: c, start: time.Now(), stop: make(chan struct{})}
-	for g := range goroutines {
-		l.wg.Add(1)
-		go l.run(g, goroutines)
-	}
-	l.wg.Add(1)
-	go l.late.run(l.start, l.stop, &l.wg)
-	return l
-}
-
-// slowestCall is the slowest call since the last resetSlowest on the keys
-// whose slots in reports true for, and when it began (since start).
-func (l *clusterLoad) slowestCall(in func(slot int32) bool) (took, began time.Duration) {
-	var worst, at int64
-	for k := range l.slowest {
-		if in(keySlot("k:" + strconv.Itoa(k))) {
-			if d := l.slowest[k].Load(); d > worst {
-				worst, at = d, l.slowestAt[k].Load()
-			}
-		}
-	}
-	return time.Duration(worst), time.Duration(at)
-}
-
-func (l *clusterLoad) resetSlowest() {
-	for k := range l.slowest {
-		l.slowest[k].Store(0)
-		l.slowestAt[k].Store(0)
-	}
-}
-
-func (l *clusterLoad) run(g, n int) {
-	defer l.wg.Done()
-	rng := rand.New(rand.NewPCG(uint64(g), 1))
-	for seq := int64(1); ; seq++ {
-		select {
-		case <-l.stop:
-			return
-		default:
-		}
-		k := g + n*rng.IntN(len(l.acked)/n) // this goroutine's keys only
-		key := "k:" + strconv.Itoa(k)
-		var err error
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		t0 := time.Now()
-		if rng.IntN(2) == 0 {
-			l.tried[k].Store(seq)
-			if err = l.c.Set(ctx, key, []byte(strconv.FormatInt(seq, 10))); err == nil {
-				l.acked[k].Store(seq)
-			}
-		} else if _, err = l.c.Get(ctx, key); errors.Is(err, Nil) {
-			err = nil
-		}
-		cancel()
-		if r := l.watched.Load(); err == nil && r != nil && r.in(keySlot(key)) {
-			r.served(time.Since(l.start))
-		}
-		if d := int64(time.Since(t0)); d > l.slowest[k].Load() { // the key is this goroutine's alone
-			l.slowest[k].Store(d)
-			l.slowestAt[k].Store(int64(t0.Sub(l.start)))
-		}
-		if err != nil {
-			l.mu.Lock()
-			l.failures = append(l.failures, failure{time.Since(l.start), err})
-			l.mu.Unlock()
-			time.Sleep(time.Millisecond) // an application's retry pause, not synchronisation
-			continue
-		}
-		l.ok.Add(1)
-	}
-}
-
-func (l *clusterLoad) waitOK(t *testing.T, n int64) {
-	t.Helper()
-	target := l.ok.Load() + n
-	for deadline := time.Now().Add(20 * time.Second); l.ok.Load() < target; {
-		if time.Now().After(deadline) {
-			t.Fatalf("the load made no progress: %d ok", l.ok.Load())
-		}
-		time.Sleep(time.Millisecond) // polling progress, bounded
-	}
-}
-
-func (l *clusterLoad) finish() []failure {
-	close(l.stop)
-	l.wg.Wait()
-	return l.failures
-}
-
-// verify reads every key back: each holds its last acknowledged value or a
-// later one whose outcome was unknown; keys in lossy slots may also hold an
-// older one (writes acknowledged by a primary killed before it replicated
-// them), and those are counted.
-func (l *clusterLoad) verify(t *testing.T, lossy func(slot int32) bool) (lost int) {
-	t.Helper()
-	ctx := context.Background()
-	reader := l.c
-	if l.readBack != nil {
-		reader = l.readBack
-	}
-	for k := range l.acked {
-		key := "k:" + strconv.Itoa(k)
-		acked, tried := l.acked[k].Load(), l.tried[k].Load()
-		var got int64
-		v, err := reader.Get(ctx, key)
-		switch {
-		case errors.Is(err, Nil):
-		case err != nil:
-			t.Fatalf("reading %s back: %v", key, err)
-		default:
-			got, _ = strconv.ParseInt(string(v), 10, 64)
-		}
-		switch {
-		case got >= acked && got <= tried:
-		case got < acked && lossy != nil && lossy(keySlot(key)):
-			lost++
-		default:
-			t.Errorf("%s holds %d: acknowledged %d, tried up to %d", key, got, acked, tried)
-		}
-	}
-	return lost
-}
 
 // maxRecovery bounds how long after a promotion the promoted replica's
 // slots wait to be served, beside the machine's own lateness in the same
@@ -396,78 +213,7 @@ func TestClusterReshardUnderLoad(t *testing.T) {
 func testReshardUnderLoad(t *testing.T, kind testkit.Kind, move func(*testkit.Cluster, context.Context, *testkit.Server, *testkit.Server, int) (testkit.Resharding, error)) {
 	c, cl := clusterClient(t, kind, Options{})
 	ctx := context.Background()
-	l := startClusterLoad(c, 100)
-	var extra sync.WaitGroup
-	var mixedOK atomic.Int64
-	var mixedErr atomic.Pointer[error]
-	fail := func(what string, err error) {
-		e := fmt.Errorf("%s: %w", what, err)
-		mixedErr.CompareAndSwap(nil, &e)
-	}
-	for g := range 8 {
-		extra.Add(1)
-		go func() {
-			defer extra.Done()
-			rng := rand.New(rand.NewPCG(uint64(g), 9))
-			for i := 0; ; i++ {
-				select {
-				case <-l.stop:
-					return
-				default:
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				keys := make([]string, 8)
-				pairs := make([]KeyValue, 8)
-				for j := range keys {
-					keys[j] = "mix:" + strconv.Itoa(g) + ":" + strconv.Itoa(rng.IntN(500))
-					pairs[j] = KeyValue{keys[j], []byte(strconv.Itoa(i))}
-				}
-				switch i % 5 {
-				case 0:
-					if err := c.MSet(ctx, pairs...); err != nil {
-						fail("MSET", err)
-					}
-				case 1:
-					if _, err := c.MGet(ctx, keys...); err != nil {
-						fail("MGET", err)
-					}
-				case 2:
-					b := c.Batch()
-					for _, k := range keys {
-						b.Incr(k + ":n")
-					}
-					if err := b.Exec(ctx); err != nil {
-						fail("Batch", err)
-					}
-				case 3:
-					tag := "{acct:" + strconv.Itoa(rng.IntN(200)) + "}"
-					tx := c.Tx()
-					tx.IncrBy(tag+":a", 1)
-					tx.IncrBy(tag+":b", -1)
-					if err := tx.Exec(ctx); err != nil {
-						fail("Tx", err)
-					}
-				case 4:
-					key := "{w:" + strconv.Itoa(g) + ":" + strconv.Itoa(rng.IntN(50)) + "}:n" // this goroutine's own
-					err := c.Watch(ctx, func(w *Client) error {
-						n, err := w.Get(ctx, key)
-						if err != nil && !errors.Is(err, Nil) {
-							return err
-						}
-						v, _ := strconv.Atoi(string(n))
-						tx := w.Tx()
-						tx.Set(key, []byte(strconv.Itoa(v+1)))
-						return tx.Exec(ctx)
-					}, key)
-					if err != nil {
-						fail("Watch", err)
-					}
-				}
-				cancel()
-				mixedOK.Add(1)
-			}
-		}()
-	}
+	l := startShapedLoad(c, 100, loadShape{mixed: 8})
 	l.waitOK(t, 10000)
 	topo, err := cl.Settle(ctx)
 	if err != nil {
@@ -484,14 +230,11 @@ func testReshardUnderLoad(t *testing.T, kind testkit.Kind, move func(*testkit.Cl
 	elapsed := time.Since(start)
 	after := topologyQueries(t, cl)
 	failures := l.finish()
-	extra.Wait()
 	for _, f := range failures {
 		t.Errorf("call failed during resharding at %v: %v", f.at, f.err)
 	}
-	if e := mixedErr.Load(); e != nil {
-		t.Errorf("mixed load failed during resharding: %v", *e)
-	}
 	l.verify(t, nil)
+	l.verifyMixed(t)
 	// One client: at most one query per node per second, and one more in
 	// flight at each edge of the window.
 	limit := int(elapsed.Seconds()) + 2
@@ -504,7 +247,7 @@ func testReshardUnderLoad(t *testing.T, kind testkit.Kind, move func(*testkit.Cl
 		counts = append(counts, strconv.Itoa(q))
 	}
 	t.Logf("%s: moved %d slots in %v; %d GET/SET and %d MGET/MSET/Batch/Tx/Watch calls ok; topology queries per node in %v: %s (limit %d)",
-		kind, len(res.Slots), res.Took.Round(time.Millisecond), l.ok.Load(), mixedOK.Load(), elapsed.Round(time.Millisecond), strings.Join(counts, " "), limit)
+		kind, len(res.Slots), res.Took.Round(time.Millisecond), l.ok.Load(), l.mixedOK.Load(), elapsed.Round(time.Millisecond), strings.Join(counts, " "), limit)
 }
 
 // topologyQueries counts, per node, the CLUSTER SHARDS and CLUSTER SLOTS

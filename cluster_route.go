@@ -7,6 +7,7 @@ package zipline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -119,6 +120,7 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 				if nd, err = c.node(ctx, f.ask[i]); err != nil {
 					f.ask[i] = ""
 					waitTopology = true
+					f.errs[i] = err
 					continue
 				}
 			} else {
@@ -129,6 +131,7 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 			switch {
 			case nd == nil:
 				waitTopology = true
+				f.errs[i] = errNoOwner
 			case groups != nil:
 				groups = addToGroup(groups, nd, i, n)
 			case only == nil || only == nd:
@@ -153,7 +156,7 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 			break
 		}
 		if round == maxRedirects {
-			f.failRest(errors.New("zipline: too many cluster redirects and retries"))
+			f.failRetried()
 			break
 		}
 		if waitTopology {
@@ -257,6 +260,7 @@ func (c *cluster) sendGroup(ctx context.Context, r *request, f *flight, nd *node
 		for _, i := range idx {
 			switch {
 			case errors.Is(err, ErrNotSent) && ctx.Err() == nil:
+				f.errs[i] = err
 				retry++ // never reached the server: safe to send again
 				when = againOnChange
 				c.askRefresh()
@@ -265,7 +269,7 @@ func (c *cluster) sendGroup(ctx context.Context, r *request, f *flight, nd *node
 				// not: it goes once more, to the primary (a replica that
 				// lost it may be restarting). One lost on the primary
 				// waits like one that could not be sent.
-				f.resent[i], f.primary[i] = true, true
+				f.resent[i], f.primary[i], f.errs[i] = true, true, err
 				retry++
 				if nd.isReplicaFor(c, r.cmds[i]) {
 					when = max(when, againNow)
@@ -291,12 +295,13 @@ func (c *cluster) sendGroup(ctx context.Context, r *request, f *flight, nd *node
 			!strings.HasPrefix(unsafeString(v.Bytes()), "CLUSTERDOWN") {
 			// A replica that is loading, or not (or no longer) a replica
 			// of this slot: the primary serves the read; nothing to patch.
-			f.primary[i] = true
+			f.primary[i], f.errs[i] = true, serverError(v)
 			retry++
 			when = max(when, againNow)
 			continue
 		}
 		if again := c.redirected(ctx, f, i, v); again != notAgain {
+			f.errs[i] = serverError(v)
 			if slot, ok := movedSlot(v); ok && r.cmds[i].slot == noSlot {
 				// Routing found no keys (a module's command, unknown to the
 				// table), but the server did: follow it to their slot,
@@ -307,7 +312,7 @@ func (c *cluster) sendGroup(ctx context.Context, r *request, f *flight, nd *node
 			when = max(when, again)
 			continue
 		}
-		f.replies[i], f.done[i] = v, true
+		f.replies[i], f.errs[i], f.done[i] = v, nil, true
 	}
 	return retry, when
 }
@@ -391,6 +396,28 @@ func (c *cluster) redirectAddr(addr string) string {
 	return addr
 }
 
+// errNoOwner is why a command waited when no node served its slot.
+var errNoOwner = errors.New("no node serves the slot")
+
+// failRetried fails every command still going round after maxRedirects
+// rounds, saying why it went round the last time: the reply or error it
+// had there (a redirect, CLUSTERDOWN, a node that could not be reached).
+// The reason is text, not a wrapped error: a redirect's error must not
+// make the caller take the request for one the server answered.
+func (f *flight) failRetried() {
+	for i := range f.done {
+		if !f.done[i] {
+			err := errors.New("zipline: too many cluster redirects and retries")
+			if f.errs[i] != nil {
+				err = fmt.Errorf("zipline: too many cluster redirects and retries; the last: %v", f.errs[i])
+			}
+			f.errs[i], f.done[i] = err, true
+		}
+	}
+}
+
+// failRest fails every command not done yet with err, whatever it met on
+// its way.
 func (f *flight) failRest(err error) {
 	for i := range f.done {
 		if !f.done[i] {

@@ -90,7 +90,7 @@ func (c *cluster) refreshNow(ctx context.Context) error {
 		return fmt.Errorf("zipline: cluster topology: %w", errors.Join(errs...))
 	}
 	best := elect(got, c.installed.Load())
-	if best.hash == c.installed.Load() {
+	if best.hash == c.installed.Load() && c.routesComplete() {
 		return nil
 	}
 	return c.install(ctx, best)
@@ -233,6 +233,21 @@ func (c *cluster) install(ctx context.Context, v *shardMap) error {
 		return errors.New("zipline: no cluster node could be reached")
 	}
 	c.mu.Lock()
+	c.missing = false
+	for a, n := range byAddr {
+		// Another install (the failover watch's, the refresher's) may
+		// have closed n as unused since it was looked up: route to the
+		// node registered now, or to none, and the next shard map
+		// installs it again (see routesComplete).
+		if m := c.nodes[a]; m != n {
+			if m == nil {
+				delete(byAddr, a)
+				c.missing = true
+			} else {
+				byAddr[a] = m
+			}
+		}
+	}
 	for _, s := range v.shards {
 		r := &route{primary: byAddr[s.primary], standby: s.replicas}
 		for _, a := range s.replicas {
@@ -320,12 +335,30 @@ func (c *cluster) isSeed(addr string) bool {
 // refresh, and so does every other slot of its primary when the new owner
 // was that primary's replica (a failover).
 func (c *cluster) moved(ctx context.Context, slot int32, addr string) {
-	n, err := c.node(ctx, addr)
-	if err != nil {
-		c.askRefresh()
-		return
+	for range 3 {
+		n, err := c.node(ctx, addr)
+		if err != nil {
+			break
+		}
+		if c.movedTo(slot, addr, n) {
+			return
+		}
+		// n was closed as unused (a shard map installed meanwhile had no
+		// route to it) between node and movedTo: connect afresh.
 	}
+	c.askRefresh()
+}
+
+// movedTo routes slot to n at addr, which a MOVED named, unless n is no
+// longer the node registered for addr: a route to a closed node would
+// fail every request for the slot as not sent until the shard map
+// changed. It reports whether it could.
+func (c *cluster) movedTo(slot int32, addr string, n *node) bool {
 	c.mu.Lock()
+	if c.nodes[addr] != n {
+		c.mu.Unlock()
+		return false
+	}
 	switch cur := c.routes[slot].Load(); {
 	case cur != nil && cur.primary != nil && cur.primary != n && slices.Contains(cur.standby, addr):
 		// The slot's own replica holds it now: a failover, which hands
@@ -341,12 +374,38 @@ func (c *cluster) moved(ctx context.Context, slot int32, addr string) {
 	default:
 		c.mu.Unlock()
 		c.askRefresh()
-		return
+		return true
 	}
 	close(c.changed)
 	c.changed = make(chan struct{})
 	c.mu.Unlock()
 	c.askRefresh()
+	return true
+}
+
+// routesComplete reports whether the routes hold every node of the shard
+// map installed that could be reached, each the node registered for its
+// address. Routes are only ever made with registered nodes (see movedTo,
+// install); this is what makes sure of it, since a route to a closed node
+// fails every request for its slots, and a shard map found again
+// unchanged is otherwise not installed again.
+func (c *cluster) routesComplete() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.missing {
+		return false
+	}
+	for _, r := range c.routeSet() {
+		if r.primary != nil && c.nodes[r.primary.addr] != r.primary {
+			return false
+		}
+		for _, n := range r.replicas {
+			if c.nodes[n.addr] != n {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // failedOverLocked gives every slot of primary old to its replica n (at

@@ -5,66 +5,58 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ziplinekv/zipline/codec"
 	"github.com/ziplinekv/zipline/internal/testkit"
 )
 
 // A rolling restart of a cluster as operators run one, beside 256
 // goroutines writing and reading their own keys (reads from the replicas,
-// ReadPreferReplica): shard by shard, the replica restarted and
-// waited for until in sync, CLUSTER FAILOVER to it, then the former
+// ReadPreferReplica), 16 more running MSET, MGET, batches, transactions
+// and Watch, and sharded pub/sub: shard by shard, the replica restarted
+// and waited for until in sync, CLUSTER FAILOVER to it, then the former
 // primary restarted and waited for. Every switch is graceful (a manual
 // failover hands over with nothing lost; the restarted nodes serve no
 // slot), so no call fails, no acknowledged write is lost and no value is
 // wrong: a read in flight on a replica as it stops goes again to the
-// primary. One round here; two under make soak.
+// primary. On Valkey the values are compressed (see rollingShape). A
+// Client opened before the restarts and idle through them reads every key
+// back. One round here; two under make soak.
 func TestClusterRollingRestartUnderLoad(t *testing.T) {
 	rounds := rollingRounds()
 	for _, kind := range []testkit.Kind{testkit.Redis, testkit.Valkey} {
 		t.Run(string(kind), func(t *testing.T) {
 			t.Parallel()
-			c, cl := clusterClient(t, kind, Options{ReadFrom: ReadPreferReplica})
+			opts, shape := rollingShape(kind)
+			opts.ReadFrom = ReadPreferReplica
+			c, cl := clusterClient(t, kind, opts)
 			ctx := context.Background()
-			l := startClusterLoad(c, 256)
+			l := startShapedLoad(c, 256, shape)
 			ps := startPubSubLoad(t, c, true, channelPerShard()...)
+			idle := readFromPrimaries(t, Options{Addrs: cl.Addrs()[:1], Compression: opts.Compression})
 			l.waitOK(t, 20000)
 			start := time.Now()
 			switches := 0
-			restart := func(node *testkit.Server) {
-				t.Helper()
-				if _, err := cl.Restart(ctx, node); err != nil {
-					t.Fatal(err)
-				}
-				if err := cl.AwaitReplicas(ctx); err != nil {
-					t.Fatal(err)
-				}
-			}
 			for range rounds {
 				for shard := range 3 {
-					topo, err := cl.Settle(ctx)
-					if err != nil {
-						t.Fatal(err)
-					}
-					primary := topo.Primaries()[shard]
-					replica := topo.Replicas(primary.ID)[0]
-					restart(replica.Server)
-					if _, err := cl.Failover(ctx, replica.Server); err != nil {
+					if _, err := cl.RollShard(ctx, shard, false); err != nil {
 						t.Fatal(err)
 					}
 					switches++
-					restart(primary.Server)
 					l.waitOK(t, 2000)
 				}
 			}
 			failures := l.finish()
-			l.readBack = readFromPrimaries(t, Options{Addrs: cl.Addrs()[:1]})
+			l.readBack = idle
 			published, gaps := ps.finish(t)
 			failures = append(failures, published...)
 			reportFailures(t, failures)
 			l.verify(t, nil)
+			l.verifyMixed(t)
+			checkCompressed(t, c, shape)
 			if gaps > 2*switches { // one per switch, two under load (the routes change twice)
 				t.Errorf("pub/sub: %d gaps reported through %d switches, want at most two per switch", gaps, switches)
 			}
-			t.Logf("%s: %d switches in %v, %d calls ok, %d failed, %d pub/sub gaps", kind, switches, time.Since(start).Round(time.Millisecond), l.ok.Load(), len(failures), gaps)
+			t.Logf("%s: %d switches in %v, %d GET/SET and %d other calls ok, %d failed, %d pub/sub gaps", kind, switches, time.Since(start).Round(time.Millisecond), l.ok.Load(), l.mixedOK.Load(), len(failures), gaps)
 		})
 	}
 }
@@ -79,9 +71,11 @@ func TestSentinelRollingRestartUnderLoad(t *testing.T) {
 	for _, kind := range []testkit.Kind{testkit.Redis, testkit.Valkey} {
 		t.Run(string(kind), func(t *testing.T) {
 			t.Parallel()
-			c, g := sentinelClient(t, testkit.SentinelConfig{Kind: kind}, Options{ReadFrom: ReadPreferReplica})
+			opts, shape := rollingShape(kind)
+			opts.ReadFrom = ReadPreferReplica
+			c, g := sentinelClient(t, testkit.SentinelConfig{Kind: kind}, opts)
 			ctx := context.Background()
-			l := startClusterLoad(c, 256)
+			l := startShapedLoad(c, 256, shape)
 			ps := startPubSubLoad(t, c, false, "ps:a", "ps:b")
 			l.waitOK(t, 20000)
 			start := time.Now()
@@ -107,15 +101,17 @@ func TestSentinelRollingRestartUnderLoad(t *testing.T) {
 				l.waitOK(t, 2000)
 			}
 			failures := l.finish()
-			l.readBack = readFromPrimaries(t, Options{Sentinel: Sentinel{MasterName: g.MasterName, Addrs: g.SentinelAddrs()}})
+			l.readBack = readFromPrimaries(t, Options{Sentinel: Sentinel{MasterName: g.MasterName, Addrs: g.SentinelAddrs()}, Compression: opts.Compression})
 			published, gaps := ps.finish(t)
 			failures = append(failures, published...)
 			reportFailures(t, failures)
 			l.verify(t, nil)
+			l.verifyMixed(t)
+			checkCompressed(t, c, shape)
 			if gaps > 2*rounds { // one per switch, two under load (the routes change twice)
 				t.Errorf("pub/sub: %d gaps reported through %d switches, want at most two per switch", gaps, rounds)
 			}
-			t.Logf("%s: %d switches in %v, %d calls ok, %d failed, %d pub/sub gaps", kind, rounds, time.Since(start).Round(time.Millisecond), l.ok.Load(), len(failures), gaps)
+			t.Logf("%s: %d switches in %v, %d GET/SET and %d other calls ok, %d failed, %d pub/sub gaps", kind, rounds, time.Since(start).Round(time.Millisecond), l.ok.Load(), l.mixedOK.Load(), len(failures), gaps)
 		})
 	}
 }
@@ -132,6 +128,32 @@ func readFromPrimaries(t *testing.T, opts Options) *Client {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c
+}
+
+// rollingShape is the options and load of a rolling restart on kind: on
+// Redis plain values, on Valkey values of 300 bytes compressed with zstd;
+// both with 16 goroutines of MSET, MGET, batches, transactions and Watch.
+func rollingShape(kind testkit.Kind) (Options, loadShape) {
+	shape := loadShape{mixed: 16}
+	var opts Options
+	if kind == testkit.Valkey {
+		shape.pad = 300
+		opts.Compression = Compression{Backend: codec.Zstd}
+	}
+	return opts, shape
+}
+
+// checkCompressed fails the test if a load of padded values compressed
+// none, or met a value it could not expand.
+func checkCompressed(t *testing.T, c *Client, shape loadShape) {
+	t.Helper()
+	st := c.Stats().Compression
+	if shape.pad > 0 && (st.Compressed == 0 || st.Decompressed == 0) {
+		t.Errorf("compression on, but %d values compressed and %d expanded", st.Compressed, st.Decompressed)
+	}
+	if st.Invalid != 0 {
+		t.Errorf("%d compressed values could not be expanded", st.Invalid)
+	}
 }
 
 // rollingRounds is how many times round a rolling restart goes: once in

@@ -399,6 +399,56 @@ func (c *Cluster) Failover(ctx context.Context, replica *Server) (Promotion, err
 	return p, nil
 }
 
+// Roll is one shard's turn in a rolling restart: when its switch (the
+// failover, or the kill) began and ended, and the nodes it went between.
+type Roll struct {
+	Former, Primary        *Server
+	SwitchStart, SwitchEnd time.Time
+}
+
+// RollShard takes the shard of the i-th primary (in slot order) through a
+// rolling restart's turn as operators run one: its replica restarted and
+// waited for until in sync, the switch to it (CLUSTER FAILOVER, or with
+// kill the primary killed and the replica promoted by the cluster), and
+// the former primary restarted, back as a replica, and waited for until
+// in sync. It needs a replica per primary.
+func (c *Cluster) RollShard(ctx context.Context, i int, kill bool) (Roll, error) {
+	restart := func(node *Server) error {
+		if _, err := c.Restart(ctx, node); err != nil {
+			return err
+		}
+		return c.AwaitReplicas(ctx)
+	}
+	t, err := c.Settle(ctx)
+	if err != nil {
+		return Roll{}, err
+	}
+	primaries := t.Primaries()
+	if i < 0 || i >= len(primaries) {
+		return Roll{}, fmt.Errorf("testbed: roll: no primary %d of %d", i, len(primaries))
+	}
+	primary := primaries[i]
+	replicas := runningServers(t.Replicas(primary.ID))
+	if len(replicas) == 0 {
+		return Roll{}, fmt.Errorf("testbed: roll: primary %s has no running replica", primary.Server.Addr)
+	}
+	r := Roll{Former: primary.Server, Primary: replicas[0]}
+	if err := restart(r.Primary); err != nil {
+		return r, err
+	}
+	r.SwitchStart = time.Now()
+	if kill {
+		_, err = c.Kill(ctx, r.Former)
+	} else {
+		_, err = c.Failover(ctx, r.Primary)
+	}
+	r.SwitchEnd = time.Now()
+	if err != nil {
+		return r, err
+	}
+	return r, restart(r.Former)
+}
+
 // Restart starts nodes again on their ports and from their nodes.conf (a
 // node still running is killed first: a crash and a quick restart), then
 // waits until the cluster has settled with them. A former primary whose

@@ -207,38 +207,14 @@ func runOne(ctx context.Context, o *options, d clientDef, topo, sw string) (figu
 // rollCluster restarts cl shard by shard, laps times round.
 func rollCluster(ctx context.Context, cl *testbed.Cluster, l *load, laps int, kill bool) ([]step, error) {
 	var steps []step
-	restart := func(node *testbed.Server) error {
-		if _, err := cl.Restart(ctx, node); err != nil {
-			return err
-		}
-		return cl.AwaitReplicas(ctx)
-	}
 	for range laps {
 		for shard := range 3 {
-			topo, err := cl.Settle(ctx)
-			if err != nil {
-				return steps, err
-			}
-			primary := topo.Primaries()[shard]
-			replica := topo.Replicas(primary.ID)[0]
 			st := step{start: l.now()}
-			if err := restart(replica.Server); err != nil {
-				return steps, err
-			}
-			st.switchStart = l.now()
-			if kill {
-				_, err = cl.Kill(ctx, primary.Server)
-			} else {
-				_, err = cl.Failover(ctx, replica.Server)
-			}
+			roll, err := cl.RollShard(ctx, shard, kill)
 			if err != nil {
 				return steps, err
 			}
-			st.switchEnd = l.now()
-			if err := restart(primary.Server); err != nil {
-				return steps, err
-			}
-			st.end = l.now()
+			st.switchStart, st.switchEnd, st.end = roll.SwitchStart.Sub(l.start), roll.SwitchEnd.Sub(l.start), l.now()
 			steps = append(steps, st)
 		}
 	}
