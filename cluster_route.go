@@ -64,7 +64,9 @@ type flight struct {
 	done    []bool
 	ask     []string // an ASK target, per command
 	primary []bool   // a replica turned the read away: the primary serves it
-	resent  []bool   // a read lost with its connection, sent once more
+	// resent is a command sent once more: a read lost with its
+	// connection, or a script a demoted primary ran as a replica.
+	resent []bool
 }
 
 // takeFlight returns a flight for n commands on s's arrays, zeroed, and
@@ -300,6 +302,20 @@ func (c *cluster) sendGroup(ctx context.Context, r *request, f *flight, nd *node
 			when = max(when, againNow)
 			continue
 		}
+		if !r.cmds[i].readOnly && !f.resent[i] && c.s.opts.ReadFrom != ReadPrimary && isScriptOnReplica(v) {
+			// A script for a node that has just become a replica: with
+			// READONLY on the connection (replica reads) the node runs it
+			// rather than answer MOVED, and its first write fails, so
+			// nothing was written (Redis refuses it as READONLY: the
+			// same). It goes once more, at the next routes
+			// (or after minQueryInterval): a script that reaches for an
+			// undeclared key of another slot fails so again, for good.
+			f.resent[i], f.errs[i] = true, serverError(v)
+			retry++
+			when = max(when, againOnRoutes)
+			c.askRefresh()
+			continue
+		}
 		if again := c.redirected(ctx, f, i, v); again != notAgain {
 			f.errs[i] = serverError(v)
 			if slot, ok := movedSlot(v); ok && r.cmds[i].slot == noSlot {
@@ -370,6 +386,15 @@ func (c *cluster) redirected(ctx context.Context, f *flight, i int, v resp.Value
 		return againOnChange
 	}
 	return notAgain
+}
+
+// isScriptOnReplica reports whether v is a script's first write refused by
+// a node that serves its slot only as a replica: Valkey's "ERR Attempted
+// to access a non local key in a cluster node script", Redis's "READONLY
+// You can't write against a read only replica".
+func isScriptOnReplica(v resp.Value) bool {
+	msg := unsafeString(v.Bytes())
+	return v.IsError() && (strings.HasPrefix(msg, "READONLY ") || strings.Contains(msg, "access a non local key"))
 }
 
 // movedSlot returns the slot of a MOVED reply.
