@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ziplinekv/zipline/internal/resp"
 )
@@ -31,6 +32,7 @@ func (c *cluster) sendTx(ctx context.Context, r *request) error {
 		}
 	}
 	backoff := retryBackoffMin
+	var downSince time.Time // see failoverLeft
 	for round := 0; ; round++ {
 		nd := c.target(wireCommand{slot: slot})
 		when := againOnRoutes
@@ -72,10 +74,14 @@ func (c *cluster) sendTx(ctx context.Context, r *request) error {
 		if round == maxRedirects {
 			return errors.New("zipline: too many cluster redirects and retries for a transaction")
 		}
+		limit, over := c.failoverLeft(&downSince, when)
+		if over {
+			return ErrShardDown
+		}
 		if when == againNow && round == 0 {
 			continue // refused with MOVED only: the map is patched, the new owner takes it now (once: see sendEach)
 		}
-		if err := c.wait(ctx, backoff, when); err != nil {
+		if err := c.wait(ctx, backoff, when, limit); err != nil {
 			return notSentErr(err)
 		}
 		backoff = min(2*backoff, retryBackoffMax)
@@ -111,7 +117,7 @@ func (c *cluster) watch(ctx context.Context, keys []string, run func(carrier) er
 		}
 		f := flight{ask: make([]string, 1)}
 		c.redirected(ctx, &f, 0, w.refused) // a MOVED patches the slot; an ASK waits for the move to end
-		if err := c.wait(ctx, backoff, againLater); err != nil {
+		if err := c.wait(ctx, backoff, againLater, -1); err != nil {
 			return notSentErr(err)
 		}
 		backoff = min(2*backoff, retryBackoffMax)
@@ -295,6 +301,7 @@ func (z *lazyLease) taint() {
 // waiting within ctx for one to.
 func (c *cluster) leaseFor(ctx context.Context, slot int32) (*lease, *node, error) {
 	backoff := retryBackoffMin
+	var downSince time.Time // see failoverLeft
 	for {
 		if nd := c.target(wireCommand{slot: slot}); nd != nil {
 			l, err := nd.dedicated.lease(ctx)
@@ -303,7 +310,11 @@ func (c *cluster) leaseFor(ctx context.Context, slot int32) (*lease, *node, erro
 			}
 		}
 		c.askRefresh()
-		if err := c.wait(ctx, backoff, againOnRoutes); err != nil {
+		limit, over := c.failoverLeft(&downSince, againOnRoutes)
+		if over {
+			return nil, nil, ErrShardDown
+		}
+		if err := c.wait(ctx, backoff, againOnRoutes, limit); err != nil {
 			return nil, nil, notSentErr(err)
 		}
 		backoff = min(2*backoff, retryBackoffMax)

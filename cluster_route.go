@@ -105,6 +105,7 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 		f = many
 	}
 	backoff := retryBackoffMin
+	var downSince time.Time // when a shard first could not serve (see FailoverWait)
 	for round := 0; ; round++ {
 		// Commands for one node, the common case, go straight to it;
 		// those for several go to each in parallel.
@@ -158,13 +159,19 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 			break
 		}
 		if round == maxRedirects {
-			f.failRetried()
+			f.failWaiting(errTooManyRedirects)
 			break
 		}
 		if waitTopology {
 			c.askRefresh()
 			when = againOnRoutes
-		} else if when == againNow && round == 0 {
+		}
+		limit, over := c.failoverLeft(&downSince, when)
+		if over {
+			f.failWaiting(ErrShardDown)
+			break
+		}
+		if when == againNow && round == 0 {
 			// Every command to send again was told where to go (MOVED,
 			// ASK, or a replica's refusal that sends a read to the
 			// primary): the first time, it goes now. A pause here held
@@ -174,7 +181,7 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 			// command through every round at once.
 			continue
 		}
-		if err := c.wait(ctx, backoff, when); err != nil {
+		if err := c.wait(ctx, backoff, when, limit); err != nil {
 			f.failRest(notSentErr(err))
 			break
 		}
@@ -424,19 +431,38 @@ func (c *cluster) redirectAddr(addr string) string {
 // errNoOwner is why a command waited when no node served its slot.
 var errNoOwner = errors.New("no node serves the slot")
 
-// failRetried fails every command still going round after maxRedirects
-// rounds, saying why it went round the last time: the reply or error it
-// had there (a redirect, CLUSTERDOWN, a node that could not be reached).
-// The reason is text, not a wrapped error: a redirect's error must not
-// make the caller take the request for one the server answered.
-func (f *flight) failRetried() {
+// failoverLeft returns how long the next wait for a retry may last: what is
+// left of Options.FailoverWait since *since, the first time a shard could
+// not serve (when is againOnChange or later; *since is set then), or -1
+// for no bound. over says that nothing is left: the request fails with
+// ErrShardDown.
+func (c *cluster) failoverLeft(since *time.Time, when again) (limit time.Duration, over bool) {
+	if when < againOnChange || c.s.opts.FailoverWait <= 0 {
+		return -1, false
+	}
+	if since.IsZero() {
+		*since = time.Now()
+	}
+	limit = c.s.opts.FailoverWait - time.Since(*since)
+	return limit, limit <= 0
+}
+
+// errTooManyRedirects ends a command still going round after maxRedirects
+// rounds.
+var errTooManyRedirects = errors.New("zipline: too many cluster redirects and retries")
+
+// failWaiting fails every command still going round with err, saying what
+// its last try met (a redirect, CLUSTERDOWN, a node that could not be
+// reached). The reason is text, not a wrapped error: a redirect's error
+// must not make the caller take the request for one the server answered.
+func (f *flight) failWaiting(err error) {
 	for i := range f.done {
 		if !f.done[i] {
-			err := errors.New("zipline: too many cluster redirects and retries")
+			e := err
 			if f.errs[i] != nil {
-				err = fmt.Errorf("zipline: too many cluster redirects and retries; the last: %v", f.errs[i])
+				e = fmt.Errorf("%w; the last try: %v", err, f.errs[i])
 			}
-			f.errs[i], f.done[i] = err, true
+			f.errs[i], f.done[i] = e, true
 		}
 	}
 }
@@ -476,8 +502,9 @@ func finish(r *request, replies []resp.Value, errs []error) error {
 // wait waits before a retry as when says (see again): a redirect that
 // bounced, like againLater, waits out the backoff alone, so that nodes
 // disagreeing about a slot for a moment (each MOVED changing the routes)
-// do not run a command through every round at once. ctx bounds it.
-func (c *cluster) wait(ctx context.Context, backoff time.Duration, when again) error {
+// do not run a command through every round at once. ctx bounds it, and
+// limit when not negative.
+func (c *cluster) wait(ctx context.Context, backoff time.Duration, when again, limit time.Duration) error {
 	d := backoff/2 + rand.N(backoff/2+1)
 	var changed <-chan struct{}
 	switch when {
@@ -485,6 +512,9 @@ func (c *cluster) wait(ctx context.Context, backoff time.Duration, when again) e
 		changed = c.changes()
 	case againOnRoutes:
 		d, changed = minQueryInterval, c.changes()
+	}
+	if limit >= 0 {
+		d = min(d, limit)
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()

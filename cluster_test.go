@@ -978,7 +978,7 @@ func TestClusterRetryWait(t *testing.T) {
 		done := make(chan result, 1)
 		go func() {
 			start := time.Now()
-			err := c.wait(context.Background(), backoff, when)
+			err := c.wait(context.Background(), backoff, when, -1)
 			done <- result{time.Since(start), err}
 		}()
 		tick := time.NewTicker(time.Millisecond)

@@ -79,7 +79,7 @@ func TestClusterRouteToClosedNodeRepaired(t *testing.T) {
 func TestClusterTooManyRedirectsSaysWhy(t *testing.T) {
 	f := flight{errs: make([]error, 2), done: make([]bool, 2)}
 	f.errs[0] = &ServerError{Prefix: "CLUSTERDOWN", Message: "CLUSTERDOWN The cluster is down"}
-	f.failRetried()
+	f.failWaiting(errTooManyRedirects)
 	if got := f.errs[0].Error(); !strings.Contains(got, "too many cluster redirects") || !strings.Contains(got, "CLUSTERDOWN") {
 		t.Errorf("error %q does not say why", got)
 	}

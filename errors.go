@@ -30,6 +30,11 @@ func (e noDBError) Error() string        { return "the server has no database Op
 func (e noDBError) Is(target error) bool { return target == ErrNoDB }
 func (e noDBError) Unwrap() error        { return e.reply }
 
+// ErrShardDown is matched by the error of a cluster request that waited
+// Options.FailoverWait for a shard with no reachable primary. It matches
+// ErrNotSent: nothing was sent, and the request can be tried again.
+var ErrShardDown = fmt.Errorf("zipline: no primary serves the slot (%w)", ErrNotSent)
+
 // ErrNotAllowed is matched by the *CommandError of a command the client
 // refuses to send.
 var ErrNotAllowed = errors.New("zipline: command not allowed")

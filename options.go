@@ -23,6 +23,7 @@ const (
 	DefaultMaxIdleDedicated    = 4
 	DefaultMaxPendingBytes     = 64 << 20
 	DefaultSoloConns           = 7
+	DefaultFailoverWait        = 500 * time.Millisecond
 )
 
 // Options configure a Client. The zero value connects to 127.0.0.1:6379
@@ -115,6 +116,15 @@ type Options struct {
 	// wait for it to come back, until their context ends. By default they
 	// fail at once with ErrNotConnected, which matches ErrNotSent.
 	WaitForReconnect bool
+	// FailoverWait bounds how long a request to a cluster waits for a shard
+	// that cannot serve it: its primary unreachable (killed, its replica
+	// not promoted yet) or the cluster down. Past it the request fails with
+	// ErrShardDown, which matches ErrNotSent. The bound keeps a service's
+	// workers from piling up on one dead shard while the others serve; a
+	// graceful failover (CLUSTER FAILOVER) never meets it, since the
+	// primary answers throughout. Default DefaultFailoverWait; negative
+	// waits until the request's context ends.
+	FailoverWait time.Duration
 
 	// MaxPendingBytes bounds the bytes of requests queued or in flight on a
 	// connection, so that a slow or unreachable server cannot make callers
@@ -235,6 +245,12 @@ func (o Options) withDefaults() Options {
 		o.HealthCheckInterval = DefaultHealthCheckInterval
 	case o.HealthCheckInterval < 0:
 		o.HealthCheckInterval = 0
+	}
+	switch {
+	case o.FailoverWait == 0:
+		o.FailoverWait = DefaultFailoverWait
+	case o.FailoverWait < 0:
+		o.FailoverWait = 0
 	}
 	if o.ReconnectBackoffMin <= 0 {
 		o.ReconnectBackoffMin = DefaultReconnectBackoffMin
