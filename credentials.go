@@ -136,6 +136,26 @@ func (r *credentialsRenewal) run(ctx context.Context) {
 	}
 }
 
+// RenewCredentials authenticates every open connection again, in place and
+// now, with what Options.Credentials returns: for credentials the
+// application rotates itself (a password changed, a token refreshed
+// early), where Expires would schedule the renewal too late or not at all.
+// When it returns, the shared and solo connections are renewed;
+// dedicated connections authenticate again before they are next lent, and
+// connections being made fetch the credentials anew. It returns how many
+// connections it renewed, and fails without Options.Credentials, or with
+// the provider's or the server's first error (a connection the server
+// refused stays authenticated as it was).
+func (c *Client) RenewCredentials(ctx context.Context) (int, error) {
+	r := c.s.creds
+	if r == nil {
+		return 0, errors.New("zipline: RenewCredentials needs Options.Credentials")
+	}
+	n, err := r.set.Renew(ctx)
+	r.renewed.Add(uint64(n))
+	return n, err
+}
+
 func (r *credentialsRenewal) close() {
 	r.stop()
 	<-r.done

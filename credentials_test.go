@@ -29,7 +29,11 @@ func (r *rotatingUser) credentials(context.Context) (Credentials, error) {
 	r.fetches.Add(1)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return Credentials{Username: r.user, Password: r.pass, Expires: time.Now().Add(r.life)}, nil
+	c := Credentials{Username: r.user, Password: r.pass}
+	if r.life != 0 {
+		c.Expires = time.Now().Add(r.life)
+	}
+	return c, nil
 }
 
 func (r *rotatingUser) set(user, pass string) {
@@ -78,26 +82,7 @@ func TestCredentialsRotateUnderLoad(t *testing.T) {
 		// Wait until every connection of the client (its name) is the new
 		// user: the shared and solo ones renewed in place, dedicated ones
 		// when lent again.
-		deadline := time.Now().Add(10 * time.Second)
-		for {
-			v, err := srv.Do(ctx, "CLIENT", "LIST")
-			if err != nil {
-				t.Fatal(err)
-			}
-			stale := 0
-			for _, line := range strings.Split(string(v.Bytes()), "\n") {
-				if strings.Contains(line, " name=rotating ") && !strings.Contains(line, " user="+user+" ") {
-					stale++
-				}
-			}
-			if stale == 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("rotation %d: %d connections not authenticated as %s:\n%s", n, stale, user, v.Bytes())
-			}
-			time.Sleep(20 * time.Millisecond) // bounded poll of the server's client list
-		}
+		awaitUser(t, srv, "rotating", user)
 		admin("ACL", "DELUSER", "app"+strconv.Itoa(n-1)) // disconnects whoever still is that user
 	}
 	l.stop()
@@ -112,6 +97,83 @@ func TestCredentialsRotateUnderLoad(t *testing.T) {
 	}
 	if st.Reauthenticated < rotations {
 		t.Errorf("%d connections renewed in place through %d rotations", st.Reauthenticated, rotations)
+	}
+}
+
+// awaitUser waits (bounded) until every connection named name is
+// authenticated as user.
+func awaitUser(t *testing.T, srv *testkit.Server, name, user string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v, err := srv.Do(context.Background(), "CLIENT", "LIST")
+		if err != nil {
+			t.Fatal(err)
+		}
+		stale := 0
+		for _, line := range strings.Split(string(v.Bytes()), "\n") {
+			if strings.Contains(line, " name="+name+" ") && !strings.Contains(line, " user="+user+" ") {
+				stale++
+			}
+		}
+		if stale == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections not authenticated as %s:\n%s", stale, user, v.Bytes())
+		}
+		time.Sleep(20 * time.Millisecond) // bounded poll of the server's client list
+	}
+}
+
+// A password the application rotates (no expiry to schedule a renewal by)
+// reaches the open connections through RenewCredentials: they authenticate
+// again in place, and deleting the previous user then drops none.
+func TestRenewCredentials(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin := func(args ...any) {
+		t.Helper()
+		if _, err := srv.Do(ctx, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prov := &rotatingUser{} // no expiry
+	for n := range 4 {
+		admin("ACL", "SETUSER", "static"+strconv.Itoa(n), "on", ">pw-"+strconv.Itoa(n), "~*", "&*", "+@all")
+	}
+	prov.set("static0", "pw-0")
+	c, err := New(Options{Addr: srv.Addr, Logger: quiet, Credentials: prov.credentials, ClientName: "pushed"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	l := startRotationLoad(ctx, c, 8)
+	for n := 1; n < 4; n++ {
+		user := "static" + strconv.Itoa(n)
+		prov.set(user, "pw-"+strconv.Itoa(n))
+		renewed, err := c.RenewCredentials(ctx)
+		if err != nil || renewed == 0 {
+			t.Fatalf("RenewCredentials: %d renewed, %v", renewed, err)
+		}
+		awaitUser(t, srv, "pushed", user) // dedicated connections: when lent again
+		admin("ACL", "DELUSER", "static"+strconv.Itoa(n-1))
+	}
+	l.stop()
+	if l.failed.Load() != 0 {
+		t.Errorf("%d calls failed through 3 rotations; the first: %v", l.failed.Load(), l.firstErr.Load())
+	}
+	if st := c.Stats(); st.Reconnects != 0 {
+		t.Errorf("the rotations caused %d reconnects", st.Reconnects)
+	}
+	static, err := New(Options{Addr: srv.Addr, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer static.Close()
+	if _, err := static.RenewCredentials(ctx); err == nil {
+		t.Error("RenewCredentials without Options.Credentials: no error")
 	}
 }
 

@@ -23,7 +23,7 @@ const (
 	DefaultMaxIdleDedicated    = 4
 	DefaultMaxPendingBytes     = 64 << 20
 	DefaultSoloConns           = 7
-	DefaultFailoverWait        = 500 * time.Millisecond
+	DefaultFailoverWait        = 200 * time.Millisecond
 )
 
 // Options configure a Client. The zero value connects to 127.0.0.1:6379

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ziplinekv/zipline/internal/resp"
 )
@@ -51,6 +52,31 @@ func (c *Credentials) fetch(ctx context.Context) (string, string, error) {
 		return "", "", &credentialsError{err}
 	}
 	return user, pass, nil
+}
+
+// catchUpTimeout bounds catchUpCredentials' AUTH.
+const catchUpTimeout = 10 * time.Second
+
+// catchUpCredentials authenticates a connection just made (or remade)
+// again if a renewal ran while its handshake was under way: the renewal
+// could not reach it, and its handshake may have fetched what the renewal
+// replaced, which nothing would renew before the next renewal (never,
+// for credentials that do not expire). The AUTH goes in line with the
+// first requests, from a goroutine of its own.
+func (p *Pipe) catchUpCredentials() {
+	cr := p.opts.Credentials
+	if cr == nil || p.opts.NoReconnect || p.opts.RESP2Subscriber || p.authGeneration.Load() >= cr.generation.Load() {
+		return
+	}
+	p.wg.Add(1) // the pipe is serving (or about to): its count is above zero
+	go func() {
+		defer p.wg.Done()
+		ctx, cancel := context.WithTimeout(p.life, catchUpTimeout)
+		defer cancel()
+		if err := cr.Refresh(ctx, p); err != nil && p.life.Err() == nil {
+			p.log.Warn("zipline: authenticating a new connection with renewed credentials failed", "err", err)
+		}
+	}()
 }
 
 // join adds p to the pipes Renew reaches, if it can be renewed in place.

@@ -272,6 +272,7 @@ func New(ctx context.Context, opts Options) (*Pipe, error) {
 	go p.supervise(c)
 	if opts.Credentials != nil {
 		opts.Credentials.join(p)
+		p.catchUpCredentials()
 	}
 	return p, nil
 }
@@ -674,6 +675,7 @@ func (p *Pipe) reconnect(lost *conn) *conn {
 			p.mu.Unlock()
 			p.stats.Reconnect.Add(1)
 			p.log.Info("zipline: reconnected", "attempts", attempt)
+			p.catchUpCredentials()
 			return c
 		}
 		p.mu.Lock()
