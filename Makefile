@@ -33,7 +33,7 @@ test:
 # (servertest.MeasuredWithoutRace: the detector slows the client five to ten
 # times and races nothing the other tests do not). internal/release's
 # TestNoRaceTestsRunWithoutRace checks that every measurement is named here.
-NORACE_TESTS := Alloc|TestLZ4BlockLenMalformed|TestAnalyzeAccuracy|TestAnalyzeDictAccuracy|TestAnalyzeCalibrate|TestServerDictionaryGoal|TestCostTable
+NORACE_TESTS := Alloc|TestClusterSimulated1000Nodes|TestLZ4BlockLenMalformed|TestAnalyzeAccuracy|TestAnalyzeDictAccuracy|TestAnalyzeCalibrate|TestServerDictionaryGoal|TestCostTable
 
 # A long fuzz run of each target (not part of CI): make fuzz FUZZTIME=10m
 FUZZTIME ?= 1m
@@ -56,12 +56,14 @@ bench-compression:
 	cd bench && go run -tags glide ./cmd/compbench -out results/compression.md
 
 # Ten minutes of mixed load through random faults, checking that goroutines,
-# heap and file descriptors stay flat, and the rolling restarts twice round
-# (not part of CI): make soak SOAK=10m
+# heap and file descriptors stay flat, and the day-two operations longer:
+# rolling restarts twice round, six reshards, 40 credential rotations, 30
+# certificate renewals (not part of CI): make soak SOAK=10m
 SOAK ?= 10m
 soak:
 	scripts/setup.sh
-	go test -race -run '^(TestSoak|TestClusterRollingRestartUnderLoad|TestSentinelRollingRestartUnderLoad)$$' -count=1 -timeout 0 -v . -soak=$(SOAK)
+	go test -race -run '^(TestSoak|TestClusterRollingRestartUnderLoad|TestSentinelRollingRestartUnderLoad|TestClusterReshardUnderLoad|TestCredentialsRotateUnderLoad|TestCertificatesRenewUnderLoad)$$' -count=1 -timeout 0 -v . -soak=$(SOAK)
+	go test -race -run '^TestStoreRollingRestartUnderLoad$$' -count=1 -timeout 0 -v ./layout -soak=$(SOAK)
 
 # The client at two revisions, interleaved on one server (bench/README.md, "A/B"):
 #   make bench-ab BASE=<rev> [NEW=<rev>, default HEAD] [ABFLAGS='-rounds 9 -out results/ab.md']

@@ -222,11 +222,16 @@ func testReshardUnderLoad(t *testing.T, kind testkit.Kind, move func(*testkit.Cl
 	ps := topo.Primaries()
 	before := topologyQueries(t, cl)
 	start := time.Now()
-	res, err := move(cl, ctx, ps[0].Server, ps[1].Server, 1000)
-	if err != nil {
-		t.Fatal(err)
+	// 1,000 slots from the first primary to the second; under make soak,
+	// on round the primaries and back again, six moves.
+	var res testkit.Resharding
+	for i := range soakCount(1, 6) {
+		from, to := ps[i%3].Server, ps[(i+1)%3].Server
+		if res, err = move(cl, ctx, from, to, 1000); err != nil {
+			t.Fatal(err)
+		}
+		l.waitOK(t, 10000)
 	}
-	l.waitOK(t, 10000)
 	elapsed := time.Since(start)
 	after := topologyQueries(t, cl)
 	failures := l.finish()

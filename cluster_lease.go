@@ -81,10 +81,9 @@ func (c *cluster) sendTx(ctx context.Context, r *request) error {
 		if when == againNow && round == 0 {
 			continue // refused with MOVED only: the map is patched, the new owner takes it now (once: see sendEach)
 		}
-		if err := c.wait(ctx, backoff, when, limit); err != nil {
+		if err := c.wait(ctx, &backoff, when, limit); err != nil {
 			return notSentErr(err)
 		}
-		backoff = min(2*backoff, retryBackoffMax)
 	}
 }
 
@@ -117,10 +116,9 @@ func (c *cluster) watch(ctx context.Context, keys []string, run func(carrier) er
 		}
 		f := flight{ask: make([]string, 1)}
 		c.redirected(ctx, &f, 0, w.refused) // a MOVED patches the slot; an ASK waits for the move to end
-		if err := c.wait(ctx, backoff, againLater, -1); err != nil {
+		if err := c.wait(ctx, &backoff, againLater, -1); err != nil {
 			return notSentErr(err)
 		}
-		backoff = min(2*backoff, retryBackoffMax)
 	}
 }
 
@@ -314,9 +312,8 @@ func (c *cluster) leaseFor(ctx context.Context, slot int32) (*lease, *node, erro
 		if over {
 			return nil, nil, ErrShardDown
 		}
-		if err := c.wait(ctx, backoff, againOnRoutes, limit); err != nil {
+		if err := c.wait(ctx, &backoff, againOnRoutes, limit); err != nil {
 			return nil, nil, notSentErr(err)
 		}
-		backoff = min(2*backoff, retryBackoffMax)
 	}
 }

@@ -181,11 +181,10 @@ func (c *cluster) sendEach(ctx context.Context, r *request) error {
 			// command through every round at once.
 			continue
 		}
-		if err := c.wait(ctx, backoff, when, limit); err != nil {
+		if err := c.wait(ctx, &backoff, when, limit); err != nil {
 			f.failRest(notSentErr(err))
 			break
 		}
-		backoff = min(2*backoff, retryBackoffMax)
 	}
 	// The replies go to r from where they were made, not from f: f's
 	// slices are never copied out (see flight).
@@ -499,13 +498,15 @@ func finish(r *request, replies []resp.Value, errs []error) error {
 	return nil
 }
 
-// wait waits before a retry as when says (see again): a redirect that
-// bounced, like againLater, waits out the backoff alone, so that nodes
+// wait waits before a retry as when says (see again), and sets the next
+// backoff: doubled, or the shortest after a change of the routes. A
+// redirect that bounced, like againLater, waits out the backoff alone, so
+// that nodes
 // disagreeing about a slot for a moment (each MOVED changing the routes)
 // do not run a command through every round at once. ctx bounds it, and
 // limit when not negative.
-func (c *cluster) wait(ctx context.Context, backoff time.Duration, when again, limit time.Duration) error {
-	d := backoff/2 + rand.N(backoff/2+1)
+func (c *cluster) wait(ctx context.Context, backoff *time.Duration, when again, limit time.Duration) error {
+	d := *backoff/2 + rand.N(*backoff/2+1)
 	var changed <-chan struct{}
 	switch when {
 	case againOnChange:
@@ -524,7 +525,15 @@ func (c *cluster) wait(ctx context.Context, backoff time.Duration, when again, l
 	case <-c.life.Done():
 		return ErrClosed
 	case <-changed:
+		// The routes changed (a failover's new primary installed): the
+		// next wait starts again from the shortest, since the nodes may
+		// still answer CLUSTERDOWN for a moment while they learn of it,
+		// and a caller that had backed off to the longest would come back
+		// up to 200 ms after they serve again.
+		*backoff = retryBackoffMin
+		return nil
 	case <-t.C:
 	}
+	*backoff = min(2**backoff, retryBackoffMax)
 	return nil
 }

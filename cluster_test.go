@@ -974,12 +974,14 @@ func TestClusterRetryWait(t *testing.T) {
 		type result struct {
 			took time.Duration
 			err  error
+			next time.Duration
 		}
 		done := make(chan result, 1)
 		go func() {
 			start := time.Now()
-			err := c.wait(context.Background(), backoff, when, -1)
-			done <- result{time.Since(start), err}
+			b := backoff
+			err := c.wait(context.Background(), &b, when, -1)
+			done <- result{time.Since(start), err, b}
 		}()
 		tick := time.NewTicker(time.Millisecond)
 		defer tick.Stop()
@@ -989,6 +991,12 @@ func TestClusterRetryWait(t *testing.T) {
 			case r := <-done:
 				if r.err != nil {
 					t.Fatalf("wait(%v, %d): %v", backoff, when, r.err)
+				}
+				// A change of the routes starts the backoff again from
+				// the shortest; a wait that ran its course doubles it.
+				if want := min(2*backoff, retryBackoffMax); when >= againOnChange && r.next != retryBackoffMin ||
+					when < againOnChange && r.next != want {
+					t.Errorf("wait(%v, %d): next backoff %v", backoff, when, r.next)
 				}
 				return r.took
 			case <-timeout:

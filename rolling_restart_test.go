@@ -159,10 +159,7 @@ func checkCompressed(t *testing.T, c *Client, shape loadShape) {
 // rollingRounds is how many times round a rolling restart goes: once in
 // make test, twice under make soak.
 func rollingRounds() int {
-	if *soakFor != 0 {
-		return 2
-	}
-	return 1
+	return soakCount(1, 2)
 }
 
 // reportFailures fails the test with the first ten failed calls.

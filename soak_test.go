@@ -10,7 +10,16 @@ import (
 	"github.com/ziplinekv/zipline/internal/testkit"
 )
 
-var soakFor = flag.Duration("soak", 0, "run TestSoak for this long (make soak)")
+var soakFor = flag.Duration("soak", 0, "run TestSoak for this long, and the day-two operations' tests longer (make soak)")
+
+// soakCount is how many times a day-two operation (a rotation, a renewal,
+// a move) goes: short in make test, long under make soak.
+func soakCount(short, long int) int {
+	if *soakFor != 0 {
+		return long
+	}
+	return short
+}
 
 // TestSoak runs mixed load through random faults for -soak (make soak:
 // 10 minutes; not in CI): connection resets, cuts mid-reply, byte flips,

@@ -3,6 +3,7 @@ package layout
 import (
 	"context"
 	"errors"
+	stdflag "flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -15,6 +16,8 @@ import (
 	"github.com/ziplinekv/zipline/codec"
 	"github.com/ziplinekv/zipline/internal/testkit"
 )
+
+var soakFor = stdflag.Duration("soak", 0, "run the rolling restart twice round (make soak)")
 
 // A namespace in buckets, compressed, through a rolling restart of a
 // cluster as operators run one (shard by shard: the replica restarted,
@@ -135,8 +138,12 @@ func TestStoreRollingRestartUnderLoad(t *testing.T) {
 		}
 	}
 	waitOK(5000)
-	for shard := range 3 {
-		if _, err := cl.RollShard(ctx, shard, false); err != nil {
+	rounds := 1
+	if *soakFor != 0 {
+		rounds = 2
+	}
+	for step := range 3 * rounds {
+		if _, err := cl.RollShard(ctx, step%3, false); err != nil {
 			close(stop)
 			wg.Wait()
 			t.Fatal(err)
@@ -206,5 +213,5 @@ func TestStoreRollingRestartUnderLoad(t *testing.T) {
 	if err != nil || !codec.IsCompressed(raw) {
 		t.Errorf("user:0 is stored as %d bytes, not compressed (%v)", len(raw), err)
 	}
-	t.Logf("%d calls ok through 3 switches; %d values read back, %d with SetEX's TTL", ok.Load(), len(acked), withTTL)
+	t.Logf("%d calls ok through %d switches; %d values read back, %d with SetEX's TTL", ok.Load(), 3*rounds, len(acked), withTTL)
 }

@@ -404,6 +404,9 @@ func (c *Cluster) Failover(ctx context.Context, replica *Server) (Promotion, err
 type Roll struct {
 	Former, Primary        *Server
 	SwitchStart, SwitchEnd time.Time
+	// Promoted is when the replica was seen to answer as the primary,
+	// before the cluster had settled (SwitchEnd).
+	Promoted time.Time
 }
 
 // RollShard takes the shard of the i-th primary (in slot order) through a
@@ -437,12 +440,13 @@ func (c *Cluster) RollShard(ctx context.Context, i int, kill bool) (Roll, error)
 		return r, err
 	}
 	r.SwitchStart = time.Now()
+	var p Promotion
 	if kill {
-		_, err = c.Kill(ctx, r.Former)
+		p, err = c.Kill(ctx, r.Former)
 	} else {
-		_, err = c.Failover(ctx, r.Primary)
+		p, err = c.Failover(ctx, r.Primary)
 	}
-	r.SwitchEnd = time.Now()
+	r.SwitchEnd, r.Promoted = time.Now(), r.SwitchStart.Add(p.Window)
 	if err != nil {
 		return r, err
 	}

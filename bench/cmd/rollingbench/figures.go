@@ -14,6 +14,9 @@ type step struct {
 	// SENTINEL FAILOVER (or the kill) until the testbed saw the new
 	// primary answer as one.
 	switchStart, switchEnd time.Duration
+	// promoted is when the new primary answered as one (cluster switches;
+	// zero elsewhere).
+	promoted time.Duration
 }
 
 // figures are one run's results.
@@ -25,6 +28,10 @@ type figures struct {
 	// Window is the longest time without any successful call, to within
 	// a tick.
 	Window time.Duration
+	// WindowAt is when the longest window began, from the promotion of
+	// the step it fell in (from its switch's start where no promotion is
+	// known; negative: before it).
+	WindowAt time.Duration
 	// Recovery is, per switch, the time from its end until the calls per
 	// 100 ms were back to 90 % of what they were before the restarts.
 	Recovery  []time.Duration
@@ -61,11 +68,14 @@ func measure(ticks []int, failures []failure, steps []step, baselineFrom time.Du
 	}
 	lo, hi := int(first/tick), min(int(last/tick)+1, len(ticks))
 	run, total := 0, 0
-	for _, n := range ticks[lo:hi] {
+	for i, n := range ticks[lo:hi] {
 		total += n
 		if n == 0 {
 			run++
-			f.Window = max(f.Window, time.Duration(run)*tick)
+			if d := time.Duration(run) * tick; d > f.Window {
+				f.Window = d
+				f.WindowAt = windowAt(steps, time.Duration(lo+i-run+1)*tick)
+			}
 		} else {
 			run = 0
 		}
@@ -95,6 +105,25 @@ func measure(ticks []int, failures []failure, steps []step, baselineFrom time.Du
 		f.Recovery = append(f.Recovery, rec)
 	}
 	return f
+}
+
+// origin is when a step's switch took effect: its promotion, or where
+// none is known, the switch's start.
+func (s step) origin() time.Duration {
+	if s.promoted > 0 {
+		return s.promoted
+	}
+	return s.switchStart
+}
+
+// windowAt is at relative to the switch of the step it falls in.
+func windowAt(steps []step, at time.Duration) time.Duration {
+	for _, s := range steps {
+		if at >= s.start && at < s.end {
+			return at - s.origin()
+		}
+	}
+	return at - steps[len(steps)-1].origin()
 }
 
 func sum(v []int) int {

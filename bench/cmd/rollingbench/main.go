@@ -215,6 +215,7 @@ func rollCluster(ctx context.Context, cl *testbed.Cluster, l *load, laps int, ki
 				return steps, err
 			}
 			st.switchStart, st.switchEnd, st.end = roll.SwitchStart.Sub(l.start), roll.SwitchEnd.Sub(l.start), l.now()
+			st.promoted = roll.Promoted.Sub(l.start)
 			steps = append(steps, st)
 		}
 	}
@@ -296,6 +297,6 @@ func logOutcome(oc outcome) {
 		return
 	}
 	f := oc.fig
-	fmt.Fprintf(os.Stderr, "[%s %s round %d] %-9s %d switches, %d failed (≤%d per switch), window %v, recovery %v, %.0f ops/s, %d lost, %d wrong\n",
-		oc.topology, oc.switching, oc.round, oc.client, f.Switches, f.Failed, f.MaxFailedPerSwitch, f.Window, f.Recovery, f.OpsPerSec, f.Lost, f.Wrong)
+	fmt.Fprintf(os.Stderr, "[%s %s round %d] %-9s %d switches, %d failed (≤%d per switch), window %v (%v to %v around a promotion), recovery %v, %.0f ops/s, %d lost, %d wrong\n",
+		oc.topology, oc.switching, oc.round, oc.client, f.Switches, f.Failed, f.MaxFailedPerSwitch, f.Window, f.WindowAt.Round(10*time.Millisecond), (f.WindowAt + f.Window).Round(10*time.Millisecond), f.Recovery, f.OpsPerSec, f.Lost, f.Wrong)
 }
