@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/ziplinekv/zipline/bench/setget"
+
 	"github.com/redis/go-redis/v9"
 	"github.com/ziplinekv/zipline"
 )
@@ -15,8 +17,8 @@ import (
 type clientDef struct {
 	name     string
 	desc     string
-	cluster  func(ctx context.Context, seeds []string) (store, error)
-	sentinel func(ctx context.Context, master string, sentinels []string) (store, error)
+	cluster  func(ctx context.Context, seeds []string) (setget.Store, error)
+	sentinel func(ctx context.Context, master string, sentinels []string) (setget.Store, error)
 }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -26,10 +28,10 @@ var clientDefs = []clientDef{
 		name: "zipline",
 		desc: "`zipline.New(zipline.Options{Addrs: seeds})` or `Options{Sentinel: zipline.Sentinel{MasterName, Addrs}}`, " +
 			"every other option at its default (logger silenced); `Set`, `Get`",
-		cluster: func(ctx context.Context, seeds []string) (store, error) {
+		cluster: func(ctx context.Context, seeds []string) (setget.Store, error) {
 			return ziplineStore(ctx, zipline.Options{Addrs: seeds, Logger: quiet})
 		},
-		sentinel: func(ctx context.Context, master string, sentinels []string) (store, error) {
+		sentinel: func(ctx context.Context, master string, sentinels []string) (setget.Store, error) {
 			return ziplineStore(ctx, zipline.Options{Sentinel: zipline.Sentinel{MasterName: master, Addrs: sentinels}, Logger: quiet})
 		},
 	},
@@ -38,10 +40,10 @@ var clientDefs = []clientDef{
 		desc: "`redis.NewClusterClient(&redis.ClusterOptions{Addrs: seeds})` or `redis.NewFailoverClient(&redis.FailoverOptions{" +
 			"MasterName, SentinelAddrs})`, every other option at its default (v9.23.0: retries, backoff and redirects " +
 			"as it sets them); `Set(ctx, k, v, 0)`, `Get(ctx, k)`",
-		cluster: func(ctx context.Context, seeds []string) (store, error) {
+		cluster: func(ctx context.Context, seeds []string) (setget.Store, error) {
 			return goredisStore(ctx, redis.NewClusterClient(&redis.ClusterOptions{Addrs: seeds}))
 		},
-		sentinel: func(ctx context.Context, master string, sentinels []string) (store, error) {
+		sentinel: func(ctx context.Context, master string, sentinels []string) (setget.Store, error) {
 			return goredisStore(ctx, redis.NewFailoverClient(&redis.FailoverOptions{MasterName: master, SentinelAddrs: sentinels}))
 		},
 	},
@@ -51,7 +53,7 @@ func (d clientDef) String() string { return d.name }
 
 type ziplineClient struct{ c *zipline.Client }
 
-func ziplineStore(ctx context.Context, o zipline.Options) (store, error) {
+func ziplineStore(ctx context.Context, o zipline.Options) (setget.Store, error) {
 	c, err := zipline.New(o)
 	if err != nil {
 		return nil, err
@@ -76,7 +78,7 @@ func (z ziplineClient) Get(ctx context.Context, k string) ([]byte, error) {
 // goredisClient holds a ClusterClient or a FailoverClient's *redis.Client.
 type goredisClient struct{ c redis.UniversalClient }
 
-func goredisStore(ctx context.Context, c redis.UniversalClient) (store, error) {
+func goredisStore(ctx context.Context, c redis.UniversalClient) (setget.Store, error) {
 	if err := c.Ping(ctx).Err(); err != nil {
 		c.Close()
 		return nil, err

@@ -3,6 +3,8 @@ package main
 import (
 	"slices"
 	"time"
+
+	"github.com/ziplinekv/zipline/bench/setget"
 )
 
 // step is one shard's turn in the rolling restart: its replica restarted,
@@ -26,7 +28,7 @@ type figures struct {
 	// MaxFailedPerSwitch is the most failed calls in one shard's turn.
 	MaxFailedPerSwitch int
 	// Window is the longest time without any successful call, to within
-	// a tick.
+	// a setget.Tick.
 	Window time.Duration
 	// WindowAt is when the longest window began, from the promotion of
 	// the step it fell in (from its switch's start where no promotion is
@@ -45,9 +47,9 @@ type figures struct {
 // baseline's.
 const recoveryWidth = 100 * time.Millisecond
 
-// measure works out a run's figures from its successes per tick, its
+// measure works out a run's figures from its successes per setget.Tick, its
 // failures and its steps; baselineFrom is where the load had warmed up.
-func measure(ticks []int, failures []failure, steps []step, baselineFrom time.Duration) figures {
+func measure(ticks []int, failures []setget.Failure, steps []step, baselineFrom time.Duration) figures {
 	f := figures{Switches: len(steps), Errors: map[string]int{}}
 	if len(steps) == 0 {
 		return f
@@ -55,37 +57,32 @@ func measure(ticks []int, failures []failure, steps []step, baselineFrom time.Du
 	first, last := steps[0].start, steps[len(steps)-1].end
 	for _, fl := range failures {
 		f.Failed++
-		f.Errors[fl.class]++
+		f.Errors[fl.Class]++
 	}
 	for _, s := range steps {
 		n := 0
 		for _, fl := range failures {
-			if fl.at >= s.start && fl.at < s.end {
+			if fl.At >= s.start && fl.At < s.end {
 				n++
 			}
 		}
 		f.MaxFailedPerSwitch = max(f.MaxFailedPerSwitch, n)
 	}
-	lo, hi := int(first/tick), min(int(last/tick)+1, len(ticks))
-	run, total := 0, 0
-	for i, n := range ticks[lo:hi] {
+	lo, hi := int(first/setget.Tick), min(int(last/setget.Tick)+1, len(ticks))
+	total := 0
+	for _, n := range ticks[lo:hi] {
 		total += n
-		if n == 0 {
-			run++
-			if d := time.Duration(run) * tick; d > f.Window {
-				f.Window = d
-				f.WindowAt = windowAt(steps, time.Duration(lo+i-run+1)*tick)
-			}
-		} else {
-			run = 0
-		}
+	}
+	var at int
+	if f.Window, at = setget.LongestWindow(ticks[lo:hi]); at >= 0 {
+		f.WindowAt = windowAt(steps, time.Duration(lo+at)*setget.Tick)
 	}
 	if d := last - first; d > 0 {
 		f.OpsPerSec = float64(total) / d.Seconds()
 	}
-	w := int(recoveryWidth / tick)
+	w := int(recoveryWidth / setget.Tick)
 	var before []int
-	for i := int(baselineFrom / tick); i+w <= lo; i += w {
+	for i := int(baselineFrom / setget.Tick); i+w <= lo; i += w {
 		before = append(before, sum(ticks[i:i+w]))
 	}
 	if len(before) == 0 {
@@ -94,11 +91,11 @@ func measure(ticks []int, failures []failure, steps []step, baselineFrom time.Du
 	slices.Sort(before)
 	want := 0.9 * float64(before[len(before)/2])
 	for _, s := range steps {
-		from := int(s.switchEnd / tick)
+		from := int(s.switchEnd / setget.Tick)
 		rec := time.Duration(-1)
 		for i := from; i+w <= len(ticks); i++ {
 			if float64(sum(ticks[i:i+w])) >= want {
-				rec = time.Duration(i+w-from) * tick
+				rec = time.Duration(i+w-from) * setget.Tick
 				break
 			}
 		}

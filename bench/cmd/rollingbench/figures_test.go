@@ -3,11 +3,13 @@ package main
 import (
 	"testing"
 	"time"
+
+	"github.com/ziplinekv/zipline/bench/setget"
 )
 
 func TestMeasure(t *testing.T) {
-	// 3 s at 10 calls a tick; from 2 s a switch: 150 ms with no success,
-	// then 5 calls a tick for 200 ms, then full again.
+	// 3 s at 10 calls a setget.Tick; from 2 s a switch: 150 ms with no success,
+	// then 5 calls a setget.Tick for 200 ms, then full again.
 	ticks := make([]int, 300)
 	for i := range ticks {
 		switch {
@@ -19,9 +21,9 @@ func TestMeasure(t *testing.T) {
 			ticks[i] = 10
 		}
 	}
-	failures := []failure{{at: 1900 * time.Millisecond, class: "connection refused"},
-		{at: 2010 * time.Millisecond, class: "deadline exceeded"},
-		{at: 2020 * time.Millisecond, class: "MOVED (server)"}}
+	failures := []setget.Failure{{At: 1900 * time.Millisecond, Class: "connection refused"},
+		{At: 2010 * time.Millisecond, Class: "deadline exceeded"},
+		{At: 2020 * time.Millisecond, Class: "MOVED (server)"}}
 	steps := []step{{start: 1950 * time.Millisecond, switchStart: 2 * time.Second, switchEnd: 2150 * time.Millisecond, end: 2900 * time.Millisecond}}
 	f := measure(ticks, failures, steps, 0)
 	if f.Switches != 1 || f.Failed != 3 || f.MaxFailedPerSwitch != 2 {

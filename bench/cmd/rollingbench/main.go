@@ -25,6 +25,8 @@ import (
 	"os/signal"
 	"time"
 
+	"github.com/ziplinekv/zipline/bench/setget"
+
 	"github.com/ziplinekv/zipline/bench/harness"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 	"github.com/ziplinekv/zipline/testbed"
@@ -46,7 +48,7 @@ type options struct {
 	// reshardSlots is how many slots each step of -switch reshard moves.
 	reshardSlots int
 	kind         testbed.Kind
-	load         loadConfig
+	load         setget.Config
 	out          string
 }
 
@@ -70,7 +72,7 @@ func parseFlags() (*options, error) {
 		return nil, fmt.Errorf("unexpected arguments %q", flag.Args())
 	}
 	o := &options{rounds: *rounds, laps: *laps, reshardSlots: *slots, kind: testbed.Kind(*kind), out: *out,
-		load: loadConfig{Callers: *callers, Keys: *keys, CallTimeout: *timeout, RetryPause: *pause}}
+		load: setget.Config{Callers: *callers, Keys: *keys, CallTimeout: *timeout, RetryPause: *pause, Prefix: "roll"}}
 	if o.rounds < 1 || o.laps < 1 || *slots < 1 || *callers < 1 || *keys < 1 || *timeout <= 0 || *pause < 0 {
 		return nil, errors.New("need -rounds, -laps, -callers, -keys ≥ 1, -timeout > 0 and -retry-pause ≥ 0")
 	}
@@ -144,10 +146,10 @@ const warmup = 2 * time.Second
 // starts the load, restarts the nodes in turn and measures.
 func runOne(ctx context.Context, o *options, d clientDef, topo, sw string) (figures, string, error) {
 	var (
-		s       store
+		s       setget.Store
 		err     error
 		server  string
-		restart func(context.Context, *load) ([]step, error)
+		restart func(context.Context, *setget.Load) ([]step, error)
 	)
 	switch topo {
 	case "cluster":
@@ -160,7 +162,7 @@ func runOne(ctx context.Context, o *options, d clientDef, topo, sw string) (figu
 		if s, err = d.cluster(ctx, cl.Addrs()[:1]); err != nil {
 			return figures{}, server, fmt.Errorf("%s: connect: %w", d.name, err)
 		}
-		restart = func(ctx context.Context, l *load) ([]step, error) {
+		restart = func(ctx context.Context, l *setget.Load) ([]step, error) {
 			return rollCluster(ctx, cl, l, o.laps, sw == "kill")
 		}
 	case "sentinel":
@@ -173,49 +175,49 @@ func runOne(ctx context.Context, o *options, d clientDef, topo, sw string) (figu
 		if s, err = d.sentinel(ctx, g.MasterName, g.SentinelAddrs()); err != nil {
 			return figures{}, server, fmt.Errorf("%s: connect: %w", d.name, err)
 		}
-		restart = func(ctx context.Context, l *load) ([]step, error) {
+		restart = func(ctx context.Context, l *setget.Load) ([]step, error) {
 			return rollSentinel(ctx, g, l, o.laps, sw == "kill")
 		}
 	}
 	defer s.Close()
-	l := startLoad(o.load, s)
-	if err := l.waitOK(1000, 30*time.Second); err != nil {
-		l.finish()
+	l := setget.Start(o.load, s)
+	if err := l.WaitOK(1000, 30*time.Second); err != nil {
+		l.Finish()
 		return figures{}, server, fmt.Errorf("warming up: %w", err)
 	}
-	for l.now() < warmup {
-		time.Sleep(tick) // the warm-up's length, not synchronisation
+	for l.Now() < warmup {
+		time.Sleep(setget.Tick) // the warm-up's length, not synchronisation
 	}
 	steps, err := restart(ctx, l)
 	if err == nil {
 		// The load goes on a while after the last restart: the last
 		// switch's recovery is measured in it.
-		err = l.waitOK(o.load.Callers*20, 30*time.Second)
+		err = l.WaitOK(o.load.Callers*20, 30*time.Second)
 	}
-	ticks, failures := l.finish()
+	ticks, failures := l.Finish()
 	if err != nil {
 		return figures{}, server, err
 	}
 	fig := measure(ticks, failures, steps, warmup/2)
-	fig.Wrong = int(l.wrong.Load())
-	if fig.Lost, err = l.lost(ctx); err != nil {
+	fig.Wrong = l.Wrong()
+	if fig.Lost, err = l.Lost(ctx); err != nil {
 		return fig, server, err
 	}
 	return fig, server, nil
 }
 
 // rollCluster restarts cl shard by shard, laps times round.
-func rollCluster(ctx context.Context, cl *testbed.Cluster, l *load, laps int, kill bool) ([]step, error) {
+func rollCluster(ctx context.Context, cl *testbed.Cluster, l *setget.Load, laps int, kill bool) ([]step, error) {
 	var steps []step
 	for range laps {
 		for shard := range 3 {
-			st := step{start: l.now()}
+			st := step{start: l.Now()}
 			roll, err := cl.RollShard(ctx, shard, kill)
 			if err != nil {
 				return steps, err
 			}
-			st.switchStart, st.switchEnd, st.end = roll.SwitchStart.Sub(l.start), roll.SwitchEnd.Sub(l.start), l.now()
-			st.promoted = roll.Promoted.Sub(l.start)
+			st.switchStart, st.switchEnd, st.end = roll.SwitchStart.Sub(l.Began()), roll.SwitchEnd.Sub(l.Began()), l.Now()
+			st.promoted = roll.Promoted.Sub(l.Began())
 			steps = append(steps, st)
 		}
 	}
@@ -228,7 +230,7 @@ func applies(topo, sw string) bool { return topo == "cluster" || sw != "reshard"
 
 // reshard moves slots from each primary to the next, shard by shard, laps
 // times round: a step is one move, the switch the move itself.
-func reshard(ctx context.Context, cl *testbed.Cluster, l *load, laps, slots int) ([]step, error) {
+func reshard(ctx context.Context, cl *testbed.Cluster, l *setget.Load, laps, slots int) ([]step, error) {
 	var steps []step
 	for range laps {
 		for shard := range 3 {
@@ -237,12 +239,12 @@ func reshard(ctx context.Context, cl *testbed.Cluster, l *load, laps, slots int)
 				return steps, err
 			}
 			p := topo.Primaries()
-			st := step{start: l.now()}
+			st := step{start: l.Now()}
 			st.switchStart = st.start
 			if _, err := cl.Reshard(ctx, p[shard].Server, p[(shard+1)%3].Server, slots); err != nil {
 				return steps, err
 			}
-			st.switchEnd, st.end = l.now(), l.now()
+			st.switchEnd, st.end = l.Now(), l.Now()
 			steps = append(steps, st)
 		}
 	}
@@ -251,10 +253,10 @@ func reshard(ctx context.Context, cl *testbed.Cluster, l *load, laps, slots int)
 
 // rollSentinel restarts g's replicas, fails over (or kills the primary)
 // and restarts the former primary, laps times.
-func rollSentinel(ctx context.Context, g *testbed.Sentinel, l *load, laps int, kill bool) ([]step, error) {
+func rollSentinel(ctx context.Context, g *testbed.Sentinel, l *setget.Load, laps int, kill bool) ([]step, error) {
 	var steps []step
 	for range laps {
-		st := step{start: l.now()}
+		st := step{start: l.Now()}
 		replicas, err := g.Replicas(ctx)
 		if err != nil {
 			return steps, err
@@ -264,7 +266,7 @@ func rollSentinel(ctx context.Context, g *testbed.Sentinel, l *load, laps int, k
 				return steps, err
 			}
 		}
-		st.switchStart = l.now()
+		st.switchStart = l.Now()
 		var f testbed.Failover
 		if kill {
 			f, err = g.KillPrimary(ctx)
@@ -274,11 +276,11 @@ func rollSentinel(ctx context.Context, g *testbed.Sentinel, l *load, laps int, k
 		if err != nil {
 			return steps, err
 		}
-		st.switchEnd = l.now()
+		st.switchEnd = l.Now()
 		if _, err := g.RestartNode(ctx, f.Former); err != nil {
 			return steps, err
 		}
-		st.end = l.now()
+		st.end = l.Now()
 		steps = append(steps, st)
 	}
 	return steps, nil

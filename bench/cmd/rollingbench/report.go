@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/ziplinekv/zipline/bench/setget"
 )
 
 // report is everything one rollingbench invocation produced.
@@ -45,7 +47,7 @@ func (r *report) write(w io.Writer) {
 		"successful calls per %v were back to 90 %% of their median before the restarts (the median and the worst "+
 		"switch of the run). *Lost* counts keys whose value read back afterwards is older than the last write "+
 		"acknowledged; *wrong*, GETs that did not return the value their caller's SET had just had acknowledged.\n\n",
-		tick, recoveryWidth)
+		setget.Tick, recoveryWidth)
 	for _, topo := range o.topologies {
 		for _, sw := range o.switches {
 			if !applies(topo, sw) {

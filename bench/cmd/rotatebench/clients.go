@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ziplinekv/zipline/bench/setget"
+
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/auth"
 	"github.com/ziplinekv/zipline"
@@ -39,7 +41,7 @@ type clientDef struct {
 	// credentialsOnly: the client is a way of taking credentials, and has
 	// no part in the certificates scenario.
 	credentialsOnly bool
-	connect         func(ctx context.Context, t target) (store, error)
+	connect         func(ctx context.Context, t target) (setget.Store, error)
 }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -60,7 +62,7 @@ var clientDefs = []clientDef{
 			"returning `zipline.Credentials{Username, Password, Expires}` with Expires a set time ahead (`-expires`), " +
 			"so that the client authenticates its open connections again in place before then; every other " +
 			"option at its default (logger silenced); `Set`, `Get`",
-		connect: func(ctx context.Context, t target) (store, error) {
+		connect: func(ctx context.Context, t target) (setget.Store, error) {
 			o := zipline.Options{Addr: t.addr, ClientName: clientName, TLSConfig: t.tls, Logger: quiet}
 			if t.creds != nil {
 				o.Credentials = t.creds.zipline
@@ -80,7 +82,7 @@ var clientDefs = []clientDef{
 		name: "zipline-push", label: "zipline (RenewCredentials)", credentialsOnly: true,
 		desc: "as zipline, with credentials that do not expire (no `Expires`), each rotation followed by " +
 			"`Client.RenewCredentials(ctx)`: the application pushes the change, as go-redis's streaming provider does",
-		connect: func(ctx context.Context, t target) (store, error) {
+		connect: func(ctx context.Context, t target) (setget.Store, error) {
 			c, err := zipline.New(zipline.Options{Addr: t.addr, ClientName: clientName, Logger: quiet, Credentials: t.creds.static})
 			if err != nil {
 				return nil, err
@@ -100,7 +102,7 @@ var clientDefs = []clientDef{
 			"credentials and keeps the listener, each rotation pushing the new ones to every listener (`OnNext`), " +
 			"which marks that connection for AUTH in place; every other option at its default (pool of 10 × " +
 			"GOMAXPROCS, 3 retries; logger silenced with `redis.SetLogger`); `Set(ctx, k, v, 0)`, `Get(ctx, k)`",
-		connect: func(ctx context.Context, t target) (store, error) {
+		connect: func(ctx context.Context, t target) (setget.Store, error) {
 			o := &redis.Options{Addr: t.addr, ClientName: clientName, TLSConfig: t.tls}
 			if t.creds != nil {
 				o.StreamingCredentialsProvider = t.creds
@@ -112,7 +114,7 @@ var clientDefs = []clientDef{
 		name: "go-redis-plain", label: "go-redis (CredentialsProvider)", credentialsOnly: true,
 		desc: "as go-redis, with `Options.CredentialsProvider: func() (username, password string)` instead, which " +
 			"go-redis calls for each new connection only: the way most go-redis users take changing credentials",
-		connect: func(ctx context.Context, t target) (store, error) {
+		connect: func(ctx context.Context, t target) (setget.Store, error) {
 			return goredisStore(ctx, &redis.Options{Addr: t.addr, ClientName: clientName, CredentialsProvider: t.creds.plain})
 		},
 	},
@@ -139,7 +141,7 @@ func (z ziplineClient) Get(ctx context.Context, k string) ([]byte, error) {
 
 type goredisClient struct{ c *redis.Client }
 
-func goredisStore(ctx context.Context, o *redis.Options) (store, error) {
+func goredisStore(ctx context.Context, o *redis.Options) (setget.Store, error) {
 	c := redis.NewClient(o)
 	if err := c.Ping(ctx).Err(); err != nil {
 		c.Close()

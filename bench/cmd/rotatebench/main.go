@@ -30,6 +30,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ziplinekv/zipline/bench/setget"
+
 	"github.com/ziplinekv/zipline/bench/harness"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 	"github.com/ziplinekv/zipline/testbed"
@@ -52,7 +54,7 @@ type options struct {
 	authWait  time.Duration // how long a rotation waits for the connections to switch user
 	expires   time.Duration // how far ahead zipline's Credentials.Expires is
 	kind      testbed.Kind
-	load      loadConfig
+	load      setget.Config
 	out       string
 }
 
@@ -81,7 +83,7 @@ func parseFlags() (*options, error) {
 	}
 	o := &options{rounds: *rounds, rotations: *rotations, renewals: *renewals, every: *every, authWait: *authWait,
 		expires: *expires, kind: testbed.Kind(*kind), out: *out,
-		load: loadConfig{Callers: *callers, Keys: *keys, CallTimeout: *timeout, RetryPause: *pause}}
+		load: setget.Config{Callers: *callers, Keys: *keys, CallTimeout: *timeout, RetryPause: *pause, Prefix: "rot"}}
 	if o.rounds < 1 || o.rotations < 1 || o.renewals < 1 || *callers < 1 || *keys < 1 {
 		return nil, errors.New("need -rounds, -rotations, -renewals, -callers and -keys ≥ 1")
 	}
@@ -196,24 +198,24 @@ func runOne(ctx context.Context, o *options, d clientDef, scenario string) (figu
 		return figures{}, server, fmt.Errorf("%s: connect: %w", d.name, err)
 	}
 	defer s.Close()
-	l := startLoad(o.load, s)
-	if err := l.waitOK(1000, 30*time.Second); err != nil {
-		l.finish()
+	l := setget.Start(o.load, s)
+	if err := l.WaitOK(1000, 30*time.Second); err != nil {
+		l.Finish()
 		return figures{}, server, fmt.Errorf("warming up: %w", err)
 	}
-	for l.now() < warmup {
-		time.Sleep(tick) // the warm-up's length, not synchronisation
+	for l.Now() < warmup {
+		time.Sleep(setget.Tick) // the warm-up's length, not synchronisation
 	}
 	var fig figures
 	conns, err := a.conns(ctx)
 	if err != nil {
-		l.finish()
+		l.Finish()
 		return figures{}, server, err
 	}
 	fig.Conns = len(conns)
 	before, err := a.received(ctx)
 	if err != nil {
-		l.finish()
+		l.Finish()
 		return figures{}, server, err
 	}
 	a.opened.Store(0) // the connection of the INFO above is in before
@@ -221,7 +223,7 @@ func runOne(ctx context.Context, o *options, d clientDef, scenario string) (figu
 	if handshakes != nil {
 		hs0 = handshakes.Load()
 	}
-	from := l.now()
+	from := l.Now()
 	err = steps(ctx, &fig)
 	if err == nil {
 		// The load runs on a while, so that what the last step set off
@@ -235,12 +237,12 @@ func runOne(ctx context.Context, o *options, d clientDef, scenario string) (figu
 	if err == nil {
 		after, err = a.received(ctx) // last: its own connection is in after
 	}
-	ticks, failures := l.finish()
+	ticks, failures := l.Finish()
 	if err != nil {
 		return figures{}, server, err
 	}
 	measure(&fig, ticks, failures, from)
-	fig.Wrong = int(l.wrong.Load())
+	fig.Wrong = l.Wrong()
 	if handshakes != nil {
 		fig.Handshakes = int(handshakes.Load() - hs0)
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ziplinekv/zipline/bench/setget"
+
 	"github.com/ziplinekv/zipline/bench/harness"
 )
 
@@ -62,7 +64,7 @@ func (r *report) write(w io.Writer) {
 		"`failover.Classify` (never their text). zipline has no push: it takes new credentials at its next renewal, due "+
 		"at four fifths of their life and at least 1 s before its end, so with -expires %v every %v, which bounds its "+
 		"switch; go-redis's streaming provider pushes them to its connections at once.\n\n",
-		tail, o.every+tail, o.authWait, o.authWait, tick, o.expires, renewEvery(o.expires))
+		tail, o.every+tail, o.authWait, o.authWait, setget.Tick, o.expires, renewEvery(o.expires))
 	for _, sc := range o.scenarios {
 		p("## %s\n\nMedians over the runs, (min–max) beside them.\n\n", sc)
 		head := []string{"client", "runs", "rotations", "in place", "stale", "switch", "calls ok", "failed", "reconnects",

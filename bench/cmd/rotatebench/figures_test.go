@@ -4,11 +4,13 @@ import (
 	"maps"
 	"testing"
 	"time"
+
+	"github.com/ziplinekv/zipline/bench/setget"
 )
 
 func TestMeasure(t *testing.T) {
-	// 3 s at 10 calls a tick; from 2 s on, 150 ms with no success, then
-	// 5 calls a tick.
+	// 3 s at 10 calls a setget.Tick; from 2 s on, 150 ms with no success, then
+	// 5 calls a setget.Tick.
 	ticks := make([]int, 300)
 	for i := range ticks {
 		switch {
@@ -20,10 +22,10 @@ func TestMeasure(t *testing.T) {
 			ticks[i] = 10
 		}
 	}
-	failures := []failure{{at: 1400 * time.Millisecond, class: "EOF"},
-		{at: 2010 * time.Millisecond, class: "deadline exceeded"},
-		{at: 2020 * time.Millisecond, class: "NOAUTH (server)"},
-		{at: 2030 * time.Millisecond, class: "NOAUTH (server)"}}
+	failures := []setget.Failure{{At: 1400 * time.Millisecond, Class: "EOF"},
+		{At: 2010 * time.Millisecond, Class: "deadline exceeded"},
+		{At: 2020 * time.Millisecond, Class: "NOAUTH (server)"},
+		{At: 2030 * time.Millisecond, Class: "NOAUTH (server)"}}
 	var f figures
 	measure(&f, ticks, failures, 1500*time.Millisecond)
 	if f.Failed != 3 || f.Errors["deadline exceeded"] != 1 || f.Errors["NOAUTH (server)"] != 2 || f.Errors["EOF"] != 0 {
