@@ -163,6 +163,9 @@ func runOne(ctx context.Context, o *options, d clientDef, topo, sw string) (figu
 			return figures{}, server, fmt.Errorf("%s: connect: %w", d.name, err)
 		}
 		restart = func(ctx context.Context, l *setget.Load) ([]step, error) {
+			if sw == "reshard" {
+				return reshard(ctx, cl, l, o.laps, o.reshardSlots)
+			}
 			return rollCluster(ctx, cl, l, o.laps, sw == "kill")
 		}
 	case "sentinel":
