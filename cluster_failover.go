@@ -118,7 +118,7 @@ func (c *cluster) promote(ctx context.Context, s mapShard, addr string) error {
 	if cur == nil {
 		return nil
 	}
-	next := &shardMap{shards: make([]mapShard, 0, len(cur.shards))}
+	next := &shardMap{shards: make([]mapShard, 0, len(cur.shards)), zones: cur.zones}
 	found := false
 	for _, sh := range cur.shards {
 		// Installed shard maps are never modified: the copy gets its own

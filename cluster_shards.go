@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -21,7 +22,10 @@ import (
 // slots. The router installs a shard map only when several nodes agree on it.
 type shardMap struct {
 	shards []mapShard
-	hash   uint64 // of the normalised view: equal views have equal hashes
+	// zones are the availability zones the nodes report (Valkey 9.1's
+	// CLUSTER SHARDS), by address; nil when none does.
+	zones map[string]string
+	hash  uint64 // of the normalised view: equal views have equal hashes
 }
 
 // mapShard is one shard: its slot ranges, its primary and its healthy
@@ -84,6 +88,12 @@ func parseShards(v resp.Value, seed string) (*shardMap, error) {
 			} else {
 				s.replicas = append(s.replicas, addr)
 			}
+			if len(nf.zone) > 0 {
+				if out.zones == nil {
+					out.zones = map[string]string{}
+				}
+				out.zones[addr] = string(nf.zone)
+			}
 		}
 		if len(s.ranges) > 0 {
 			out.shards = append(out.shards, s)
@@ -114,8 +124,8 @@ func eachField(v resp.Value, fn func(key []byte, val resp.Value)) error {
 
 // shardNode is what parseShards reads of one node in CLUSTER SHARDS.
 type shardNode struct {
-	role, health, endpoint, ip []byte
-	port, tlsPort              int64
+	role, health, endpoint, ip, zone []byte
+	port, tlsPort                    int64
 }
 
 func (n *shardNode) set(k []byte, v resp.Value) {
@@ -132,6 +142,8 @@ func (n *shardNode) set(k []byte, v resp.Value) {
 		n.port, _ = Value{v}.AsInt64()
 	case "tls-port":
 		n.tlsPort, _ = Value{v}.AsInt64()
+	case "availability-zone":
+		n.zone = v.Bytes()
 	}
 }
 
@@ -219,6 +231,9 @@ func (v *shardMap) normalise() {
 	for _, s := range v.shards {
 		fmt.Fprintf(h, "%v %s %s;", s.ranges, s.primary, strings.Join(s.replicas, ","))
 	}
+	for _, addr := range slices.Sorted(maps.Keys(v.zones)) {
+		fmt.Fprintf(h, "%s@%s;", addr, v.zones[addr])
+	}
 	v.hash = h.Sum64()
 }
 
@@ -261,14 +276,3 @@ func elect(views []*shardMap, current uint64) *shardMap {
 	return best
 }
 
-// nodes lists every address in the shard map.
-func (v *shardMap) nodes() []string {
-	var out []string
-	for _, s := range v.shards {
-		if s.primary != "" {
-			out = append(out, s.primary)
-		}
-		out = append(out, s.replicas...)
-	}
-	return out
-}

@@ -1044,8 +1044,23 @@ func TestClusterReadAZAffinity(t *testing.T) {
 			t.Fatal(err) // a primary in the zone is still not read from while a replica there is up
 		}
 	}
-	// The zones are read when the client connects (HELLO), so it connects
-	// after they are set.
+	// The zones are read when the client connects (HELLO), and from the
+	// shard map (CLUSTER SHARDS), so it connects once every node there
+	// reports its zone.
+	seed := cl.Nodes()[0]
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		v, err := seed.Do(ctx, "CLUSTER", "SHARDS")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(v.String(), "availability-zone"); n >= len(topo.Nodes) && !strings.Contains(v.String(), "availability-zone \"\"") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("CLUSTER SHARDS does not report every node's zone:\n%s", v.String())
+		}
+		time.Sleep(20 * time.Millisecond) // bounded poll of the gossip's progress
+	}
 	newClient := func(zone string) *Client {
 		c, err := New(Options{Addrs: cl.Addrs()[:1], ReadFrom: ReadAZAffinity, AvailabilityZone: zone, Logger: quiet})
 		if err != nil {
@@ -1055,6 +1070,26 @@ func TestClusterReadAZAffinity(t *testing.T) {
 		return c
 	}
 	inA, elsewhere := newClient("az-a"), newClient("az-c")
+	// A client connects only to the replicas in its zone; one in a zone
+	// without replicas, to all of them.
+	connected := func(c *Client) map[string]bool {
+		cc := c.s.top.(*cluster)
+		cc.mu.Lock()
+		defer cc.mu.Unlock()
+		out := map[string]bool{}
+		for addr := range cc.nodes {
+			out[addr] = true
+		}
+		return out
+	}
+	for addr, zone := range zoneOf {
+		if zone == "az-b" && connected(inA)[addr] {
+			t.Errorf("a client in az-a connected to %s, a replica in az-b", addr)
+		}
+		if !connected(elsewhere)[addr] {
+			t.Errorf("a client in a zone without replicas did not connect to the replica %s", addr)
+		}
+	}
 	keys := make([]string, 40)
 	for i := range keys {
 		keys[i] = "az:" + strconv.Itoa(i)

@@ -208,15 +208,7 @@ func (c *cluster) install(ctx context.Context, v *shardMap) error {
 	byAddr := map[string]*node{}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	addrs := v.nodes()
-	if c.s.opts.ReadFrom == ReadPrimary {
-		addrs = addrs[:0]
-		for _, s := range v.shards {
-			if s.primary != "" {
-				addrs = append(addrs, s.primary)
-			}
-		}
-	}
+	addrs := c.connectTo(v)
 	for _, a := range addrs {
 		wg.Add(1)
 		go func() {
@@ -275,6 +267,37 @@ func (c *cluster) install(ctx context.Context, v *shardMap) error {
 	c.mu.Unlock()
 	c.closeNodes(gone)
 	return nil
+}
+
+// connectTo returns the nodes of v the client connects to: the primaries,
+// and the replicas where reads may go. With ReadAZAffinity, where the
+// nodes report their zones (Valkey 9.1's CLUSTER SHARDS), a shard with
+// replicas in the client's zone has only those connected: at hundreds of
+// nodes the others would cost a connection each for reads that never go
+// to them. A shard with none there has all its replicas connected.
+func (c *cluster) connectTo(v *shardMap) []string {
+	o := &c.s.opts
+	var addrs []string
+	for _, s := range v.shards {
+		if s.primary != "" {
+			addrs = append(addrs, s.primary)
+		}
+		if o.ReadFrom == ReadPrimary {
+			continue
+		}
+		n := len(addrs)
+		if o.ReadFrom == ReadAZAffinity && o.AvailabilityZone != "" {
+			for _, a := range s.replicas {
+				if v.zones[a] == o.AvailabilityZone {
+					addrs = append(addrs, a)
+				}
+			}
+		}
+		if len(addrs) == n {
+			addrs = append(addrs, s.replicas...)
+		}
+	}
+	return addrs
 }
 
 // unusedLocked removes from c.nodes the nodes no route uses, seeds apart,

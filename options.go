@@ -325,6 +325,10 @@ const (
 	// server's availability-zone setting, Valkey 8 and later), then over
 	// the other replicas when none there is connected, then sends them to
 	// the primary: in a cloud, traffic within a zone is faster and free.
+	// On a cluster whose nodes report their zones in CLUSTER SHARDS
+	// (Valkey 9.1), the client connects only to the replicas in its zone
+	// where a shard has any, so reads fall back to the primary while those
+	// are down.
 	ReadAZAffinity
 )
 
