@@ -275,4 +275,3 @@ func elect(views []*shardMap, current uint64) *shardMap {
 	}
 	return best
 }
-
