@@ -335,7 +335,7 @@ type method struct{ name, sig string }
 // notCommands are Client methods that take a context but are not commands
 // a fake would stand in for.
 var notCommands = map[string]bool{"Watch": true, "Dedicated": true, "Subscribe": true, "PSubscribe": true,
-	"SSubscribe": true}
+	"SSubscribe": true, "RenewCredentials": true}
 
 // clientCommand reports whether fd is a hand-written Client method that
 // runs commands (its first parameter a context), and its signature.
