@@ -313,12 +313,14 @@ func (c *cluster) sendGroup(ctx context.Context, r *request, f *flight, nd *node
 			// READONLY on the connection (replica reads) the node runs it
 			// rather than answer MOVED, and its first write fails, so
 			// nothing was written (Redis refuses it as READONLY: the
-			// same). It goes once more, at the next routes
-			// (or after minQueryInterval): a script that reaches for an
-			// undeclared key of another slot fails so again, for good.
+			// same). It goes once more, at the next routes (or after
+			// minQueryInterval; a refresh may have to wait for its turn,
+			// so FailoverWait does not cut this wait short): a script
+			// that reaches for an undeclared key of another slot fails so
+			// again, for good.
 			f.resent[i], f.errs[i] = true, serverError(v)
 			retry++
-			when = max(when, againOnRoutes)
+			when = max(when, againOnNewRoutes)
 			c.askRefresh()
 			continue
 		}
@@ -351,6 +353,10 @@ const (
 	// againLater is after the backoff: TRYAGAIN and LOADING, which end
 	// on the server, not with a change of the routes.
 	againLater
+	// againOnNewRoutes is at the next change of the routes, and at most
+	// minQueryInterval, FailoverWait aside: the slot has a primary the
+	// routes do not know yet (a script run by a demoted primary).
+	againOnNewRoutes
 	// againOnChange is after the backoff, or at the next change of the
 	// routes if that comes first: CLUSTERDOWN, MASTERDOWN, or a node
 	// that cannot be reached. A failover ends with the failover watch
@@ -511,7 +517,7 @@ func (c *cluster) wait(ctx context.Context, backoff *time.Duration, when again, 
 	switch when {
 	case againOnChange:
 		changed = c.changes()
-	case againOnRoutes:
+	case againOnRoutes, againOnNewRoutes:
 		d, changed = minQueryInterval, c.changes()
 	}
 	if limit >= 0 {
