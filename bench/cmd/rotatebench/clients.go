@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"io"
 	"log/slog"
 	"maps"
@@ -75,7 +74,7 @@ var clientDefs = []clientDef{
 				c.Close()
 				return nil, err
 			}
-			return ziplineClient{c}, nil
+			return setget.ZiplineStore{C: c}, nil
 		},
 	},
 	{
@@ -92,7 +91,7 @@ var clientDefs = []clientDef{
 				return nil, err
 			}
 			t.creds.onSet(func() { c.RenewCredentials(context.Background()) })
-			return ziplineClient{c}, nil
+			return setget.ZiplineStore{C: c}, nil
 		},
 	},
 	{
@@ -107,7 +106,7 @@ var clientDefs = []clientDef{
 			if t.creds != nil {
 				o.StreamingCredentialsProvider = t.creds
 			}
-			return goredisStore(ctx, o)
+			return setget.GoRedis(ctx, redis.NewClient(o))
 		},
 	},
 	{
@@ -115,7 +114,7 @@ var clientDefs = []clientDef{
 		desc: "as go-redis, with `Options.CredentialsProvider: func() (username, password string)` instead, which " +
 			"go-redis calls for each new connection only: the way most go-redis users take changing credentials",
 		connect: func(ctx context.Context, t target) (setget.Store, error) {
-			return goredisStore(ctx, &redis.Options{Addr: t.addr, ClientName: clientName, CredentialsProvider: t.creds.plain})
+			return setget.GoRedis(ctx, redis.NewClient(&redis.Options{Addr: t.addr, ClientName: clientName, CredentialsProvider: t.creds.plain}))
 		},
 	},
 }
@@ -125,41 +124,6 @@ func (d clientDef) String() string { return d.name }
 // applies reports whether d takes part in a scenario.
 func (d clientDef) applies(scenario string) bool {
 	return scenario == "credentials" || !d.credentialsOnly
-}
-
-type ziplineClient struct{ c *zipline.Client }
-
-func (z ziplineClient) Set(ctx context.Context, k string, v []byte) error { return z.c.Set(ctx, k, v) }
-func (z ziplineClient) Close() error                                      { return z.c.Close() }
-func (z ziplineClient) Get(ctx context.Context, k string) ([]byte, error) {
-	v, err := z.c.Get(ctx, k)
-	if errors.Is(err, zipline.Nil) {
-		return nil, nil
-	}
-	return v, err
-}
-
-type goredisClient struct{ c *redis.Client }
-
-func goredisStore(ctx context.Context, o *redis.Options) (setget.Store, error) {
-	c := redis.NewClient(o)
-	if err := c.Ping(ctx).Err(); err != nil {
-		c.Close()
-		return nil, err
-	}
-	return goredisClient{c}, nil
-}
-
-func (g goredisClient) Set(ctx context.Context, k string, v []byte) error {
-	return g.c.Set(ctx, k, v, 0).Err()
-}
-func (g goredisClient) Close() error { return g.c.Close() }
-func (g goredisClient) Get(ctx context.Context, k string) ([]byte, error) {
-	v, err := g.c.Get(ctx, k).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return nil, nil
-	}
-	return v, err
 }
 
 // rotating holds the current ACL user and password, and hands them out in
