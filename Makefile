@@ -5,7 +5,7 @@
 #               of every module (the library, testbed, cmd/zipline, otel;
 #               bench without the race detector), then the allocation tests
 #               without it
-.PHONY: demo test fuzz bench soak bench-compression bench-ab spec release tidy api
+.PHONY: demo test fuzz bench soak scale bench-compression bench-ab spec release tidy api
 
 # The modules are developed together through go.work; one go command sees
 # them all, so their tests share one schedule. Most of a package's time is
@@ -64,6 +64,15 @@ soak:
 	scripts/setup.sh
 	go test -race -run '^(TestSoak|TestClusterRollingRestartUnderLoad|TestSentinelRollingRestartUnderLoad|TestClusterReshardUnderLoad|TestCredentialsRotateUnderLoad|TestCertificatesRenewUnderLoad)$$' -count=1 -timeout 0 -v . -soak=$(SOAK)
 	go test -race -run '^TestStoreRollingRestartUnderLoad$$' -count=1 -timeout 0 -v ./layout -soak=$(SOAK)
+
+# A cluster of 48 primaries (and their replicas) and 200 clients in one
+# process, through a slot move, a failover and a reshard of 2,000 slots
+# under load: topology queries per node per second, time until every client
+# is current, connections per node, heap per client (not part of CI;
+# minutes, about 2 GiB): make scale
+scale:
+	scripts/setup.sh redis
+	go test -run '^TestScale$$' -count=1 -timeout 0 -v . -scale
 
 # The client at two revisions, interleaved on one server (bench/README.md, "A/B"):
 #   make bench-ab BASE=<rev> [NEW=<rev>, default HEAD] [ABFLAGS='-rounds 9 -out results/ab.md']
