@@ -195,7 +195,7 @@ func TestScale(t *testing.T) {
 	moved := current(t, cs, slot, to.Addr, 30*time.Second)
 	time.Sleep(5 * time.Second) // the refreshes the move set off: the measurement's window
 	most := rate.finish()
-	t.Logf("slot move: every client current in %v (goal < 10 s); at most %d topology queries on one node in one second (goal <= 5); %d GETs failed",
+	t.Logf("slot move: every client current %v after it (goal < 10 s); at most %d topology queries on one node in one second (goal <= 5); %d GETs failed",
 		moved.Round(time.Millisecond), most, failed.Load())
 	if most > 5 {
 		t.Errorf("%d topology queries on one node in one second through a slot move (goal 5)", most)
@@ -212,7 +212,7 @@ func TestScale(t *testing.T) {
 	most = rate.finish()
 	close(stop)
 	wg.Wait()
-	t.Logf("failover: promoted in %v; every client current %v after the kill; at most %d topology queries on one node in one second; %d GETs failed in all",
+	t.Logf("failover: promoted in %v; every client current %v after the cluster settled on it; at most %d topology queries on one node in one second; %d GETs failed in all",
 		p.Window.Round(time.Millisecond), failedOver.Round(time.Millisecond), most, failed.Load())
 	if most > 5 {
 		t.Errorf("%d topology queries on one node in one second through a failover (goal 5)", most)
