@@ -54,10 +54,6 @@ type cluster struct {
 	// since by MOVED): the failover watch reads which replicas can take
 	// over a shard from it.
 	current *shardMap
-	// missing says that the last install left out a node it had reached,
-	// closed meanwhile by another install: the next refresh installs the
-	// shard map again even if it is unchanged (see routesComplete).
-	missing bool
 
 	refreshAsked chan struct{} // capacity 1: a request for a refresh
 	// suspect wakes the failover watch (see watchFailovers); capacity 1.

@@ -308,7 +308,7 @@ func (c *cluster) sendGroup(ctx context.Context, r *request, f *flight, nd *node
 			when = max(when, againNow)
 			continue
 		}
-		if !r.cmds[i].readOnly && !f.resent[i] && c.s.opts.ReadFrom != ReadPrimary && isScriptOnReplica(v) {
+		if v.IsError() && !r.cmds[i].readOnly && !f.resent[i] && c.s.opts.ReadFrom != ReadPrimary && isScriptOnReplica(v) {
 			// A script for a node that has just become a replica: with
 			// READONLY on the connection (replica reads) the node runs it
 			// rather than answer MOVED, and its first write fails, so

@@ -35,6 +35,7 @@ type simCluster struct {
 }
 
 type simNode struct {
+	index   int // in simCluster.nodes: shard index/2, a replica when odd
 	ln      net.Listener
 	addr    string
 	port    int
@@ -46,12 +47,12 @@ type simNode struct {
 func newSimCluster(t testing.TB, shards int) *simCluster {
 	t.Helper()
 	sc := &simCluster{}
-	for range 2 * shards {
+	for i := range 2 * shards {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := &simNode{ln: ln, addr: ln.Addr().String(), port: ln.Addr().(*net.TCPAddr).Port}
+		n := &simNode{index: i, ln: ln, addr: ln.Addr().String(), port: ln.Addr().(*net.TCPAddr).Port}
 		sc.nodes = append(sc.nodes, n)
 	}
 	for slot := range slotCount {
@@ -139,8 +140,8 @@ func (sc *simCluster) serve(n *simNode, c net.Conn) {
 	defer c.Close()
 	r := resp.NewReader(c, 512, resp.Limits{})
 	w := bufio.NewWriterSize(c, 512)
-	self := int32(sc.index(n) / 2)
-	primary := sc.index(n)%2 == 0
+	self := int32(n.index / 2)
+	primary := n.index%2 == 0
 	var v resp.Value
 	for {
 		if err := r.ReadValue(&v); err != nil {
@@ -181,15 +182,6 @@ func (sc *simCluster) serve(n *simNode, c net.Conn) {
 			}
 		}
 	}
-}
-
-func (sc *simCluster) index(n *simNode) int {
-	for i, m := range sc.nodes {
-		if m == n {
-			return i
-		}
-	}
-	return -1
 }
 
 func (sc *simCluster) queries() (total, most int64) {

@@ -225,19 +225,13 @@ func (c *cluster) install(ctx context.Context, v *shardMap) error {
 		return errors.New("zipline: no cluster node could be reached")
 	}
 	c.mu.Lock()
-	c.missing = false
 	for a, n := range byAddr {
 		// Another install (the failover watch's, the refresher's) may
 		// have closed n as unused since it was looked up: route to the
-		// node registered now, or to none, and the next shard map
-		// installs it again (see routesComplete).
-		if m := c.nodes[a]; m != n {
-			if m == nil {
-				delete(byAddr, a)
-				c.missing = true
-			} else {
-				byAddr[a] = m
-			}
+		// node registered now. With none, n stays, and the next refresh
+		// installs the shard map again (see routesComplete).
+		if m := c.nodes[a]; m != nil && m != n {
+			byAddr[a] = m
 		}
 	}
 	for _, s := range v.shards {
@@ -406,18 +400,14 @@ func (c *cluster) movedTo(slot int32, addr string, n *node) bool {
 	return true
 }
 
-// routesComplete reports whether the routes hold every node of the shard
-// map installed that could be reached, each the node registered for its
-// address. Routes are only ever made with registered nodes (see movedTo,
-// install); this is what makes sure of it, since a route to a closed node
-// fails every request for its slots, and a shard map found again
-// unchanged is otherwise not installed again.
+// routesComplete reports whether every node the routes use is the node
+// registered for its address. A route to a closed node (one an install
+// running at the same time closed as unused: see movedTo, install) fails
+// every request for its slots, and a shard map found again unchanged is
+// otherwise not installed again.
 func (c *cluster) routesComplete() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.missing {
-		return false
-	}
 	for _, r := range c.routeSet() {
 		if r.primary != nil && c.nodes[r.primary.addr] != r.primary {
 			return false

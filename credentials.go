@@ -123,9 +123,7 @@ func (r *credentialsRenewal) run(ctx context.Context) {
 		r.mu.Lock()
 		r.due = time.Time{} // the renewal's own fetch sets the next
 		r.mu.Unlock()
-		n, err := r.set.Renew(ctx)
-		r.renewed.Add(uint64(n))
-		if err != nil && ctx.Err() == nil {
+		if _, err := r.renew(ctx); err != nil && ctx.Err() == nil {
 			r.log.Warn("zipline: renewing the credentials of open connections failed; retrying", "err", err)
 			r.mu.Lock()
 			if retry := time.Now().Add(retryRenewal); r.due.IsZero() || retry.Before(r.due) {
@@ -151,6 +149,11 @@ func (c *Client) RenewCredentials(ctx context.Context) (int, error) {
 	if r == nil {
 		return 0, errors.New("zipline: RenewCredentials needs Options.Credentials")
 	}
+	return r.renew(ctx)
+}
+
+// renew authenticates every open connection again now, and counts them.
+func (r *credentialsRenewal) renew(ctx context.Context) (int, error) {
 	n, err := r.set.Renew(ctx)
 	r.renewed.Add(uint64(n))
 	return n, err

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"net"
 	"runtime"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -291,7 +290,13 @@ func moveSlot(t *testing.T, cl *testkit.Cluster, slot int32, from, to *testkit.S
 		}
 		do(from, args...)
 	}
-	for _, n := range slices.Concat([]*testkit.Server{to, from}, cl.Nodes()) {
+	// The two owners first, as redis-cli does, then every other primary.
+	do(to, "CLUSTER", "SETSLOT", s, "NODE", toNode.ID)
+	do(from, "CLUSTER", "SETSLOT", s, "NODE", toNode.ID)
+	for _, n := range cl.Nodes() {
+		if n == to || n == from {
+			continue
+		}
 		if info, err := n.Info(ctx, "replication"); err == nil && info["role"] == "master" {
 			do(n, "CLUSTER", "SETSLOT", s, "NODE", toNode.ID)
 		}
