@@ -33,7 +33,7 @@ test:
 # (servertest.MeasuredWithoutRace: the detector slows the client five to ten
 # times and races nothing the other tests do not). internal/release's
 # TestNoRaceTestsRunWithoutRace checks that every measurement is named here.
-NORACE_TESTS := Alloc|TestClusterSimulated1000Nodes|TestLZ4BlockLenMalformed|TestAnalyzeAccuracy|TestAnalyzeDictAccuracy|TestAnalyzeCalibrate|TestServerDictionaryGoal|TestCostTable
+NORACE_TESTS := Alloc|TestIdleConnectionMemory|TestClusterSimulated1000Nodes|TestLZ4BlockLenMalformed|TestAnalyzeAccuracy|TestAnalyzeDictAccuracy|TestAnalyzeCalibrate|TestServerDictionaryGoal|TestCostTable
 
 # A long fuzz run of each target (not part of CI): make fuzz FUZZTIME=10m
 FUZZTIME ?= 1m

@@ -709,6 +709,9 @@ type conn struct {
 	nextOnce sync.Once
 	// writeDeadline belongs to whoever holds the writer's role.
 	writeDeadline time.Time
+	// shrink asks the reader to give its buffer's room back when it next
+	// stands between replies: the writer found the connection idle.
+	shrink atomic.Bool
 }
 
 // extendWriteDeadline makes sure the next write has at least timeout.

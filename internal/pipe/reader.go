@@ -233,6 +233,9 @@ func (l *replyLoop) run() error {
 		}
 		if l.c.rd.Buffered() == 0 {
 			l.settle()
+			if l.c.shrink.Load() && l.c.shrink.Swap(false) {
+				l.release()
+			}
 		}
 	}
 }
@@ -304,6 +307,23 @@ func (l *replyLoop) handle(v *resp.Value) (*Call, error) {
 		return cur, errClosing
 	}
 	return cur, nil
+}
+
+// release gives back the room a burst grew, on a connection the writer
+// found idle: the read buffer, and the lists of calls in flight if no call
+// is.
+func (l *replyLoop) release() {
+	l.c.rd.Shrink()
+	if l.cur != nil || l.next < len(l.local) {
+		return
+	}
+	l.local, l.next = nil, 0
+	f := l.fl
+	f.mu.Lock()
+	if len(f.calls) == 0 {
+		f.calls = nil
+	}
+	f.mu.Unlock()
 }
 
 // waiting reports whether a call is waiting for replies, taking the calls

@@ -63,6 +63,16 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 				// Closing: loop to drain the queue, then send the marker.
 			case <-tick:
 				if !active {
+					// Idle for a whole interval: the buffers a burst grew
+					// go back (the reader's once it has read the PONG),
+					// and the next burst grows them again.
+					w.release()
+					c.shrink.Store(true)
+					p.mu.Lock()
+					if len(p.queue) == 0 {
+						p.queue, p.spare = nil, nil
+					}
+					p.mu.Unlock()
 					p.queueHealthCheck()
 				}
 				active = false
@@ -355,8 +365,10 @@ func (w *writer) grow(n int) {
 	w.buf = append(make([]byte, 0, max(size, need)), w.buf...)
 }
 
-// minWriteBuf is the write buffer's first size.
-const minWriteBuf = 4 << 10
+// minWriteBuf is the write buffer's first size: enough for a few small
+// commands; a burst doubles it. An idle connection's health check, the
+// first write after its buffers were released, needs no more.
+const minWriteBuf = 256
 
 // size is the bytes prepare gathered.
 func (w *writer) size() int {
@@ -365,6 +377,11 @@ func (w *writer) size() int {
 		n += len(ct.b)
 	}
 	return n
+}
+
+// release drops the buffers, on a connection found idle.
+func (w *writer) release() {
+	*w = writer{}
 }
 
 // reset drops what prepare gathered without writing it.

@@ -20,8 +20,13 @@ const (
 	// DefaultMaxDepth bounds nesting; real replies (XREAD, CLUSTER SHARDS)
 	// stay under 8.
 	DefaultMaxDepth = 64
-	// DefaultBufferSize is the initial read buffer of a Reader.
+	// DefaultBufferSize is the size a Reader's buffer grows to while
+	// replies come faster than it is read (see NewReader).
 	DefaultBufferSize = 16 << 10
+	// firstBufferSize is a Reader's buffer before it has seen a burst, and
+	// after Shrink: a connection that answers one small request at a time,
+	// or none, holds no more.
+	firstBufferSize = 512
 	// maxLineLen bounds a simple string, error or number line.
 	maxLineLen = 64 << 10
 	// exactAllocMax is the largest bulk string allocated in one piece from its
@@ -92,6 +97,10 @@ type Reader struct {
 	buf    []byte
 	r, w   int // unread bytes are buf[r:w]
 	limits Limits
+	// most is the size the buffer grows to for bursts; filled reports that
+	// the last read took all the room the buffer had, the sign of one.
+	most   int
+	filled bool
 	// inValue is set once ReadValue has consumed the first line of a
 	// reply: from then on an error leaves the stream mid-reply.
 	inValue bool
@@ -102,13 +111,28 @@ type Reader struct {
 	slab []byte
 }
 
-// NewReader returns a Reader with a buffer of size bytes (DefaultBufferSize if
-// size <= 0) enforcing lim.
+// NewReader returns a Reader enforcing lim whose buffer grows with use:
+// it starts small, doubles each time a read fills it, up to size bytes
+// (DefaultBufferSize if size <= 0), and only a line longer than that
+// grows it further. Shrink gives the room back. A connection then holds
+// the buffer its traffic needs: 16 KiB lets one read bring a burst of
+// pipelined replies, and an idle one needs next to nothing.
 func NewReader(rd io.Reader, size int, lim Limits) *Reader {
 	if size <= 0 {
 		size = DefaultBufferSize
 	}
-	return &Reader{rd: rd, buf: make([]byte, size), limits: lim.withDefaults()}
+	return &Reader{rd: rd, buf: make([]byte, min(size, firstBufferSize)), most: size, limits: lim.withDefaults()}
+}
+
+// Shrink returns the buffer to its first size, if nothing is buffered and
+// no value is being read: the pipe calls it on a connection found idle,
+// whose buffer a burst had grown. It reports whether it did.
+func (r *Reader) Shrink() bool {
+	if r.r != r.w || r.inValue || r.slab != nil || len(r.buf) <= firstBufferSize {
+		return false
+	}
+	r.buf, r.r, r.w, r.filled = make([]byte, min(r.most, firstBufferSize)), 0, 0, false
+	return true
 }
 
 // Reset makes the Reader read from rd, dropping any buffered bytes.
@@ -499,16 +523,23 @@ func (r *Reader) readLine() ([]byte, error) {
 }
 
 // fill reads more bytes, first moving unread bytes to the front and growing
-// the buffer if it is full (up to what a maximal line needs).
+// the buffer: doubled if it is full (up to what a maximal line needs), or
+// if the last read filled it, up to most.
 func (r *Reader) fill() error {
 	if r.r > 0 {
 		r.w = copy(r.buf, r.buf[r.r:r.w])
 		r.r = 0
 	}
-	if r.w == len(r.buf) {
+	switch {
+	case r.w == len(r.buf):
 		r.buf = append(r.buf, make([]byte, len(r.buf))...)[:2*len(r.buf)]
+	case r.filled && len(r.buf) < r.most:
+		b := make([]byte, min(2*len(r.buf), r.most))
+		copy(b, r.buf[:r.w])
+		r.buf = b
 	}
 	n, err := r.rd.Read(r.buf[r.w:])
+	r.filled = n > 0 && r.w+n == len(r.buf)
 	r.w += n
 	if n > 0 {
 		return nil

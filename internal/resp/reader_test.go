@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -283,11 +284,49 @@ func TestSmallBulkCutByBufferReadsOn(t *testing.T) {
 			t.Fatalf("reply %d: %d bytes, not the payload", i, len(v.Bytes()))
 		}
 	}
-	for i, n := range src.sizes {
+	// The buffer starts small and grows with the burst: a few reads, then
+	// every read asks for at least half of DefaultBufferSize.
+	grown := slices.IndexFunc(src.sizes, func(n int) bool { return n >= DefaultBufferSize/2 })
+	if grown < 0 || grown > 10 {
+		t.Fatalf("the buffer did not grow to its full size within 10 reads: %v", src.sizes)
+	}
+	for i, n := range src.sizes[grown:] {
 		if n < DefaultBufferSize/2 {
 			t.Fatalf("read %d of %d asked for %d bytes, want at least half the buffer (%d): %v",
-				i+1, len(src.sizes), n, DefaultBufferSize/2, src.sizes)
+				grown+i+1, len(src.sizes), n, DefaultBufferSize/2, src.sizes)
 		}
+	}
+}
+
+// The buffer grows while reads fill it, up to the size asked for, and
+// Shrink gives the room back once the replies are read.
+func TestBufferGrowsWithUseAndShrinks(t *testing.T) {
+	var in bytes.Buffer
+	for range 200 {
+		in.Write(AppendBulk(nil, bytes.Repeat([]byte("v"), 100)))
+	}
+	r := NewReader(&in, 4096, Limits{})
+	if len(r.buf) != firstBufferSize {
+		t.Fatalf("first buffer %d bytes, want %d", len(r.buf), firstBufferSize)
+	}
+	var v Value
+	for i := range 200 {
+		if err := r.ReadValue(&v); err != nil || len(v.Bytes()) != 100 {
+			t.Fatalf("reply %d: %d bytes, %v", i, len(v.Bytes()), err)
+		}
+		if i == 100 && r.Shrink() {
+			t.Fatal("Shrink with replies buffered")
+		}
+	}
+	if len(r.buf) != 4096 {
+		t.Fatalf("buffer %d bytes after a burst, want 4096 (the size asked for)", len(r.buf))
+	}
+	if !r.Shrink() || len(r.buf) != firstBufferSize {
+		t.Fatalf("after Shrink the buffer holds %d bytes, want %d", len(r.buf), firstBufferSize)
+	}
+	in.Write(AppendBulk(nil, []byte("after")))
+	if err := r.ReadValue(&v); err != nil || string(v.Bytes()) != "after" {
+		t.Fatalf("after Shrink: %q, %v", v.Bytes(), err)
 	}
 }
 
