@@ -259,14 +259,21 @@ func testReshardUnderLoad(t *testing.T, kind testkit.Kind, move func(*testkit.Cl
 // calls it has answered (INFO commandstats).
 func topologyQueries(t *testing.T, cl *testkit.Cluster) map[string]int {
 	t.Helper()
+	return commandCalls(cl, "cluster|shards", "cluster|slots")
+}
+
+// commandCalls returns how many times each node has run the commands
+// named (as INFO commandstats names them: "get", "cluster|shards"), in
+// all.
+func commandCalls(cl *testkit.Cluster, names ...string) map[string]int {
 	out := map[string]int{}
 	for _, n := range cl.Nodes() {
 		info, err := n.Info(context.Background(), "commandstats")
 		if err != nil {
 			continue // a node taken down
 		}
-		for _, f := range []string{"cmdstat_cluster|shards", "cmdstat_cluster|slots"} {
-			calls, _, _ := strings.Cut(strings.TrimPrefix(info[f], "calls="), ",")
+		for _, name := range names {
+			calls, _, _ := strings.Cut(strings.TrimPrefix(info["cmdstat_"+name], "calls="), ",")
 			n2, _ := strconv.Atoi(calls)
 			out[n.Addr] += n2
 		}

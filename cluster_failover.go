@@ -21,8 +21,22 @@ import (
 
 // failoverProbeInterval is how often, while a shard has no reachable
 // primary, each of its replicas is asked for its role (give or take a
-// quarter, so that many clients do not ask in step).
-const failoverProbeInterval = 100 * time.Millisecond
+// quarter, so that many clients do not ask in step), on a cluster of up to
+// smallCluster nodes. Every client of a fleet asks the same replicas, so
+// on a larger one the interval grows with the cluster (and the fleet),
+// up to maxFailoverProbeInterval: a second is little beside the node
+// timeout a large cluster runs with (15 s by default) before it fails
+// over at all.
+const (
+	failoverProbeInterval    = 100 * time.Millisecond
+	maxFailoverProbeInterval = time.Second
+)
+
+// failoverProbeEvery returns the interval between failover probes for a
+// client that can ask n nodes.
+func failoverProbeEvery(n int) time.Duration {
+	return min(failoverProbeInterval*time.Duration(max(1, n/smallCluster)), maxFailoverProbeInterval)
+}
 
 // watchFailovers is the goroutine that probes the replicas of shards
 // whose primary is unreachable. It sleeps until a caller asks for a
@@ -43,7 +57,8 @@ func (c *cluster) watchFailovers() {
 		for shards := c.headless(); len(shards) > 0; shards = c.headless() {
 			probed = true
 			c.probeShards(shards)
-			t.Reset(failoverProbeInterval*3/4 + rand.N(failoverProbeInterval/2))
+			every := failoverProbeEvery(c.queryable())
+			t.Reset(every*3/4 + rand.N(every/2))
 			select {
 			case <-c.life.Done():
 				t.Stop()

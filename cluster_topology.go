@@ -30,7 +30,10 @@ func (c *cluster) askRefresh() {
 // refresher is the one goroutine that reads topology: on request, and
 // periodically. Between two queries of the same node it lets at least
 // minQueryInterval pass, so a storm of errors costs each node at most one
-// topology query per second.
+// topology query per second from one client. A fleet is many clients: on
+// a large cluster, a refresh that an event asked for (a MOVED, a lost
+// connection, CLUSTERDOWN: what every client sees at once) is paced
+// (eventPacing), and asks one node (see refreshBudget).
 func (c *cluster) refresher() {
 	defer c.wg.Done()
 	t := time.NewTimer(jittered(DefaultClusterRefreshInterval))
@@ -42,7 +45,9 @@ func (c *cluster) refresher() {
 		probe = p.C
 		c.s.probeLatency(c.life, c.allNodes())
 	}
+	var pacing eventPacing
 	for {
+		event := false
 		select {
 		case <-c.life.Done():
 			return
@@ -50,22 +55,125 @@ func (c *cluster) refresher() {
 			c.s.probeLatency(c.life, c.allNodes())
 			continue
 		case <-c.refreshAsked:
+			if !pacing.wait(c) {
+				return
+			}
+			event = true
 		case <-t.C:
-			t.Reset(jittered(DefaultClusterRefreshInterval))
 		}
+		// A refresh, whatever asked for it, puts the periodic one off:
+		// during a storm it would be one more query.
+		t.Reset(jittered(DefaultClusterRefreshInterval))
+		before := c.installed.Load()
 		ctx, cancel := context.WithTimeout(c.life, c.s.opts.DialTimeout)
 		if err := c.refreshNow(ctx); err != nil && c.life.Err() == nil {
 			c.s.opts.Logger.Debug("zipline: cluster topology refresh failed", "err", err)
 		}
 		cancel()
+		if event {
+			pacing.done(c.installed.Load() != before)
+		}
 	}
 }
 
-// refreshNow asks up to three nodes for their shard map of the cluster and
-// installs the one most of them give. Nodes asked less than
-// minQueryInterval ago are skipped (or waited for, when every node was).
+// eventPacing spaces the refreshes that events ask for on a large cluster
+// (refreshBudget's spread). The first after a calm goes at a moment drawn
+// at random within the spread, so that the clients of a fleet that all saw
+// the event spread their queries over it; asks that arrive meanwhile are
+// the same refresh. The next goes no sooner than a spread later, and one
+// more spread later for each refresh in a row that found nothing new, up
+// to four spreads: a failover or a slot move changes the map once, and the
+// errors that go on until the cluster has settled would otherwise cost a
+// refresh per spread, each a query to some node from every client. On a
+// small cluster the spread is zero: a refresh goes at once.
+type eventPacing struct {
+	at    time.Time // the last event refresh, or when it is due
+	quiet int       // event refreshes in a row that changed nothing
+}
+
+// wait holds an event's refresh until its moment. It reports false when
+// the client closed meanwhile.
+func (p *eventPacing) wait(c *cluster) bool {
+	spread, _ := refreshBudget(c.queryable())
+	if spread <= 0 {
+		return true
+	}
+	now := time.Now()
+	if now.Sub(p.at) > 4*spread {
+		p.quiet = 0 // a calm since the last
+	}
+	at := now.Add(rand.N(spread))
+	if next := p.at.Add(spread << min(p.quiet, 2)); at.Before(next) {
+		at = next
+	}
+	p.at = at
+	t := time.NewTimer(at.Sub(now))
+	defer t.Stop()
+	select {
+	case <-c.life.Done():
+		return false
+	case <-t.C:
+	}
+	select { // what was asked while waiting is this refresh
+	case <-c.refreshAsked:
+	default:
+	}
+	return true
+}
+
+// done records whether the refresh just made installed a new map.
+func (p *eventPacing) done(changed bool) {
+	if changed {
+		p.quiet = 0
+	} else {
+		p.quiet++
+	}
+}
+
+// refreshBudget returns, for a client that can ask n nodes, how long a
+// refresh an event asked for is spread over, and how many nodes a refresh
+// asks. Up to smallCluster nodes a refresh goes at once and asks three,
+// whose majority is installed (the nodes disagree for a moment after a
+// failover); each node's answer costs it little at that size. Beyond, the
+// answer grows with the cluster (CLUSTER SHARDS costs a node about 2 ms at
+// hundreds of nodes) and so does the fleet: a refresh asks one node, as
+// go-redis's and rueidis's do, and an event's refreshes are spread over
+// spreadPerNode for each node beyond smallCluster, at most maxRefreshSpread.
+// A fleet of k clients that all saw the event then costs each node about
+// k / (n × spread) queries a second: 200 clients on 48 primaries, half a
+// query a second per node. Since the nodes are drawn at random, some
+// node-seconds get several times the mean: at 100 ms per node (one query
+// a second on average) make scale saw 6 in one second on one node through
+// a failover; at 200 ms, at most 5. A MOVED patches its route at once
+// and a lost primary's replicas are probed apart (cluster_failover.go), so
+// the spread delays no failover and no slot move, only the rest of the map.
+func refreshBudget(n int) (spread time.Duration, ask int) {
+	if n <= smallCluster {
+		return 0, 3
+	}
+	return min(time.Duration(n-smallCluster)*spreadPerNode, maxRefreshSpread), 1
+}
+
+const (
+	smallCluster     = 8
+	spreadPerNode    = 200 * time.Millisecond
+	maxRefreshSpread = 30 * time.Second
+)
+
+// queryable returns how many nodes the client can ask for the topology.
+func (c *cluster) queryable() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.nodes)
+}
+
+// refreshNow asks up to three nodes (one on a large cluster: see
+// refreshBudget) for their shard map of the cluster and installs the one
+// most of them give. Nodes asked less than minQueryInterval ago are
+// skipped (or waited for, when every node was).
 func (c *cluster) refreshNow(ctx context.Context) error {
-	asked := c.pickQueried(ctx, 3)
+	_, ask := refreshBudget(c.queryable())
+	asked := c.pickQueried(ctx, ask)
 	if len(asked) == 0 {
 		return errors.New("zipline: no cluster node to ask for the topology")
 	}
@@ -330,12 +438,7 @@ func (c *cluster) retire(n *node) {
 	n.stats(&st) // its solo connections' too
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.retired.Writes += st.Writes
-	c.retired.Requests += st.Requests
-	c.retired.Reconnects += st.Reconnects
-	for i := range st.WriteSizes {
-		c.retired.WriteSizes[i] += st.WriteSizes[i]
-	}
+	c.retired.addRetired(&st)
 }
 
 func (c *cluster) isSeed(addr string) bool {
