@@ -58,6 +58,9 @@ type sentinel struct {
 	// promotes a replica: what the old primary took meanwhile would be
 	// lost when it is demoted.
 	holdUntil atomic.Int64
+	// failoverTimeout is the group's failover-timeout as the sentinels
+	// last said (a time.Duration; 0 until they have): see failoverHold.
+	failoverTimeout atomic.Int64
 	// want carries an address a -REDIRECT named to the watcher (capacity
 	// 1; a newer one replaces an older one), refreshAsked a request for a
 	// refresh (capacity 1).
@@ -102,6 +105,7 @@ func newSentinel(ctx context.Context, s *shared) (*sentinel, error) {
 	k.view.Store(&sentinelView{primary: p})
 	k.useReplicas(ctx, g.replicas)
 	k.learnSentinels(g.sentinels)
+	k.failoverTimeout.Store(int64(g.failoverTimeout))
 	k.wg.Add(1)
 	go k.followSentinels()
 	return k, nil

@@ -627,3 +627,23 @@ func TestSentinelSubscriptionFollowsAFailover(t *testing.T) {
 		}
 	}
 }
+
+// A failover's start holds writes for as long as the sentinels may take to
+// end it: the group's failover-timeout, read from SENTINEL MASTER, within
+// 3 and 30 s. (A hold of 3 s, shorter than the group's 5 s, once let a
+// failover slowed by CPU-bound neighbours outlast it.)
+func TestSentinelFailoverHoldIsTheGroupsTimeout(t *testing.T) {
+	c, _ := sentinelClient(t, testkit.SentinelConfig{FailoverTimeout: 8 * time.Second}, Options{})
+	k := c.carrier.(*sentinel)
+	if got := k.failoverHold(); got != 8*time.Second {
+		t.Fatalf("hold %v, want the group's failover-timeout, 8s", got)
+	}
+	for _, tc := range []struct{ timeout, want time.Duration }{
+		{0, failoverHoldMin}, {time.Second, failoverHoldMin}, {180 * time.Second, failoverHoldMax},
+	} {
+		k.failoverTimeout.Store(int64(tc.timeout))
+		if got := k.failoverHold(); got != tc.want {
+			t.Errorf("failover-timeout %v: hold %v, want %v", tc.timeout, got, tc.want)
+		}
+	}
+}

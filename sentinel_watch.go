@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +24,9 @@ type sentinelGroup struct {
 	primary   string
 	replicas  []string // those the sentinel does not think down
 	sentinels []string
+	// failoverTimeout is the group's failover-timeout (SENTINEL MASTER),
+	// zero if the sentinel did not say.
+	failoverTimeout time.Duration
 }
 
 // errUnknownGroup is a sentinel that does not monitor the group.
@@ -51,7 +55,7 @@ func (k *sentinel) ask(ctx context.Context) (sentinelGroup, error) {
 
 // askOne asks one sentinel for the group, in one round trip.
 func (k *sentinel) askOne(ctx context.Context, p *pipe.Pipe) (sentinelGroup, error) {
-	cmds := [][]string{{"SENTINEL", "GET-MASTER-ADDR-BY-NAME", k.name}, {"SENTINEL", "SENTINELS", k.name}}
+	cmds := [][]string{{"SENTINEL", "GET-MASTER-ADDR-BY-NAME", k.name}, {"SENTINEL", "SENTINELS", k.name}, {"SENTINEL", "MASTER", k.name}}
 	if k.s.opts.ReadFrom != ReadPrimary {
 		cmds = append(cmds, []string{"SENTINEL", "REPLICAS", k.name})
 	}
@@ -75,8 +79,11 @@ func (k *sentinel) askOne(ctx context.Context, p *pipe.Pipe) (sentinelGroup, err
 	}
 	g.primary = net.JoinHostPort(string(addr[0].Bytes()), string(addr[1].Bytes()))
 	g.sentinels = instances(replies[1], false)
-	if len(replies) > 2 {
-		g.replicas = instances(replies[2], true)
+	if ms, err := strconv.ParseInt(string(fieldMap(replies[2])["failover-timeout"].Bytes()), 10, 64); err == nil && ms > 0 {
+		g.failoverTimeout = time.Duration(ms) * time.Millisecond
+	}
+	if len(replies) > 3 {
+		g.replicas = instances(replies[3], true)
 	}
 	return g, nil
 }
@@ -381,16 +388,31 @@ var sentinelChannels = []string{
 	"-failover-abort-not-elected", "-failover-abort-no-good-slave", "-failover-abort-slave-timeout",
 }
 
-// failoverHoldMax bounds how long writes wait after a sentinel began to
-// promote a replica, should nothing follow.
-const failoverHoldMax = 3 * time.Second
+// How long writes wait after a sentinel began to promote a replica, should
+// nothing follow: the group's failover-timeout, within which the sentinels
+// end every failover they begin (promoted, or aborted: both end the wait
+// at once), and at least failoverHoldMin, at most failoverHoldMax, so that
+// an end that this client missed (its subscription lost) does not hold
+// writes for the default's three minutes. A hold shorter than the
+// failover sent writes to a primary about to be demoted: before
+// failover-timeout was read, the hold was 3 s, and a failover slowed by
+// CPU-bound neighbours outlasted it.
+const (
+	failoverHoldMin = 3 * time.Second
+	failoverHoldMax = 30 * time.Second
+)
+
+// failoverHold returns how long a failover's start holds writes.
+func (k *sentinel) failoverHold() time.Duration {
+	return min(max(time.Duration(k.failoverTimeout.Load()), failoverHoldMin), failoverHoldMax)
+}
 
 // apply acts on an event.
 func (k *sentinel) apply(e sentinelEvent) {
 	switch e.kind {
 	case evFailingOver:
 		k.s.opts.Logger.Info("zipline: sentinel failover begun; writes wait for the new primary", "group", k.name, "replica", e.addr)
-		k.holdUntil.Store(time.Now().Add(failoverHoldMax).UnixNano())
+		k.holdUntil.Store(time.Now().Add(k.failoverHold()).UnixNano())
 	case evPromoted, evSwitched:
 		if k.switchTo(e.addr) {
 			k.holdUntil.Store(0)
@@ -503,6 +525,9 @@ func (k *sentinel) refreshNow() {
 		return
 	}
 	k.learnSentinels(g.sentinels)
+	if g.failoverTimeout > 0 {
+		k.failoverTimeout.Store(int64(g.failoverTimeout))
+	}
 	k.switchTo(g.primary)
 	k.useReplicas(ctx, g.replicas)
 }
