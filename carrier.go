@@ -151,6 +151,14 @@ func (d *direct) close() error {
 }
 
 func (st *Stats) addPipe(p *pipe.Pipe) {
+	st.addCounts(p)
+	st.InFlight += p.InFlight()
+	st.Queued += int64(p.Queued())
+	st.PendingBytes += p.PendingBytes()
+}
+
+// addCounts adds p's counters (not its gauges) to st.
+func (st *Stats) addCounts(p *pipe.Pipe) {
 	ps := p.Stats()
 	st.Writes += ps.Batches.Load()
 	st.Requests += ps.Calls.Load()
@@ -158,9 +166,16 @@ func (st *Stats) addPipe(p *pipe.Pipe) {
 	for i := range st.WriteSizes {
 		st.WriteSizes[i] += ps.WriteSizes[i].Load()
 	}
-	st.InFlight += p.InFlight()
-	st.Queued += int64(p.Queued())
-	st.PendingBytes += p.PendingBytes()
+}
+
+// addRetired adds the counters kept from connections since closed.
+func (st *Stats) addRetired(r *Stats) {
+	st.Writes += r.Writes
+	st.Requests += r.Requests
+	st.Reconnects += r.Reconnects
+	for i := range st.WriteSizes {
+		st.WriteSizes[i] += r.WriteSizes[i]
+	}
 }
 
 // sendDirect is sendRequest for the one case that needs no request: a

@@ -258,12 +258,8 @@ func (c *cluster) stats(st *Stats) {
 	for _, n := range c.nodes {
 		nodes = append(nodes, n)
 	}
-	st.Writes += c.retired.Writes
-	st.Requests += c.retired.Requests
-	st.Reconnects += c.retired.Reconnects + c.redials.Load()
-	for i := range st.WriteSizes {
-		st.WriteSizes[i] += c.retired.WriteSizes[i]
-	}
+	st.addRetired(&c.retired)
+	st.Reconnects += c.redials.Load()
 	c.mu.Unlock()
 	for _, n := range nodes {
 		n.stats(st)

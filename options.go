@@ -150,7 +150,8 @@ type Options struct {
 	// connection's reader to hand the reply over; under load the solo
 	// connections are all lent out and every other caller shares the
 	// pipelined connection. They open one by one as callers overlap (a
-	// lone caller opens none); blocking commands, Watch and Dedicated never
+	// lone caller opens none), and close, the last opened first, once
+	// unused for a minute; blocking commands, Watch and Dedicated never
 	// use them. They are for one server: none open on a cluster (callers
 	// spread over its shards already), with ClientCache on (its
 	// invalidations arrive on the shared connection, which alone orders

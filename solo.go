@@ -52,6 +52,15 @@ type soloConns struct {
 	life   context.Context
 	cancel context.CancelFunc
 	dials  sync.WaitGroup
+
+	// A solo connection that idles for idleAfter is closed (see sweep):
+	// sweeper runs the check while any is open, calls holds the requests
+	// each had written at the last check, and retired the counters of
+	// those closed, which Stats keep.
+	idleAfter time.Duration
+	sweeper   *time.Timer
+	calls     [maxSoloConns]uint64
+	retired   Stats
 }
 
 // maxSoloConns bounds Options.SoloConns: free is one 64-bit word.
@@ -60,11 +69,25 @@ const maxSoloConns = 64
 // soloRedialAfter is how long a failed dial keeps others from starting.
 const soloRedialAfter = time.Second
 
+// soloIdleAfter is how long a solo connection may go unused before it is
+// closed: callers that overlapped once (a burst, a deploy's warm-up) do
+// not keep the server's connections, and the client's memory, for good.
+const soloIdleAfter = time.Minute
+
+// idleCalls is how many requests a solo connection writes in idleAfter
+// when nobody uses it: its health checks.
+func (s *soloConns) idleCalls() uint64 {
+	if hc := s.opts.HealthCheckInterval; hc > 0 {
+		return uint64(s.idleAfter/hc) + 1
+	}
+	return 0
+}
+
 func newSoloConns(opts pipe.Options, want int) *soloConns {
 	if want <= 0 {
 		return nil
 	}
-	s := &soloConns{opts: opts, want: min(want, maxSoloConns)}
+	s := &soloConns{opts: opts, want: min(want, maxSoloConns), idleAfter: soloIdleAfter}
 	s.life, s.cancel = context.WithCancel(context.Background())
 	return s
 }
@@ -152,8 +175,53 @@ func (s *soloConns) dial() {
 	i := s.open
 	s.open++
 	s.conns[i].Store(p)
+	s.calls[i] = 0
 	s.full.Store(s.open >= s.want)
+	if s.sweeper == nil {
+		s.sweeper = time.AfterFunc(s.idleAfter, s.sweep)
+	}
 	s.give(i)
+}
+
+// sweep closes the solo connections that went unused since the last
+// sweep, the last opened first: take lends the lowest free one, so the
+// last opened is the least used, and the connections stay numbered from
+// 0. One lent out, or used, ends the sweep. It runs again while any is
+// open.
+func (s *soloConns) sweep() {
+	var idle []*pipe.Pipe
+	s.mu.Lock()
+	for s.open > 0 && !s.closed {
+		i := s.open - 1
+		p := s.conns[i].Load()
+		if calls := p.Stats().Calls.Load(); calls-s.calls[i] > s.idleCalls() {
+			break
+		}
+		m := s.free.Load()
+		if m&(1<<i) == 0 {
+			break // lent out
+		}
+		if !s.free.CompareAndSwap(m, m&^(1<<i)) {
+			continue // another bit changed: look again
+		}
+		s.retired.addCounts(p)
+		s.conns[i].Store(nil)
+		s.open--
+		s.full.Store(false)
+		idle = append(idle, p)
+	}
+	for i := range s.open {
+		s.calls[i] = s.conns[i].Load().Stats().Calls.Load()
+	}
+	if s.open > 0 && !s.closed {
+		s.sweeper.Reset(s.idleAfter)
+	} else {
+		s.sweeper = nil
+	}
+	s.mu.Unlock()
+	for _, p := range idle {
+		p.Close()
+	}
 }
 
 // close closes the solo connections; those lent out finish their request
@@ -164,6 +232,9 @@ func (s *soloConns) close() {
 	}
 	s.mu.Lock()
 	s.closed = true
+	if s.sweeper != nil {
+		s.sweeper.Stop()
+	}
 	s.mu.Unlock()
 	s.cancel()
 	s.dials.Wait()
@@ -179,9 +250,9 @@ func (s *soloConns) stats(st *Stats) {
 		return
 	}
 	s.mu.Lock()
-	n := s.open
-	s.mu.Unlock()
-	for i := range n {
+	defer s.mu.Unlock()
+	st.addRetired(&s.retired)
+	for i := range s.open {
 		st.addPipe(s.conns[i].Load())
 		st.SoloOpen++
 	}

@@ -137,3 +137,40 @@ func TestSoloConnsCloseUnderLoad(t *testing.T) {
 		t.Fatalf("%d requests in flight after Close", n)
 	}
 }
+
+// Solo connections that go unused are closed, the last opened first, and
+// the Client's counters keep what they wrote; callers that overlap again
+// open them again.
+func TestSoloConnsCloseWhenIdle(t *testing.T) {
+	c, _ := newTestClient(t, Options{SoloConns: 3})
+	d := c.carrier.(*direct)
+	d.solo.idleAfter = 50 * time.Millisecond // before any is dialled
+	overlap(t, c, 8, 3, 200_000)
+	before := c.Stats()
+	if before.SoloOpen != 3 {
+		t.Fatalf("8 overlapping callers: %d solo connections open, want 3", before.SoloOpen)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for c.Stats().SoloOpen != 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d solo connections still open 10 s after their callers left", c.Stats().SoloOpen)
+		}
+		time.Sleep(10 * time.Millisecond) // waiting for a timer-driven sweep
+	}
+	after := c.Stats()
+	if after.Requests < before.Requests || after.Writes < before.Writes {
+		t.Fatalf("counters went back when solo connections closed: requests %d -> %d, writes %d -> %d",
+			before.Requests, after.Requests, before.Writes, after.Writes)
+	}
+	list, err := c.ClientList(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 1 + after.DedicatedOpen; len(list) != want {
+		t.Fatalf("the server lists %d clients after the sweep, want %d", len(list), want)
+	}
+	overlap(t, c, 8, 3, 200_000)
+	if n := c.Stats().SoloOpen; n != 3 {
+		t.Fatalf("overlapping again: %d solo connections open, want 3", n)
+	}
+}
