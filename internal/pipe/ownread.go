@@ -50,9 +50,18 @@ const idleCheckAfter = time.Millisecond
 // replies: the reader goroutine takes over from the same place.
 var errInterrupted = errors.New("pipe: read handed over")
 
-// kickReader wakes the reader goroutine if it waits for the role. Callers
-// hold f.mu and have just set f.role = roleReader (or f.stop).
+// errParked ends a reader goroutine whose connection idles (see park).
+var errParked = errors.New("pipe: reader parked")
+
+// kickReader wakes the reader goroutine if it waits for the role, or
+// starts one if it ended while the connection idled. Callers hold f.mu and
+// have just set f.role = roleReader (or f.stop).
 func (f *inflight) kickReader() {
+	if f.out {
+		f.out = false
+		f.resume()
+		return
+	}
 	select {
 	case f.readKick <- struct{}{}:
 	default:
@@ -76,6 +85,10 @@ func (f *inflight) release() {
 // park gives the read role up while nothing is in flight, and waits until
 // a writer (or the caller that held it) hands it back, or the connection
 // is being torn down. It returns at once if there is something to read.
+// On a connection found idle (f.retire) it returns errParked instead of
+// waiting: the goroutine ends, and with it the stack an idle connection
+// would keep (a connection per node of a 1,000-node cluster), and
+// kickReader starts another when the role is wanted.
 func (l *replyLoop) park() error {
 	f := l.fl
 	f.mu.Lock()
@@ -84,6 +97,11 @@ func (l *replyLoop) park() error {
 		return nil
 	}
 	f.release()
+	if f.retire {
+		f.retire, f.out = false, true
+		f.mu.Unlock()
+		return errParked
+	}
 	f.mu.Unlock()
 	for {
 		<-f.readKick

@@ -300,3 +300,82 @@ func TestPushConnectionsAreAlwaysRead(t *testing.T) {
 		t.Fatalf("%d calls read their own reply on a push connection", n)
 	}
 }
+
+// readerOut reports whether the reader goroutine of p's connection has
+// ended while the connection idles (see park).
+func readerOut(p *Pipe) bool {
+	p.mu.Lock()
+	ac := p.active
+	p.mu.Unlock()
+	if ac == nil {
+		return false
+	}
+	ac.fl.mu.Lock()
+	defer ac.fl.mu.Unlock()
+	return ac.fl.out
+}
+
+// A connection idle for a health-check interval ends its reader goroutine;
+// whatever comes next starts another: a lone call, overlapping callers
+// (each gets its own replies), a server that dropped the connection
+// meanwhile, and Close (TestMain finds no goroutine left).
+func TestReaderGoroutineEndsWhileIdle(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{})
+	opts := testOptions(srv.Addr)
+	opts.HealthCheckInterval = 10 * time.Millisecond
+	p := newPipe(t, opts)
+	killer := newPipe(t, testOptions(srv.Addr))
+	ctx := context.Background()
+	waitOut := func(what string) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for !readerOut(p) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the reader goroutine did not end while the connection idled", what)
+			}
+			time.Sleep(2 * time.Millisecond) // waiting for the health-check timer
+		}
+	}
+	for round := range 3 {
+		waitOut("before a lone call")
+		val := strconv.Itoa(round)
+		if v, err := do(ctx, p, "SET", "k", val); err != nil || string(v.Bytes()) != "OK" {
+			t.Fatalf("round %d: lone SET: %q, %v", round, v.Bytes(), err)
+		}
+		waitOut("before overlapping callers")
+		errs := make(chan error, 16)
+		for g := range 16 {
+			go func() {
+				for i := range 50 {
+					want := strconv.Itoa(g*1000 + i)
+					v, err := do(ctx, p, "ECHO", want)
+					if err == nil && string(v.Bytes()) != want {
+						err = errors.New("caller " + strconv.Itoa(g) + " got " + string(v.Bytes()) + ", want " + want)
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for range 16 {
+			if err := <-errs; err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		waitOut("before the server drops the connection")
+		if v, err := do(ctx, killer, "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"); err != nil || v.Int() < 1 {
+			t.Fatalf("CLIENT KILL: %v %v", v, err)
+		}
+		before := p.Stats().Reconnect.Load()
+		time.Sleep(2 * idleCheckAfter) // as in TestIdleConnectionDroppedByTheServer: the kill takes the server a moment
+		if v, err := do(ctx, p, "GET", "k"); err != nil || string(v.Bytes()) != val {
+			t.Fatalf("round %d: first call after the server dropped the idle connection: %q, %v", round, v.Bytes(), err)
+		}
+		if got := p.Stats().Reconnect.Load(); got != before+1 {
+			t.Fatalf("round %d: reconnects %d, want %d", round, got, before+1)
+		}
+	}
+}

@@ -741,7 +741,13 @@ func (p *Pipe) serve(c *conn) error {
 	p.active = c
 	p.mu.Unlock()
 	readErr := make(chan error, 1)
-	go func() { readErr <- p.readLoop(c) }()
+	read := func(resumed bool) {
+		if err := p.readLoop(c, resumed); err != errParked {
+			readErr <- err
+		}
+	}
+	fl.resume = func() { go read(true) }
+	go read(false)
 	werr := p.writeLoop(c, fl)
 	p.mu.Lock()
 	p.active = nil

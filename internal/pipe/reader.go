@@ -48,6 +48,12 @@ type inflight struct {
 	// next gives the role up (see conn.settle).
 	settleWanted bool
 	settled      chan struct{} // capacity 1
+	// The reader goroutine of an idle connection ends (see park): retire
+	// asks it to, at its next park (the writer found the connection idle
+	// for a health-check interval); out says it has, and resume starts
+	// another, which kickReader does when the role is wanted again.
+	retire, out bool
+	resume      func()
 }
 
 func newInflight() *inflight {
@@ -194,9 +200,14 @@ func (l *replyLoop) settle() {
 
 // readLoop parses replies and completes calls in the order they were
 // written, until the connection fails.
-func (p *Pipe) readLoop(c *conn) error {
+// It returns errParked, and does nothing else, when the goroutine ends
+// while its connection idles (see park): the connection lives on.
+func (p *Pipe) readLoop(c *conn, resumed bool) error {
 	l := c.loop
-	err := l.run()
+	err := l.run(resumed)
+	if err == errParked {
+		return err
+	}
 	l.settle()
 	// A closing pipe's calls still in flight fail with ErrClosed when the
 	// close cut them (a drain out of time, Abort); when the server hung up
@@ -217,13 +228,19 @@ func (p *Pipe) readLoop(c *conn) error {
 	return err
 }
 
-func (l *replyLoop) run() error {
+// run reads until the connection fails. A goroutine resumed after an
+// idle one ended goes on from where park returned: the role is its own.
+func (l *replyLoop) run(resumed bool) error {
+	if resumed && l.handedErr != nil {
+		return l.handedErr
+	}
 	for {
-		if l.mayPark && l.idle() && l.lastRead <= 1 {
+		if !resumed && l.mayPark && l.idle() && l.lastRead <= 1 {
 			if err := l.park(); err != nil {
 				return err
 			}
 		}
+		resumed = false
 		var v resp.Value
 		if err := l.readOne(&v); err != nil {
 			return err

@@ -37,6 +37,10 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 		w      writer
 		tick   <-chan time.Time
 		active bool  // wrote since the last health-check tick
+		// releaseAfter: the connection idled for a whole interval, and
+		// the buffers a burst grew go once the health check is written
+		// (the reader's once it has read the PONG).
+		releaseAfter bool
 		load   int64 // callers on this connection, estimated (see below)
 		last   int64 // calls in the last batch written
 		bytes  int   // and their bytes
@@ -66,8 +70,11 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 					// Idle for a whole interval: the buffers a burst grew
 					// go back (the reader's once it has read the PONG),
 					// and the next burst grows them again.
-					w.release()
+					releaseAfter = true // the health check's write
 					c.shrink.Store(true)
+					fl.mu.Lock()
+					fl.retire = true // its reader ends at the next park
+					fl.mu.Unlock()
 					p.mu.Lock()
 					if len(p.queue) == 0 {
 						p.queue, p.spare = nil, nil
@@ -153,6 +160,10 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 		}
 		clear(batch)
 		p.recycleQueueSlice(batch)
+		if releaseAfter {
+			releaseAfter = false
+			w.release()
+		}
 		if p.opts.MaxFlushDelay > 0 && len(live) > 1 {
 			// Others are active: let the next batch fill up a little.
 			time.Sleep(p.opts.MaxFlushDelay)

@@ -124,14 +124,14 @@ func NewReader(rd io.Reader, size int, lim Limits) *Reader {
 	return &Reader{rd: rd, buf: make([]byte, min(size, firstBufferSize)), most: size, limits: lim.withDefaults()}
 }
 
-// Shrink returns the buffer to its first size, if nothing is buffered and
-// no value is being read: the pipe calls it on a connection found idle,
-// whose buffer a burst had grown. It reports whether it did.
+// Shrink drops the buffer, if nothing is buffered and no value is being
+// read: the pipe calls it on a connection found idle. The next read starts
+// a buffer of the first size again. It reports whether it dropped one.
 func (r *Reader) Shrink() bool {
-	if r.r != r.w || r.inValue || r.slab != nil || len(r.buf) <= firstBufferSize {
+	if r.r != r.w || r.inValue || r.slab != nil || r.buf == nil {
 		return false
 	}
-	r.buf, r.r, r.w, r.filled = make([]byte, min(r.most, firstBufferSize)), 0, 0, false
+	r.buf, r.r, r.w, r.filled = nil, 0, 0, false // the next fill makes a first buffer
 	return true
 }
 
@@ -531,6 +531,8 @@ func (r *Reader) fill() error {
 		r.r = 0
 	}
 	switch {
+	case r.buf == nil:
+		r.buf = make([]byte, min(r.most, firstBufferSize))
 	case r.w == len(r.buf):
 		r.buf = append(r.buf, make([]byte, len(r.buf))...)[:2*len(r.buf)]
 	case r.filled && len(r.buf) < r.most:
