@@ -37,13 +37,13 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 		w      writer
 		tick   <-chan time.Time
 		active bool  // wrote since the last health-check tick
+		load   int64 // callers on this connection, estimated (see below)
+		last   int64 // calls in the last batch written
+		bytes  int   // and their bytes
 		// releaseAfter: the connection idled for a whole interval, and
 		// the buffers a burst grew go once the health check is written
 		// (the reader's once it has read the PONG).
 		releaseAfter bool
-		load   int64 // callers on this connection, estimated (see below)
-		last   int64 // calls in the last batch written
-		bytes  int   // and their bytes
 	)
 	if p.opts.HealthCheckInterval > 0 {
 		t := time.NewTicker(p.opts.HealthCheckInterval)
