@@ -135,6 +135,8 @@ type watchLease struct {
 	refused resp.Value
 }
 
+var _ carrier = (*watchLease)(nil)
+
 // watch runs on the lent connection itself: Watch inside Watch's callback.
 func (w *watchLease) watch(_ context.Context, _ []string, run func(carrier) error) error {
 	return run(w)
@@ -196,6 +198,8 @@ type lazyLease struct {
 	node *node // the node of l
 	slot int32 // the slot that bound it
 }
+
+var _ carrier = (*lazyLease)(nil)
 
 func (z *lazyLease) bound(ctx context.Context, r *request) (*lease, error) {
 	z.mu.Lock()

@@ -39,7 +39,9 @@ fi
 # 3. The seam. The carriers' own files may name their types; anywhere else
 # in the root package, asking which carrier one holds is refused, and in
 # the carriers' files too, outside fastDirect (carrier.go).
-carriers='direct|lease|cluster|watchLease|lazyLease|sentinel|connecting'
+# The carriers are the types asserted to be one (var _ carrier = (*T)(nil)).
+carriers=$(sed -n 's/^var _ carrier = (\*\([A-Za-z]*\))(nil)$/\1/p' *.go | sort -u | paste -sd '|' -)
+[ -n "$carriers" ] || fail "no carrier found: no 'var _ carrier = (*T)(nil)' in the root package"
 own='^(carrier|lease|cluster|cluster_[a-z]+|sentinel|sentinel_[a-z]+|lazyconnect)\.go$'
 pattern="\.\((\*)?($carriers)\)|case \*($carriers)[,:]"
 leaks=$(for f in *.go; do
