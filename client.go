@@ -183,20 +183,6 @@ func (c *Client) Logger() *slog.Logger { return c.s.opts.Logger }
 // Protocol reports the RESP version in use: 2 or 3.
 func (c *Client) Protocol() int { return c.carrier.protocol() }
 
-// PipelineStats are counters of the shared connection, for tuning and
-// demos: how many requests went out in how many writes.
-type PipelineStats struct {
-	Writes     uint64 // system calls that wrote requests
-	Requests   uint64 // requests written (a Batch counts once)
-	Reconnects uint64
-}
-
-// PipelineStats returns the shared connection's counters.
-func (c *Client) PipelineStats() PipelineStats {
-	st := c.Stats()
-	return PipelineStats{Writes: st.Writes, Requests: st.Requests, Reconnects: st.Reconnects}
-}
-
 // Stats are a Client's counters (cumulative) and gauges (current), for
 // monitoring: each maps onto one Prometheus counter or gauge, and the
 // otel module exports them as OpenTelemetry metrics. On a Client from
@@ -236,7 +222,7 @@ type Stats struct {
 func (c *Client) Stats() Stats {
 	var st Stats
 	c.carrier.stats(&st)
-	st.Compression = c.CompressionStats()
+	st.Compression = c.compressionStats()
 	if c.s.cache != nil {
 		st.Cache = c.s.cache.stats()
 	}

@@ -77,7 +77,7 @@ func benchParallel(b *testing.B, size int, op func(ctx context.Context, c *Clien
 					i++
 				}
 			})
-			st := c.PipelineStats()
+			st := c.Stats()
 			b.ReportMetric(float64(st.Requests)/float64(max(st.Writes, 1)), "reqs/write")
 		})
 	}

@@ -170,7 +170,7 @@ func TestCachedReconnectDropsEntries(t *testing.T) {
 	// The writer was killed too: reconnect it, then write while the
 	// reader's tracking connection is gone or new.
 	waitFor(t, func() bool { return w.Set(ctx, "k", []byte("new")) == nil })
-	waitFor(t, func() bool { return c.PipelineStats().Reconnects > 0 })
+	waitFor(t, func() bool { return c.Stats().Reconnects > 0 })
 	if v, err := c.Cached(time.Minute).Get(ctx, "k"); err != nil || string(v) != "new" {
 		t.Fatalf("after the tracking connection was lost: %q %v", v, err)
 	}

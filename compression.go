@@ -1,7 +1,7 @@
 package zipline
 
 // The Client's compression, as the application sees it: DecodeValue,
-// CompressionStats, Raw. Options.Compression configures it (options.go);
+// Stats().Compression, Raw. Options.Compression configures it (options.go);
 // valuecodec.go does the work.
 
 // DecodeValue returns what the application wrote from bytes a value was
@@ -17,7 +17,7 @@ func (c *Client) DecodeValue(b []byte) ([]byte, error) {
 	return c.s.codec.decodeValue(b)
 }
 
-// CompressionStats counts what compression did on this Client.
+// CompressionStats counts what compression did on this Client (Stats().Compression).
 type CompressionStats struct {
 	Compressed   uint64 // values stored compressed
 	Skipped      uint64 // values stored as is: too small, already compressed, or not smaller
@@ -36,9 +36,9 @@ func (s CompressionStats) Ratio() float64 {
 	return float64(s.BytesOut) / float64(s.BytesIn)
 }
 
-// CompressionStats returns the Client's compression counters, which are
-// zero when compression is off.
-func (c *Client) CompressionStats() CompressionStats {
+// compressionStats returns the Client's compression counters (Stats'
+// Compression), which are zero when compression is off.
+func (c *Client) compressionStats() CompressionStats {
 	if c.s.codec == nil {
 		return CompressionStats{}
 	}

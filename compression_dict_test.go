@@ -98,7 +98,7 @@ func TestCompressionDictionary(t *testing.T) {
 	if err != nil || len(got) != 3 || !bytes.Equal(got[0], values[0]) || !bytes.Equal(got[1], values[55]) || got[2] != nil {
 		t.Fatalf("MGet: %q, %v", got, err)
 	}
-	st := c.CompressionStats()
+	st := c.Stats().Compression
 	t.Logf("%d records, %d bytes, stored in %d (%.2f); dictionary %d bytes", len(values), plain, stored, float64(stored)/float64(plain), len(dict))
 	if st.Compressed != uint64(len(values)) || st.Ratio() > 0.5 {
 		t.Errorf("stats %+v, ratio %.2f", st, st.Ratio())
@@ -115,7 +115,7 @@ func TestCompressionDictionary(t *testing.T) {
 	if err != nil || !bytes.Equal(got0, raw) || !codec.IsCompressed(got0) || got0[4] != 0x81 {
 		t.Errorf("zstd Client without the dictionary: %x, %v; want the stored bytes %x", got0, err, raw)
 	}
-	if s := other.CompressionStats(); s.Invalid != 1 || s.Decompressed != 0 {
+	if s := other.Stats().Compression; s.Invalid != 1 || s.Decompressed != 0 {
 		t.Errorf("zstd Client without the dictionary: stats %+v", s)
 	}
 	// An LZ4 Client with the dictionary reads the values.

@@ -224,7 +224,7 @@ func TestCompressionRandomValuesThroughEveryCommand(t *testing.T) {
 	}
 	wg.Wait()
 	for i, c := range clients {
-		st := c.CompressionStats()
+		st := c.Stats().Compression
 		compressedBytes += int64(st.BytesOut)
 		t.Logf("%s: %d compressed, %d stored as is, ratio %.2f", backends[i], st.Compressed, st.Skipped, st.Ratio())
 		if st.Compressed == 0 || st.Skipped == 0 {

@@ -72,7 +72,7 @@ func TestCompressionRoundTrip(t *testing.T) {
 			if raw[4] != byte(backend) || len(raw) >= len(jsonDoc) {
 				t.Fatalf("stored form: id %d, %d bytes for %d", raw[4], len(raw), len(jsonDoc))
 			}
-			st := c.CompressionStats()
+			st := c.Stats().Compression
 			if st.Compressed != 1 || st.Skipped < 2 || st.Decompressed < 1 || st.Ratio() <= 0 || st.Ratio() >= 1 {
 				t.Fatalf("stats %+v ratio %.2f", st, st.Ratio())
 			}

@@ -597,7 +597,7 @@ func TestFaultRandomByteFlips(t *testing.T) {
 	}
 	l.waitOK(t, 200, 10*time.Second)
 	l.finish(t)
-	t.Logf("30 flips, %d reconnects", c.PipelineStats().Reconnects)
+	t.Logf("30 flips, %d reconnects", c.Stats().Reconnects)
 }
 
 // CLIENT KILL of the shared connection under load.
@@ -614,7 +614,7 @@ func TestFaultClientKill(t *testing.T) {
 	}
 	l.waitOK(t, 500, 10*time.Second)
 	l.finish(t)
-	if r := c.PipelineStats().Reconnects; r < 5 {
+	if r := c.Stats().Reconnects; r < 5 {
 		t.Errorf("%d reconnects after 5 kills", r)
 	}
 }
@@ -644,7 +644,7 @@ func TestFaultOutOfMemory(t *testing.T) {
 	if _, err := c.Get(ctx, "fill:0"); err != nil {
 		t.Fatalf("GET after OOM errors: %v", err)
 	}
-	if r := c.PipelineStats().Reconnects; r != 0 {
+	if r := c.Stats().Reconnects; r != 0 {
 		t.Fatalf("OOM replies caused %d reconnects", r)
 	}
 }
@@ -673,7 +673,7 @@ func TestFaultReplyOverLimit(t *testing.T) {
 	if n := l.lost.Load() + l.notSent.Load(); n > 0 {
 		t.Errorf("%d other callers failed", n)
 	}
-	if r := c.PipelineStats().Reconnects; r != 0 {
+	if r := c.Stats().Reconnects; r != 0 {
 		t.Errorf("the oversize replies caused %d reconnects", r)
 	}
 }
@@ -832,7 +832,7 @@ func TestConcurrentCloseWaitsForTheFirst(t *testing.T) {
 	resume := testkit.Pause(t, srv)
 	defer resume()
 	go c.Ping(ctx) // in flight, unanswered: the first Close drains it
-	waitFor(t, func() bool { return c.PipelineStats().Requests >= 2 })
+	waitFor(t, func() bool { return c.Stats().Requests >= 2 })
 	first := make(chan time.Time, 1)
 	go func() { c.Close(); first <- time.Now() }()
 	waitFor(t, func() bool { return c.Ping(ctx) != nil }) // the first Close has begun

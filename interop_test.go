@@ -143,7 +143,7 @@ func TestGLIDEInterop(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if c.CompressionStats().Compressed == 0 {
+			if c.Stats().Compression.Compressed == 0 {
 				t.Fatal("zipline compressed nothing")
 			}
 			// GLIDE reads them back configured for either backend.

@@ -243,7 +243,7 @@ func TestServerRestartUnderLoad(t *testing.T) {
 	if okAfter.Load() < 1000 {
 		t.Fatalf("only %d successful calls after the restart", okAfter.Load())
 	}
-	if c.PipelineStats().Reconnects == 0 {
+	if c.Stats().Reconnects == 0 {
 		t.Fatal("no reconnect recorded")
 	}
 	t.Logf("%d failed calls during the outage, %d succeeded after restart", failed.Load(), okAfter.Load())

@@ -88,7 +88,7 @@ func TestSoak(t *testing.T) {
 		}
 	}
 	l.finish(t)
-	t.Logf("faults: %v; reconnects %d", counts, c.PipelineStats().Reconnects)
+	t.Logf("faults: %v; reconnects %d", counts, c.Stats().Reconnects)
 	if len(samples) >= 2 {
 		first, last := samples[0], samples[len(samples)-1]
 		if last.HeapBytes > first.HeapBytes+32<<20 || last.FDs > first.FDs+8 || last.Goroutines > first.Goroutines+32 {

@@ -617,7 +617,7 @@ func TestCompressedOnClient(t *testing.T) {
 	if !bytes.HasPrefix(stored, []byte{0x00, 0x01, 0x02, 0x00, 0x02}) || len(stored) > len(want.Name)/4 {
 		t.Fatalf("stored %d bytes starting %x; want a small LZ4 envelope", len(stored), stored[:min(8, len(stored))])
 	}
-	if st := c.CompressionStats(); st.Compressed != 1 {
+	if st := c.Stats().Compression; st.Compressed != 1 {
 		t.Fatalf("compression stats %+v", st)
 	}
 	other := New[user](newClient(t, s.Addr, withLZ4), Options{})

@@ -340,7 +340,7 @@ func runMode(t *testing.T, pair *serverPair, m mode, seed uint64, n int) {
 	if !r.stopped {
 		r.checkKeyspace(ctx, "at the end")
 	}
-	st := zc.CompressionStats()
+	st := zc.Stats().Compression
 	t.Logf("%s %s: %d commands (%d single, %d batches, %d transactions, %d watches) in %v; compressed %d values, skipped %d, expanded %d",
 		pair.kind, m, r.idx, units[uSingle], units[uBatch], units[uTx], units[uWatch], time.Since(start).Round(time.Millisecond),
 		st.Compressed, st.Skipped, st.Decompressed)

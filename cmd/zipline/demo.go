@@ -152,12 +152,12 @@ func demo(ctx context.Context, opts zipline.Options, local bool, w workload, con
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "goroutines\tclient\tops/s\tp50\tp99\tp99.9\tserver µs/op\treqs/write\t")
 	for _, n := range []int{1, conc} {
-		before := c.PipelineStats()
+		before := c.Stats()
 		zl, err := w.run(ctx, n, dur, srv, shared)
 		if err != nil {
 			return err
 		}
-		after := c.PipelineStats()
+		after := c.Stats()
 		reqsPerWrite := float64(after.Requests-before.Requests) / float64(max(after.Writes-before.Writes, 1))
 		base, err := w.run(ctx, n, dur, srv, ownConn)
 		if err != nil {

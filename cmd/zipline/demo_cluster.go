@@ -66,12 +66,12 @@ func (d clusterDemo) run(ctx context.Context) error {
 	fmt.Fprintln(tw, "goroutines\tclient\tops/s\tp50\tp99\tp99.9\tserver µs/op\treqs/write\t")
 	shared := func() (*zipline.Client, func(), error) { return c, func() {}, nil }
 	for _, n := range []int{1, d.conc} {
-		before := c.PipelineStats()
+		before := c.Stats()
 		res, err := d.w.run(ctx, n, d.dur, nil, shared)
 		if err != nil {
 			return err
 		}
-		after := c.PipelineStats()
+		after := c.Stats()
 		res.print(tw, n, "zipline", fmt.Sprintf("%.1f", float64(after.Requests-before.Requests)/float64(max(after.Writes-before.Writes, 1))))
 	}
 	tw.Flush()
