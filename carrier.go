@@ -241,8 +241,8 @@ const writeSizeBuckets = pipe.WriteSizeBuckets
 // newDirect connects to one server. With the client-side cache on, its
 // shared connection tracks the keys read through it (and only that one:
 // dedicated connections do not).
-func newDirect(s *shared, addr string, ctx context.Context) (*direct, error) {
-	return newDirectWith(s, addr, ctx, nil, s.opts.SoloConns)
+func newDirect(ctx context.Context, s *shared, addr string) (*direct, error) {
+	return newDirectWith(ctx, s, addr, nil, s.opts.SoloConns)
 }
 
 // newDirectWith is newDirect with adjust applied to the options of each of
@@ -254,7 +254,7 @@ func newDirect(s *shared, addr string, ctx context.Context) (*direct, error) {
 // them before every later reply (a write's own included), which is what
 // keeps a cached read from returning a value older than one already
 // written or seen.
-func newDirectWith(s *shared, addr string, ctx context.Context, adjust func(*pipe.Options), soloConns int) (*direct, error) {
+func newDirectWith(ctx context.Context, s *shared, addr string, adjust func(*pipe.Options), soloConns int) (*direct, error) {
 	po := s.pipeOptions(addr)
 	if adjust != nil {
 		adjust(&po)

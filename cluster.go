@@ -183,7 +183,7 @@ type dial struct {
 // SETs with them (clusterbench, 3 alternating runs; bench/RESULTS.md
 // section 7).
 func (c *cluster) dialNode(ctx context.Context, addr string) (*node, error) {
-	d, err := newDirectWith(c.s, addr, ctx, nil, 0)
+	d, err := newDirectWith(ctx, c.s, addr, nil, 0)
 	if err != nil {
 		return nil, err
 	}

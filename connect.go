@@ -33,7 +33,7 @@ func (s *shared) connect(life context.Context) (carrier, error) {
 	var errs []error
 	for _, addr := range seeds {
 		ctx, cancel := context.WithTimeout(life, s.opts.DialTimeout)
-		d, err := newDirect(s, addr, ctx)
+		d, err := newDirect(ctx, s, addr)
 		if err != nil {
 			cancel()
 			errs = append(errs, err)

@@ -208,7 +208,7 @@ func (k *sentinel) connectPrimary(ctx context.Context, addr string) (*node, erro
 	// connection a failover fails only the calls in flight, where several
 	// connections each learn of it on their own, and a caller can fail
 	// again on the next one (TestSentinelFollowsAFailover).
-	d, err := newDirectWith(k.s, addr, ctx, func(po *pipe.Options) {
+	d, err := newDirectWith(ctx, k.s, addr, func(po *pipe.Options) {
 		po.WaitForReconnect = false // send waits for the next primary instead
 		po.OnConnect = func(su *pipe.Setup) error {
 			vs, err := su.Pipeline("", []string{"ROLE"}, []string{"CLIENT", "CAPA", "redirect"})
@@ -259,7 +259,7 @@ func (k *sentinel) useReplicas(ctx context.Context, addrs []string) {
 			delete(have, a)
 			continue
 		}
-		d, err := newDirectWith(k.s, a, ctx, func(po *pipe.Options) { po.WaitForReconnect = false }, 0)
+		d, err := newDirectWith(ctx, k.s, a, func(po *pipe.Options) { po.WaitForReconnect = false }, 0)
 		if err != nil {
 			k.s.opts.Logger.Debug("zipline: sentinel replica unreachable", "addr", a, "err", err)
 			continue
