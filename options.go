@@ -566,34 +566,6 @@ func (cfg Compression) Codec() (*codec.Codec, error) {
 	return codec.New(cfg.Backend, opts...)
 }
 
-// A Hook wraps stages of a Client's work, as go-redis's hooks do. Each
-// method receives the next stage and returns the stage to run instead,
-// which can observe the call, change its context or its result, or
-// short-circuit it by returning without calling next. Hooks are given in
-// Options.Hooks and run in order: the first is outermost. A method may
-// return next unchanged to leave its stage alone.
-//
-// The stages are dialing a connection, processing one command, and
-// processing a batch or transaction (Batch.Exec). Hooks see commands as
-// they go on the wire: stored values already compressed, and replies
-// before they are expanded and decoded.
-type Hook interface {
-	DialHook(next DialFunc) DialFunc
-	ProcessHook(next ProcessFunc) ProcessFunc
-	ProcessBatchHook(next ProcessBatchFunc) ProcessBatchFunc
-}
-
-// DialFunc opens a network connection to a server.
-type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
-
-// ProcessFunc runs one command and leaves its reply in cmd.
-type ProcessFunc func(ctx context.Context, cmd *Cmd) error
-
-// ProcessBatchFunc runs the commands of a Batch (or Tx) in one round trip
-// and leaves each reply in its Cmd. Its error is the batch's: a connection
-// failure, or ErrTxFailed.
-type ProcessBatchFunc func(ctx context.Context, cmds []*Cmd) error
-
 func (o Options) validate() error {
 	if o.Protocol != 0 && o.Protocol != 2 && o.Protocol != 3 {
 		return fmt.Errorf("zipline: Options.Protocol must be 0, 2 or 3, not %d", o.Protocol)
