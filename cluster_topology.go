@@ -143,10 +143,11 @@ func (p *eventPacing) done(changed bool) {
 // k / (n × spread) queries a second: 200 clients on 48 primaries, half a
 // query a second per node. Since the nodes are drawn at random, some
 // node-seconds get several times the mean: at 100 ms per node (one query
-// a second on average) make scale saw 6 in one second on one node through
-// a failover; at 200 ms, at most 5. A MOVED patches its route at once
-// and a lost primary's replicas are probed apart (cluster_failover.go), so
-// the spread delays no failover and no slot move, only the rest of the map.
+// a second on average) make scale saw 6 and 7 on one node in one second
+// through a failover (two runs); at 200 ms, at most 4. A MOVED patches
+// its route at once and a lost primary's replicas are probed apart
+// (cluster_failover.go), so the spread delays no failover and no slot
+// move, only the rest of the map.
 func refreshBudget(n int) (spread time.Duration, ask int) {
 	if n <= smallCluster {
 		return 0, 3
