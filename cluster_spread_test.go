@@ -93,6 +93,52 @@ func TestRefreshIntervalJittered(t *testing.T) {
 	}
 }
 
+// A small cluster's refresh goes at once and asks three nodes; a larger
+// one's asks one, spread over 200 ms per node beyond eight, up to 30 s.
+// The failover probes slow by 100 ms per 16 nodes, up to a second.
+func TestRefreshBudgetBySize(t *testing.T) {
+	for _, tc := range []struct {
+		nodes  int
+		spread time.Duration
+		ask    int
+		probe  time.Duration
+	}{
+		{3, 0, 3, 100 * time.Millisecond},
+		{8, 0, 3, 100 * time.Millisecond},
+		{9, 200 * time.Millisecond, 1, 100 * time.Millisecond},
+		{49, 8200 * time.Millisecond, 1, 300 * time.Millisecond},
+		{1000, 30 * time.Second, 1, time.Second},
+	} {
+		spread, ask := refreshBudget(tc.nodes)
+		if spread != tc.spread || ask != tc.ask {
+			t.Errorf("%d nodes: spread %v asking %d, want %v asking %d", tc.nodes, spread, ask, tc.spread, tc.ask)
+		}
+		if got := failoverProbeEvery(tc.nodes); got != tc.probe {
+			t.Errorf("%d nodes: failover probes every %v, want %v", tc.nodes, got, tc.probe)
+		}
+	}
+}
+
+// Event refreshes on a large cluster: the next goes at least a spread
+// after the last, two and four spreads while they find nothing new, and
+// one again after a change.
+func TestEventPacingBacksOff(t *testing.T) {
+	const spread = time.Second
+	t0 := time.Now()
+	p := eventPacing{at: t0}
+	for i, tc := range []struct {
+		changed bool
+		wait    time.Duration
+	}{
+		{false, 2 * spread}, {false, 4 * spread}, {false, 4 * spread}, {true, spread}, {false, 2 * spread},
+	} {
+		p.done(tc.changed)
+		if got := p.next(spread).Sub(t0); got != tc.wait {
+			t.Fatalf("refresh %d (new map: %v): the next waits %v after it, want %v", i+1, tc.changed, got, tc.wait)
+		}
+	}
+}
+
 // clusterShardsReply writes what CLUSTER SHARDS answers (RESP3) for a
 // cluster of shards primaries with one replica each, the slots split
 // evenly.

@@ -103,7 +103,7 @@ func (p *eventPacing) wait(c *cluster) bool {
 		p.quiet = 0 // a calm since the last
 	}
 	at := now.Add(rand.N(spread))
-	if next := p.at.Add(spread << min(p.quiet, 2)); at.Before(next) {
+	if next := p.next(spread); at.Before(next) {
 		at = next
 	}
 	p.at = at
@@ -119,6 +119,12 @@ func (p *eventPacing) wait(c *cluster) bool {
 	default:
 	}
 	return true
+}
+
+// next returns the earliest moment for the next event refresh: a spread
+// after the last, two or four while refreshes find nothing new.
+func (p *eventPacing) next(spread time.Duration) time.Time {
+	return p.at.Add(spread << min(p.quiet, 2))
 }
 
 // done records whether the refresh just made installed a new map.
