@@ -105,7 +105,7 @@ func newSentinel(ctx context.Context, s *shared) (*sentinel, error) {
 	k.view.Store(&sentinelView{primary: p})
 	k.useReplicas(ctx, g.replicas)
 	k.learnSentinels(g.sentinels)
-	k.failoverTimeout.Store(int64(g.failoverTimeout))
+	k.learnFailoverTimeout(g.failoverTimeout)
 	k.wg.Add(1)
 	go k.followSentinels()
 	return k, nil

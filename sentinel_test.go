@@ -630,8 +630,8 @@ func TestSentinelSubscriptionFollowsAFailover(t *testing.T) {
 
 // A failover's start holds writes for as long as the sentinels may take to
 // end it: the group's failover-timeout, read from SENTINEL MASTER, within
-// 3 and 30 s. (A hold of 3 s, shorter than the group's 5 s, once let a
-// failover slowed by CPU-bound neighbours outlast it.)
+// 3 and 30 s. (A hold of 3 s is shorter than the test groups' 5 s: a
+// failover slowed by CPU-bound neighbours could outlast it.)
 func TestSentinelFailoverHoldIsTheGroupsTimeout(t *testing.T) {
 	c, _ := sentinelClient(t, testkit.SentinelConfig{FailoverTimeout: 8 * time.Second}, Options{})
 	k := c.carrier.(*sentinel)

@@ -85,7 +85,7 @@ func (f *inflight) release() {
 // park gives the read role up while nothing is in flight, and waits until
 // a writer (or the caller that held it) hands it back, or the connection
 // is being torn down. It returns at once if there is something to read.
-// On a connection found idle (f.retire) it returns errParked instead of
+// On a connection found idle (l.retire) it returns errParked instead of
 // waiting: the goroutine ends, and with it the stack an idle connection
 // would keep (a connection per node of a 1,000-node cluster), and
 // kickReader starts another when the role is wanted.
@@ -97,8 +97,8 @@ func (l *replyLoop) park() error {
 		return nil
 	}
 	f.release()
-	if f.retire {
-		f.retire, f.out = false, true
+	if l.retire {
+		l.retire, f.out = false, true
 		f.mu.Unlock()
 		return errParked
 	}

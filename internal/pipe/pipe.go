@@ -709,9 +709,10 @@ type conn struct {
 	nextOnce sync.Once
 	// writeDeadline belongs to whoever holds the writer's role.
 	writeDeadline time.Time
-	// shrink asks the reader to give its buffer's room back when it next
-	// stands between replies: the writer found the connection idle.
-	shrink atomic.Bool
+	// idled says the writer found the connection idle for a health-check
+	// interval: the reader gives back the room a burst grew when it next
+	// stands between replies, and its goroutine ends at its next park.
+	idled atomic.Bool
 }
 
 // extendWriteDeadline makes sure the next write has at least timeout.

@@ -48,12 +48,11 @@ type inflight struct {
 	// next gives the role up (see conn.settle).
 	settleWanted bool
 	settled      chan struct{} // capacity 1
-	// The reader goroutine of an idle connection ends (see park): retire
-	// asks it to, at its next park (the writer found the connection idle
-	// for a health-check interval); out says it has, and resume starts
-	// another, which kickReader does when the role is wanted again.
-	retire, out bool
-	resume      func()
+	// out says the reader goroutine of an idle connection has ended (see
+	// park), and resume starts another, which kickReader does when the
+	// role is wanted again.
+	out    bool
+	resume func()
 }
 
 func newInflight() *inflight {
@@ -162,6 +161,9 @@ type replyLoop struct {
 	// mayPark: the connection gets no out-of-band pushes and its socket
 	// can be peeked at, so the reader goroutine may give the role up.
 	mayPark bool
+	// retire: the connection idled (conn.idled), and the goroutine ends
+	// at its next park.
+	retire bool
 	// handedErr is a read error a caller hit while holding the role: the
 	// reader goroutine ends the connection with it.
 	handedErr error
@@ -250,8 +252,9 @@ func (l *replyLoop) run(resumed bool) error {
 		}
 		if l.c.rd.Buffered() == 0 {
 			l.settle()
-			if l.c.shrink.Load() && l.c.shrink.Swap(false) {
+			if l.c.idled.Load() && l.c.idled.Swap(false) {
 				l.release()
+				l.retire = true
 			}
 		}
 	}

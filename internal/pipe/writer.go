@@ -71,10 +71,7 @@ func (p *Pipe) writeLoop(c *conn, fl *inflight) error {
 					// go back (the reader's once it has read the PONG),
 					// and the next burst grows them again.
 					releaseAfter = true // the health check's write
-					c.shrink.Store(true)
-					fl.mu.Lock()
-					fl.retire = true // its reader ends at the next park
-					fl.mu.Unlock()
+					c.idled.Store(true)
 					p.mu.Lock()
 					if len(p.queue) == 0 {
 						p.queue, p.spare = nil, nil
