@@ -22,6 +22,12 @@ func keySlot(key string) int32 {
 	return int32(crc16(key) & (slotCount - 1))
 }
 
+// Slot returns the hash slot of key (0 to 16383) as a Redis or Valkey
+// Cluster computes it: keys, and sharded pub/sub channels, with the same
+// slot live on the same node. It is for choosing hash tags, as
+// fanout.Partitions does to spread channels evenly over a cluster's nodes.
+func Slot(key string) int { return int(keySlot(key)) }
+
 func indexByte(s string, c byte) int {
 	for i := 0; i < len(s); i++ {
 		if s[i] == c {

@@ -83,6 +83,9 @@ type Subscription struct {
 	m    *subscriptions
 	opts Subscriptions
 	vc   *valueCodec // expands PubSub-compressed payloads
+	// what it names, as made: Add and Remove name the same kind, even
+	// while the subscription holds nothing.
+	what subKind
 
 	mu      sync.Mutex
 	keys    map[subKey]bool
@@ -137,7 +140,7 @@ func (c *Client) SSubscribe(ctx context.Context, channels ...string) (*Subscript
 func (c *Client) subscribe(ctx context.Context, kind subKind, names []string) (*Subscription, error) {
 	m := c.s.subscriptions()
 	opts := c.s.opts.Subscriptions
-	s := &Subscription{m: m, opts: opts, keys: map[subKey]bool{}, ring: make([]Message, opts.Buffer),
+	s := &Subscription{m: m, opts: opts, what: kind, keys: map[subKey]bool{}, ring: make([]Message, opts.Buffer),
 		gapBefore: make([]*GapError, opts.Buffer),
 		wake:      make(chan struct{}, 1)}
 	if c.codec != nil && c.codec.covers(familyPubSub) {
@@ -151,15 +154,17 @@ func (c *Client) subscribe(ctx context.Context, kind subKind, names []string) (*
 }
 
 // Add subscribes to more channels, of the kind the subscription was made
-// with (channels, patterns or sharded channels).
+// with (channels, patterns or sharded channels). When it returns an error
+// it has subscribed none of them, and may be called again with the same
+// names.
 func (s *Subscription) Add(ctx context.Context, names ...string) error {
-	return s.add(ctx, s.kind(), names)
+	return s.add(ctx, s.what, names)
 }
 
 // Remove unsubscribes from channels (or patterns). Messages already held
 // for them are still delivered.
 func (s *Subscription) Remove(ctx context.Context, names ...string) error {
-	kind := s.kind()
+	kind := s.what
 	s.mu.Lock()
 	var keys []subKey
 	for _, n := range names {
@@ -171,15 +176,6 @@ func (s *Subscription) Remove(ctx context.Context, names ...string) error {
 	}
 	s.mu.Unlock()
 	return s.m.remove(ctx, s, keys)
-}
-
-func (s *Subscription) kind() subKind {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for k := range s.keys {
-		return k.kind
-	}
-	return subChannel
 }
 
 func (s *Subscription) add(ctx context.Context, kind subKind, names []string) error {
@@ -197,7 +193,20 @@ func (s *Subscription) add(ctx context.Context, kind subKind, names []string) er
 		}
 	}
 	s.mu.Unlock()
-	return s.m.add(ctx, s, keys)
+	if err := s.m.add(ctx, s, keys); err != nil {
+		// Undone, so that Add again subscribes them rather than finding
+		// them already taken: on an error, Add subscribed none of names.
+		s.mu.Lock()
+		for _, k := range keys {
+			delete(s.keys, k)
+		}
+		s.mu.Unlock()
+		undo, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		s.m.remove(undo, s, keys)
+		return err
+	}
+	return nil
 }
 
 // Close ends the subscription: it unsubscribes from what no other
