@@ -28,8 +28,8 @@ const slots = 16384
 //
 //	channel "news" → partition FNV-1a-32("news") mod n → "fanout:{" + tag + "}news"
 //
-// Each partition's tag is chosen to hash to a slot in its own share of
-// the 16,384 slots (partition i: slots i×16384/n up to (i+1)×16384/n), so
+// Each partition's tag is chosen to hash to the middle of its own share
+// of the 16,384 slots (partition i: slots i×16384/n up to (i+1)×16384/n), so
 // on a cluster whose slots are spread evenly over its primaries, as
 // `--cluster create` spreads them, each primary owns n/primaries
 // partitions, give or take one, and carries its share of the messages.
@@ -67,17 +67,22 @@ func NewPartitions(n int, prefix string) (*Partitions, error) {
 	return p, nil
 }
 
-// partitionTags gives each of n partitions the first tag, counting in
-// base 36 from "0", whose slot falls in the partition's share of the
-// slots. The candidates' slots cover all 16,384 after a finite run (the
-// test of n = 16,384 finds it), and every partition's share holds at
-// least one slot, so the loop ends for every n up to 16,384.
+// partitionTags gives partition i the first tag, counting in base 36
+// from "0", whose slot is the middle of the partition's share of the
+// slots: (2i+1)×16384/(2n). The partitions' slots are then as evenly
+// spaced as whole slots allow, so any run of slots a node owns holds as
+// many partitions as its length says, give or take one. The candidates'
+// slots cover all 16,384 after a finite run (the test of n = 16,384 finds
+// it), so the loop ends for every n up to 16,384.
 func partitionTags(n int) []string {
+	want := make(map[int]int, n) // partition by slot
+	for i := range n {
+		want[(2*i+1)*slots/(2*n)] = i
+	}
 	tags := make([]string, n)
 	for k, left := uint64(0), n; left > 0; k++ {
 		tag := strconv.FormatUint(k, 36)
-		i := zipline.Slot(tag) * n / slots
-		if tags[i] == "" {
+		if i, ok := want[zipline.Slot(tag)]; ok && tags[i] == "" {
 			tags[i] = tag
 			left--
 		}
