@@ -489,3 +489,43 @@ func TestMessagesStopAndResume(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 }
+
+// A sharded subscription made with no channels stays sharded: Add sends
+// SSUBSCRIBE, not SUBSCRIBE. An Add that fails (the server is down)
+// subscribes none of its names, so the same Add later subscribes them,
+// rather than finding them taken and doing nothing.
+func TestSubscriptionAddKeepsItsKindAndCanBeRetried(t *testing.T) {
+	c, srv := newTestClient(t, Options{})
+	ctx := context.Background()
+	sub, err := c.SSubscribe(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	count := func(numsub, ch string) int64 {
+		v, err := srv.Do(ctx, "PUBSUB", numsub, ch)
+		if err != nil {
+			return -1
+		}
+		return v.Elems()[1].Int()
+	}
+	srv.Kill()
+	short, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := sub.Add(short, "s1"); err == nil {
+		t.Fatal("Add with the server down: no error")
+	}
+	testkit.Restart(t, srv)
+	if err := sub.Add(ctx, "s1"); err != nil {
+		t.Fatal(err)
+	}
+	if n, m := count("SHARDNUMSUB", "s1"), count("NUMSUB", "s1"); n != 1 || m != 0 {
+		t.Fatalf("after Add: %d sharded subscribers and %d plain, want 1 and 0", n, m)
+	}
+	if _, err := srv.Do(ctx, "SPUBLISH", "s1", "hello"); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := next(t, sub); err != nil || string(m.Payload) != "hello" {
+		t.Fatalf("next: %q, %v", m.Payload, err)
+	}
+}
