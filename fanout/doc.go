@@ -69,4 +69,20 @@
 // Relay reads a Source (Add, Remove, Messages) and keeps it subscribed to
 // exactly the channels the hub's clients want: a channel is added when its
 // first client arrives and removed when its last one leaves.
+//
+// # Several hubs on a cluster
+//
+// ShardedSource follows channels over sharded pub/sub (SSUBSCRIBE), each on
+// one of Partitions' partitions, whose hash tags spread them evenly over a
+// cluster's primaries: a message goes only to the node that owns its
+// partition, and from there only to the hubs that follow the channel,
+// where plain PUBLISH on a cluster reaches every node. Each hub holds one
+// subscriber connection per node it follows partitions on, and probes each
+// partition (ShardedOptions.ProbeInterval) to find a subscription lost
+// without an error. Publishers use the same Partitions:
+//
+//	parts, _ := fanout.NewPartitions(0, "")                 // 128, as every hub and publisher
+//	src, _ := fanout.NewShardedSource(ctx, client, parts, fanout.ShardedOptions{})
+//	go h.Relay(ctx, src)
+//	parts.Publish(ctx, client, "news", payload)             // SPUBLISH on news's partition
 package fanout

@@ -40,6 +40,9 @@ func fanoutFlags(fs *flag.FlagSet) func(context.Context, []string) error {
 		"(* any run, ? one byte, [a-z] [^0-9] classes, \\ quotes), e.g. 'news.*,chat.*' (default: only -channel)")
 	sample := fs.Duration("sample", time.Second, "publish a sample JSON message on -channel this often (0: off)")
 	mode := fs.String("compression", "shared", "permessage-deflate mode: shared, stateless or off")
+	partitions := fs.Int("partitions", 0, "follow channels over `N` sharded pub/sub partitions (SSUBSCRIBE, Redis and Valkey 7+),\n"+
+		"so that several hubs share a cluster's nodes; publishers use the same N (fanout.Partitions).\n"+
+		"0: plain pub/sub (PUBLISH, SUBSCRIBE)")
 	return func(ctx context.Context, _ []string) error {
 		target, err := server.options()
 		if err != nil {
@@ -61,8 +64,11 @@ func fanoutFlags(fs *flag.FlagSet) func(context.Context, []string) error {
 			defer stop()
 			target.Addr = a
 		}
+		if *partitions < 0 || *partitions > 16384 {
+			return usagef("-partitions %d: want 0 to 16384", *partitions)
+		}
 		srv, err := startFanout(ctx, fanoutConfig{redis: target, listen: *listen, channel: *channel, allow: allowed,
-			sample: *sample, hub: fanout.Options{Compression: comp}})
+			sample: *sample, partitions: *partitions, hub: fanout.Options{Compression: comp}})
 		if err != nil {
 			return err
 		}
@@ -95,7 +101,16 @@ type fanoutConfig struct {
 	// any page could read every channel of the Redis server.
 	allow  []string
 	sample time.Duration
-	hub    fanout.Options
+	// partitions, when positive, relays sharded pub/sub over that many
+	// partitions (fanout.ShardedSource) instead of plain pub/sub.
+	partitions int
+	hub        fanout.Options
+}
+
+// source is what a hub relays: plain or sharded pub/sub.
+type source interface {
+	fanout.Source
+	Close() error
 }
 
 // fanoutServer is a running hub with its Redis relay, HTTP server and
@@ -104,7 +119,7 @@ type fanoutServer struct {
 	hub    *fanout.Hub
 	http   *http.Server
 	ln     net.Listener
-	src    *fanout.RedisSource
+	src    source
 	client *zipline.Client
 	cancel context.CancelFunc
 	done   chan struct{} // relay and sample publisher stopped
@@ -124,7 +139,23 @@ func startFanout(ctx context.Context, cfg fanoutConfig) (*fanoutServer, error) {
 		client.Close()
 		return nil, err
 	}
-	src, err := fanout.NewRedisSource(ctx, client)
+	var src source
+	publish := func(ctx context.Context, channel string, msg []byte) error {
+		_, err := client.Publish(ctx, channel, msg)
+		return err
+	}
+	if cfg.partitions > 0 {
+		var parts *fanout.Partitions
+		if parts, err = fanout.NewPartitions(cfg.partitions, ""); err == nil {
+			src, err = fanout.NewShardedSource(ctx, client, parts, fanout.ShardedOptions{Logger: log})
+		}
+		publish = func(ctx context.Context, channel string, msg []byte) error {
+			_, err := parts.Publish(ctx, client, channel, msg)
+			return err
+		}
+	} else {
+		src, err = fanout.NewRedisSource(ctx, client)
+	}
 	if err != nil {
 		ln.Close()
 		client.Close()
@@ -164,7 +195,7 @@ func startFanout(ctx context.Context, cfg fanoutConfig) (*fanoutServer, error) {
 			}
 		}()
 		if cfg.sample > 0 && len(samples) > 0 {
-			publishSamples(ctx, client, cfg.channel, cfg.sample, samples, log)
+			publishSamples(ctx, publish, cfg.channel, cfg.sample, samples, log)
 		}
 		<-relayed
 	}()
@@ -344,7 +375,7 @@ func globQuote(s string) string {
 // binary).
 func sampleMessages() ([][]byte, error) { return corpus.RealMessages(1024) }
 
-func publishSamples(ctx context.Context, c *zipline.Client, channel string, every time.Duration, samples [][]byte, log *slog.Logger) {
+func publishSamples(ctx context.Context, publish func(context.Context, string, []byte) error, channel string, every time.Duration, samples [][]byte, log *slog.Logger) {
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for seq := 0; ; seq++ {
@@ -354,7 +385,7 @@ func publishSamples(ctx context.Context, c *zipline.Client, channel string, ever
 		case <-t.C:
 		}
 		msg := fmt.Appendf(nil, `{"seq":%d,"at":%q,"users":%s}`, seq, time.Now().Format(time.TimeOnly), samples[seq%len(samples)])
-		if _, err := c.Do(ctx, "PUBLISH", channel, msg); err != nil && ctx.Err() == nil {
+		if err := publish(ctx, channel, msg); err != nil && ctx.Err() == nil {
 			log.Warn("fanout: publishing a sample", "err", err)
 		}
 	}
