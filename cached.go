@@ -3,6 +3,7 @@ package zipline
 import (
 	"bytes"
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -74,23 +75,51 @@ func (v Cached) IgnoringKeyTTL() Cached {
 }
 
 // Get returns the value of key, from the cache when it holds it.
+// Concurrent misses of one key share one read (CacheStats.Coalesced),
+// unless the key is invalidated while that read is in flight: a Get that
+// begins after an invalidation never gets what was read before it.
 func (v Cached) Get(ctx context.Context, key string) ([]byte, error) {
 	cc := v.c.s.cache
 	if cc == nil || !v.cacheable(key) {
 		return v.c.Get(ctx, key)
 	}
-	if ent, ok := cc.lookup(key); ok {
-		return v.served(ent)
+	for {
+		if ent, ok := cc.lookup(key); ok {
+			return v.served(ent)
+		}
+		cc.misses.Add(1)
+		f, lead := cc.join(key)
+		if lead {
+			vs, err := v.fetch(ctx, []string{key})
+			var val []byte
+			if err == nil {
+				val = vs[0]
+			}
+			cc.land(key, f, val, err)
+			return flightResult(val, err)
+		}
+		cc.coalesced.Add(1)
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if f.err != nil && (errors.Is(f.err, context.Canceled) || errors.Is(f.err, context.DeadlineExceeded)) {
+			continue // the leader's context ended, not this caller's: read again
+		}
+		return flightResult(f.value, f.err)
 	}
-	cc.misses.Add(1)
-	vs, err := v.fetch(ctx, []string{key})
-	if err != nil {
+}
+
+// flightResult is a read's outcome as Get returns it.
+func flightResult(val []byte, err error) ([]byte, error) {
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	if vs[0] == nil {
+	case val == nil:
 		return nil, Nil
 	}
-	return vs[0], nil
+	return val, nil
 }
 
 // MGet returns the values of keys (nil for missing ones), from the cache
@@ -134,15 +163,31 @@ func (v Cached) MGet(ctx context.Context, keys ...string) ([][]byte, error) {
 }
 
 // Set stores val at key on the server (as Client.Set); the server then
-// invalidates every cached copy, this client's included.
+// invalidates every cached copy. This client's copy is dropped before Set
+// returns, whatever the outcome: a read that follows it in this process
+// never finds what was there before, even before the server's
+// invalidation has been read.
 func (v Cached) Set(ctx context.Context, key string, val []byte, exp ...Expiry) error {
-	return v.c.Set(ctx, key, val, exp...)
+	err := v.c.Set(ctx, key, val, exp...)
+	v.dropOwn(key)
+	return err
 }
 
 // Del deletes keys on the server (as Client.Del), invalidating their
-// cached copies.
+// cached copies; this client's are dropped before it returns, as with Set.
 func (v Cached) Del(ctx context.Context, keys ...string) (int64, error) {
-	return v.c.Del(ctx, keys...)
+	n, err := v.c.Del(ctx, keys...)
+	v.dropOwn(keys...)
+	return n, err
+}
+
+// dropOwn drops this client's copies of keys it has just written.
+func (v Cached) dropOwn(keys ...string) {
+	if cc := v.c.s.cache; cc != nil {
+		for _, k := range keys {
+			cc.drop(k)
+		}
+	}
 }
 
 // cacheable: in broadcast mode with prefixes, only keys under them are

@@ -13,7 +13,10 @@ import (
 
 // CacheStats count what the client-side cache did.
 type CacheStats struct {
-	Hits, Misses   uint64
+	Hits, Misses uint64
+	// Coalesced counts the misses that waited for a read of the same key
+	// already in flight instead of sending their own (Cached.Get).
+	Coalesced      uint64
 	Invalidations  uint64 // keys the server said changed, and whole flushes
 	Evictions      uint64 // entries dropped for room
 	Expirations    uint64 // entries reclaimed after their time to live
@@ -36,8 +39,12 @@ type clientCache struct {
 	stop  chan struct{}
 	wg    sync.WaitGroup
 
-	misses, invalidations, evictions, expirations atomic.Uint64
-	entries, bytes                                atomic.Int64
+	// flightGen moves on when a connection's entries all die (see
+	// loseAll): flights begun before then are not joined.
+	flightGen atomic.Uint64
+
+	misses, coalesced, invalidations, evictions, expirations atomic.Uint64
+	entries, bytes                                           atomic.Int64
 }
 
 const cacheShards = 64
@@ -46,7 +53,12 @@ type cacheShard struct {
 	mu      sync.RWMutex
 	entries map[string]*cacheEntry
 	pending map[string]uint64 // fills in flight: key -> token
-	clock   []*cacheEntry     // CLOCK ring for eviction
+	// flights are the reads of a key in flight that later misses of it
+	// join, rather than each sending its own (see Cached.Get). An
+	// invalidation takes a key's flight out: a read that starts after it
+	// must not be given what was read before it.
+	flights map[string]*cacheFlight
+	clock   []*cacheEntry // CLOCK ring for eviction
 	hand    int
 	bytes   int64
 	token   uint64
@@ -92,6 +104,7 @@ func newClientCache(cfg ClientCache) *clientCache {
 	for i := range cc.shards {
 		cc.shards[i].entries = map[string]*cacheEntry{}
 		cc.shards[i].pending = map[string]uint64{}
+		cc.shards[i].flights = map[string]*cacheFlight{}
 	}
 	cc.wg.Add(1)
 	go cc.sweep()
@@ -134,12 +147,12 @@ func (cc *clientCache) track(o *pipe.Options) *trackedConn {
 		if err == nil && v.IsError() {
 			err = serverError(v)
 		}
-		tc.epoch.Add(1) // entries from before this connection are not tracked by it
+		cc.loseAll(tc) // entries from before this connection are not tracked by it
 		return err
 	}
 	prevLost := o.OnDisconnect
 	o.OnDisconnect = func(err error) {
-		tc.epoch.Add(1)
+		cc.loseAll(tc)
 		if prevLost != nil {
 			prevLost(err)
 		}
@@ -148,7 +161,7 @@ func (cc *clientCache) track(o *pipe.Options) *trackedConn {
 	o.Push = append(o.Push, pipe.PushHandler{
 		Kinds:  []string{"invalidate"},
 		Handle: func(v resp.Value) { cc.invalidate(tc, v) },
-		Lost:   func(int) { cc.invalidations.Add(1); tc.epoch.Add(1) }, // cannot know which keys: all go
+		Lost:   func(int) { cc.invalidations.Add(1); cc.loseAll(tc) }, // cannot know which keys: all go
 	})
 	return tc
 }
@@ -164,20 +177,70 @@ func (cc *clientCache) invalidate(tc *trackedConn, v resp.Value) {
 	e := v.Elems()
 	if len(e) < 2 || e[1].IsNull() {
 		cc.invalidations.Add(1)
-		tc.epoch.Add(1)
+		cc.loseAll(tc)
 		return
 	}
 	for _, k := range e[1].Elems() {
-		key := unsafeString(k.Bytes())
-		sh := cc.shard(key)
-		sh.mu.Lock()
-		delete(sh.pending, key)
-		if ent := sh.entries[key]; ent != nil {
-			cc.removeLocked(sh, ent)
-		}
-		sh.mu.Unlock()
+		cc.drop(unsafeString(k.Bytes()))
 		cc.invalidations.Add(1)
 	}
+}
+
+// loseAll kills every entry tc filled (its epoch moves on), and detaches
+// every flight in flight: which keys they read is not known.
+func (cc *clientCache) loseAll(tc *trackedConn) {
+	tc.epoch.Add(1)
+	cc.flightGen.Add(1)
+}
+
+// drop removes key's entry, cancels its fills in flight and detaches its
+// flight: for an invalidation, and for this client's own writes (see
+// Cached.Set), which must not wait for the server's push to be read.
+func (cc *clientCache) drop(key string) {
+	sh := cc.shard(key)
+	sh.mu.Lock()
+	delete(sh.pending, key)
+	delete(sh.flights, key)
+	if ent := sh.entries[key]; ent != nil {
+		cc.removeLocked(sh, ent)
+	}
+	sh.mu.Unlock()
+}
+
+// cacheFlight is one read of a key that concurrent misses of it share.
+type cacheFlight struct {
+	done  chan struct{}
+	gen   uint64 // cc.flightGen when it started
+	value []byte // as the caller wrote it; nil for a missing key
+	err   error
+}
+
+// join returns the flight reading key, and whether the caller leads it:
+// a leader reads and then calls land; the others wait on done.
+func (cc *clientCache) join(key string) (*cacheFlight, bool) {
+	sh := cc.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	gen := cc.flightGen.Load()
+	if f := sh.flights[key]; f != nil && f.gen == gen {
+		return f, false
+	}
+	f := &cacheFlight{done: make(chan struct{}), gen: gen}
+	sh.flights[key] = f
+	return f, true
+}
+
+// land ends a flight with its outcome, and detaches it unless an
+// invalidation did first.
+func (cc *clientCache) land(key string, f *cacheFlight, value []byte, err error) {
+	f.value, f.err = value, err
+	sh := cc.shard(key)
+	sh.mu.Lock()
+	if sh.flights[key] == f {
+		delete(sh.flights, key)
+	}
+	sh.mu.Unlock()
+	close(f.done)
 }
 
 // lookup returns the live entry for key, if any. It allocates nothing.
@@ -360,7 +423,7 @@ func (cc *clientCache) stats() CacheStats {
 	for i := range cc.shards {
 		hits += cc.shards[i].hits.Load()
 	}
-	return CacheStats{Hits: hits, Misses: cc.misses.Load(), Invalidations: cc.invalidations.Load(),
+	return CacheStats{Hits: hits, Misses: cc.misses.Load(), Coalesced: cc.coalesced.Load(), Invalidations: cc.invalidations.Load(),
 		Evictions: cc.evictions.Load(), Expirations: cc.expirations.Load(), Entries: cc.entries.Load(), Bytes: cc.bytes.Load()}
 }
 

@@ -672,3 +672,77 @@ func waitForCached(t *testing.T, c *Client, keys []string, want string) {
 		return true
 	})
 }
+
+// Concurrent misses of one key send one GET: the replies are held at a
+// proxy until every other reader has joined the first one's read.
+func TestCachedCoalescesConcurrentMisses(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{})
+	proxy := testkit.NewProxy(t, srv.Addr)
+	c, err := New(Options{Addr: proxy.Addr(), Logger: quiet, ClientCache: ClientCache{MaxBytes: 1 << 20}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.Set(ctx, "hot", []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	before := getCalls(t, srv)
+	proxy.Freeze(testkit.ToClient)
+	const readers = 64
+	errs := make(chan error, readers)
+	for range readers {
+		go func() {
+			v, err := c.Cached(time.Minute).Get(ctx, "hot")
+			if err == nil && string(v) != "v" {
+				err = fmt.Errorf("read %q", v)
+			}
+			errs <- err
+		}()
+	}
+	waitFor(t, func() bool { return c.Stats().Cache.Coalesced == readers-1 })
+	proxy.Thaw(testkit.ToClient)
+	for range readers {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := getCalls(t, srv) - before; n != 1 {
+		t.Fatalf("%d concurrent misses sent %d GETs, want 1", readers, n)
+	}
+}
+
+// A key invalidated while a read of it is in flight is read again by a
+// Get that begins after the invalidation: it does not join the read from
+// before it. Writes through Cached drop this client's copy before they
+// return, so a read that follows finds the new value, never the old one,
+// whenever the server's invalidation is read.
+func TestCachedReadsItsOwnWrites(t *testing.T) {
+	c, _, _ := cachedClient(t, ClientCache{}, Options{})
+	ctx := context.Background()
+	v := c.Cached(time.Minute)
+	for i := range 2000 {
+		if _, err := v.Get(ctx, "k"); err != nil && !errors.Is(err, Nil) {
+			t.Fatal(err)
+		}
+		want := strconv.Itoa(i)
+		if i%2 == 0 {
+			if err := v.Set(ctx, "k", []byte(want)); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			if _, err := v.Del(ctx, "k"); err != nil {
+				t.Fatal(err)
+			}
+			want = ""
+		}
+		got, err := v.Get(ctx, "k")
+		if errors.Is(err, Nil) {
+			err = nil
+		}
+		if err != nil || string(got) != want {
+			t.Fatalf("round %d: read %q, %v after writing %q", i, got, err, want)
+		}
+	}
+}
