@@ -164,8 +164,8 @@ func (c *Cache[T]) Fetch(ctx context.Context, key string, load func(context.Cont
 		return zero, err
 	}
 	c.stats.misses.Add(1)
-	e, err := c.flights.do(ctx, key, func(ctx context.Context) (entry, error) {
-		return c.fill(ctx, key, load)
+	e, err := c.flights.do(ctx, key, func(ctx context.Context, cl *claim) (entry, error) {
+		return c.fill(ctx, key, load, cl)
 	})
 	if err != nil {
 		var zero T
@@ -182,12 +182,17 @@ func (c *Cache[T]) Set(ctx context.Context, key string, v T) error {
 	if err != nil {
 		return fmt.Errorf("cache: encode: %w", err)
 	}
+	c.flights.revoke(key)
 	return c.put(ctx, key, entry{expiry: c.now().Add(c.ttl), payload: payload}, c.ttl)
 }
 
 // Delete removes key's cached value or "not found", so that the next Fetch
-// loads it: for invalidating the cache when the source changes.
+// loads it: for invalidating the cache when the source changes. A load of
+// key under way in this process when Delete is called does not store what
+// it loaded (it may predate the change), and Fetches that begin after
+// Delete do not wait for it.
 func (c *Cache[T]) Delete(ctx context.Context, key string) error {
+	c.flights.revoke(key)
 	_, err := c.store.Del(ctx, key)
 	return err
 }
@@ -229,7 +234,7 @@ func (c *Cache[T]) fresh(ctx context.Context, b []byte, err error) (entry, bool)
 // fill is the body of a flight: it takes the lock (or waits for the process
 // that holds it), reads the key once more, and loads only if it is still
 // missing.
-func (c *Cache[T]) fill(ctx context.Context, key string, load func(context.Context) (T, error)) (entry, error) {
+func (c *Cache[T]) fill(ctx context.Context, key string, load func(context.Context) (T, error), cl *claim) (entry, error) {
 	var l *lock
 	if c.lockTTL > 0 {
 		var (
@@ -249,14 +254,14 @@ func (c *Cache[T]) fill(ctx context.Context, key string, load func(context.Conte
 			return e, nil
 		}
 	}
-	return c.load(ctx, key, load, l)
+	return c.load(ctx, key, load, l, cl)
 }
 
 // load runs the loader, stores what it returned (the value, or a "not
 // found"), and releases l if it is not nil. It returns the loader's error,
 // if any, so that a "not found" goes back to the callers as the loader
 // worded it.
-func (c *Cache[T]) load(ctx context.Context, key string, load func(context.Context) (T, error), l *lock) (entry, error) {
+func (c *Cache[T]) load(ctx context.Context, key string, load func(context.Context) (T, error), l *lock, cl *claim) (entry, error) {
 	c.stats.loads.Add(1)
 	start := c.now()
 	payload, err := c.call(ctx, load)
@@ -266,28 +271,37 @@ func (c *Cache[T]) load(ctx context.Context, key string, load func(context.Conte
 	switch {
 	case errors.Is(err, ErrNotFound) && !errors.As(err, &panicked):
 		if c.notFoundTTL < 0 {
-			c.save(ctx, "", entry{}, 0, l)
+			c.save(ctx, "", entry{}, 0, l, cl)
 			return entry{}, err
 		}
 		e.notFound, e.payload, ttl = true, nil, c.notFoundTTL
 	case err != nil:
 		c.stats.loadErrors.Add(1)
-		c.save(ctx, "", entry{}, 0, l)
+		c.save(ctx, "", entry{}, 0, l, cl)
 		return entry{}, err
 	}
 	e.expiry = c.now().Add(ttl)
-	c.save(ctx, key, e, ttl, l)
+	c.save(ctx, key, e, ttl, l, cl)
 	return e, err
 }
 
-// save stores e at key for the store to drop after ttl, unless key is "",
+// save stores e at key for the store to drop after ttl, unless key is ""
+// or cl was revoked (a write of key in this process since the load began),
 // and then releases l if it is not nil: in one round trip when the values
 // are on the Client. It runs on a context detached from ctx, as the
 // callers may all be gone by now: the load is still worth keeping, and a
 // lock left behind would make other processes wait out its TTL.
-func (c *Cache[T]) save(ctx context.Context, key string, e entry, ttl time.Duration, l *lock) {
+func (c *Cache[T]) save(ctx context.Context, key string, e entry, ttl time.Duration, l *lock, cl *claim) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), unlockTimeout)
 	defer cancel()
+	if key != "" && cl != nil {
+		cl.mu.Lock() // a write that revokes cl waits for this store
+		defer cl.mu.Unlock()
+		if cl.revoked {
+			c.stats.superseded.Add(1)
+			key = ""
+		}
+	}
 	if c.direct && key != "" && l != nil {
 		b := c.client.Batch()
 		b.Set(key, e.encode(), zipline.PX(ttl))
@@ -338,7 +352,11 @@ func (c *Cache[T]) refreshEarly(ctx context.Context, key string, e entry, load f
 		return
 	}
 	headStart := time.Duration(float64(e.delta) * c.beta * -math.Log(c.rand()))
-	if c.now().Add(headStart).Before(e.expiry) || !c.flights.startRefresh(key) {
+	if c.now().Add(headStart).Before(e.expiry) {
+		return
+	}
+	cl := c.flights.startRefresh(key)
+	if cl == nil {
 		return
 	}
 	go func() {
@@ -349,13 +367,13 @@ func (c *Cache[T]) refreshEarly(ctx context.Context, key string, e entry, load f
 		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 		defer cancel()
-		c.refresh(ctx, key, e.expiry, load)
+		c.refresh(ctx, key, e.expiry, load, cl)
 	}()
 }
 
 // refresh reloads key unless another process is refreshing it (it holds the
 // lock) or has refreshed it already (the stored expiry moved on).
-func (c *Cache[T]) refresh(ctx context.Context, key string, seen time.Time, load func(context.Context) (T, error)) {
+func (c *Cache[T]) refresh(ctx context.Context, key string, seen time.Time, load func(context.Context) (T, error), cl *claim) {
 	var l *lock
 	if c.lockTTL > 0 {
 		a, err := c.try(ctx, key, rand.Text())
@@ -375,7 +393,7 @@ func (c *Cache[T]) refresh(ctx context.Context, key string, seen time.Time, load
 		return
 	}
 	c.stats.earlyRefreshes.Add(1)
-	c.load(ctx, key, load, l)
+	c.load(ctx, key, load, l, cl)
 }
 
 // PanicError is the error of a Fetch whose loader (or codec) panicked. The
@@ -404,6 +422,9 @@ type Stats struct {
 	LockWaits      uint64 // loads that found another process loading the key, and waited for it
 	EarlyRefreshes uint64 // loads started early by XFetch
 	StoreErrors    uint64 // store and lock operations that failed, which Fetch worked around
+	// Superseded counts loads not stored because this process wrote or
+	// deleted the key (Set, Delete) while they ran.
+	Superseded uint64
 }
 
 // Stats returns the counters.
@@ -412,10 +433,10 @@ func (c *Cache[T]) Stats() Stats {
 	return Stats{
 		Hits: s.hits.Load(), NegativeHits: s.negativeHits.Load(), Misses: s.misses.Load(),
 		Loads: s.loads.Load(), LoadErrors: s.loadErrors.Load(), LockWaits: s.lockWaits.Load(),
-		EarlyRefreshes: s.earlyRefreshes.Load(), StoreErrors: s.storeErrors.Load(),
+		EarlyRefreshes: s.earlyRefreshes.Load(), StoreErrors: s.storeErrors.Load(), Superseded: s.superseded.Load(),
 	}
 }
 
 type counters struct {
-	hits, negativeHits, misses, loads, loadErrors, lockWaits, earlyRefreshes, storeErrors atomic.Uint64
+	hits, negativeHits, misses, loads, loadErrors, lockWaits, earlyRefreshes, storeErrors, superseded atomic.Uint64
 }

@@ -117,7 +117,7 @@ func TestFillRereads(t *testing.T) {
 			if err := users.Set(ctx, "user:20", user{ID: 20, Name: "stored meanwhile"}); err != nil {
 				t.Fatal(err)
 			}
-			e, err := users.fill(ctx, "user:20", failing(errDB))
+			e, err := users.fill(ctx, "user:20", failing(errDB), &claim{})
 			if err != nil || users.Stats().Loads != 0 {
 				t.Fatalf("LockTTL %v: fill = %v after %d loads; want the stored value", lockTTL, err, users.Stats().Loads)
 			}
@@ -694,4 +694,58 @@ func TestOptionsDefaults(t *testing.T) {
 		c.beta != DefaultBeta || c.codec != (JSON{}) {
 		t.Fatalf("defaults: %+v", c)
 	}
+}
+
+// A load that a Delete or Set in this process overtakes does not store
+// what it loaded: it may predate the write, and would then be served
+// until its TTL. Its own callers still get it (they asked before the
+// write); a Fetch after the write loads again.
+func TestWriteDuringLoadIsNotOverwritten(t *testing.T) {
+	bothPaths(t, func(t *testing.T, newUsers func(string, Options) *Cache[user]) {
+		s := newServer(t)
+		for _, lockTTL := range []time.Duration{0, -1} {
+			for _, write := range []string{"Delete", "Set"} {
+				users := newUsers(s.Addr, Options{LockTTL: lockTTL})
+				ctx := testCtx(t, 10*time.Second)
+				key := fmt.Sprintf("user:%v:%s", lockTTL, write)
+				started, release := make(chan struct{}), make(chan struct{})
+				done := make(chan user, 1)
+				go func() {
+					u, _ := users.Fetch(ctx, key, func(context.Context) (user, error) {
+						close(started)
+						<-release
+						return user{ID: 1, Name: "before the write"}, nil
+					})
+					done <- u
+				}()
+				<-started
+				var err error
+				if write == "Delete" {
+					err = users.Delete(ctx, key)
+				} else {
+					err = users.Set(ctx, key, user{ID: 1, Name: "written"})
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				close(release)
+				if u := <-done; u.Name != "before the write" {
+					t.Fatalf("the load's caller got %+v", u)
+				}
+				want := "loaded after the write"
+				if write == "Set" {
+					want = "written"
+				}
+				u, err := users.Fetch(ctx, key, func(context.Context) (user, error) {
+					return user{ID: 1, Name: "loaded after the write"}, nil
+				})
+				if err != nil || u.Name != want {
+					t.Fatalf("LockTTL %v, %s during a load: the next Fetch got %+v, %v; want %q", lockTTL, write, u, err, want)
+				}
+				if n := users.Stats().Superseded; n != 1 {
+					t.Errorf("LockTTL %v, %s: %d loads superseded, want 1", lockTTL, write, n)
+				}
+			}
+		}
+	})
 }

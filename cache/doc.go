@@ -43,6 +43,17 @@
 // unlock script, in one batch. Another Store takes a round trip more for
 // each, as its reads and writes cannot share a batch with the lock's.
 //
+// # Writes during a load
+//
+// A load that started before the source changed may return the old
+// record after the change was made. Stored then, it would be served until
+// its TTL. So Delete and Set revoke the loads of the key under way in this
+// process before they write: those do not store what they loaded (their
+// callers, who asked before the write, still get it; Stats.Superseded
+// counts them), and a Fetch that begins after the write loads again. A
+// write from another process has no such hold on this one's loads: the
+// window is one load's duration, as with any cache-aside.
+//
 // # Early refresh
 //
 // A hot key should be reloaded before it expires, so that its readers never

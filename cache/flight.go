@@ -14,8 +14,25 @@ type group struct {
 	mu sync.Mutex
 	m  map[string]*flight
 	// refreshing holds the keys with an early refresh under way, which has
-	// no callers waiting and so is not a flight.
-	refreshing map[string]struct{}
+	// no callers waiting and so is not a flight, and its claim.
+	refreshing map[string]*claim
+}
+
+// claim is a load's right to store what it loaded. A write of the key in
+// this process (Cache.Set, Cache.Delete) revokes the claims of the loads
+// under way before it goes to the store: what they loaded may predate the
+// write, and stored after it would stay until its TTL. A load holds its
+// claim's lock while it stores, so a write that revokes it goes after.
+type claim struct {
+	mu      sync.Mutex
+	revoked bool
+}
+
+// revoke takes cl's right to store away, once any store under way is done.
+func (cl *claim) revoke() {
+	cl.mu.Lock()
+	cl.revoked = true
+	cl.mu.Unlock()
 }
 
 // flight is one fill in progress.
@@ -25,13 +42,14 @@ type flight struct {
 	err     error
 	waiters int // guarded by group.mu
 	cancel  context.CancelFunc
+	claim   claim
 }
 
 // do returns the result of fill for key, starting it unless a fill for key
 // is already running, in which case it waits for that one. fill gets a
 // context that keeps ctx's values but not its cancellation: it ends when the
 // last caller waiting for the flight gives up. fill must not panic.
-func (g *group) do(ctx context.Context, key string, fill func(context.Context) (entry, error)) (entry, error) {
+func (g *group) do(ctx context.Context, key string, fill func(context.Context, *claim) (entry, error)) (entry, error) {
 	g.mu.Lock()
 	f, ok := g.m[key]
 	if !ok {
@@ -65,9 +83,9 @@ func (g *group) do(ctx context.Context, key string, fill func(context.Context) (
 	return entry{}, ctx.Err()
 }
 
-func (g *group) run(ctx context.Context, key string, f *flight, fill func(context.Context) (entry, error)) {
+func (g *group) run(ctx context.Context, key string, f *flight, fill func(context.Context, *claim) (entry, error)) {
 	defer f.cancel()
-	e, err := fill(ctx)
+	e, err := fill(ctx, &f.claim)
 	g.mu.Lock()
 	f.e, f.err = e, err
 	if g.m[key] == f {
@@ -95,19 +113,39 @@ func (g *group) isRefreshing(key string) bool {
 	return ok
 }
 
-// startRefresh marks key as being refreshed, and reports false if it
-// already was.
-func (g *group) startRefresh(key string) bool {
+// startRefresh marks key as being refreshed and returns the refresh's
+// claim, or nil if a refresh was under way already.
+func (g *group) startRefresh(key string) *claim {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if _, ok := g.refreshing[key]; ok {
-		return false
+		return nil
 	}
 	if g.refreshing == nil {
-		g.refreshing = make(map[string]struct{})
+		g.refreshing = make(map[string]*claim)
 	}
-	g.refreshing[key] = struct{}{}
-	return true
+	cl := &claim{}
+	g.refreshing[key] = cl
+	return cl
+}
+
+// revoke revokes the claims of key's load and refresh under way, if any,
+// and detaches its flight: a Fetch that begins after a write must not be
+// handed what was loaded before it.
+func (g *group) revoke(key string) {
+	g.mu.Lock()
+	f := g.m[key]
+	if f != nil {
+		delete(g.m, key)
+	}
+	r := g.refreshing[key]
+	g.mu.Unlock()
+	if f != nil {
+		f.claim.revoke()
+	}
+	if r != nil {
+		r.revoke()
+	}
 }
 
 // endRefresh clears the mark set by startRefresh.

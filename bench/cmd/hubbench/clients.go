@@ -42,7 +42,8 @@ type clientStats struct {
 	Bad        uint64 // messages that could not be inflated or carried no timestamp
 	Closed     uint64 // connections that ended before "quit"
 	FirstError string
-	Hist       [][2]uint64 // delivery latency: [bucket, count]
+	Hist       [][2]uint64     // delivery latency: [bucket, count]
+	SecondMax  map[int64]int64 // the longest latency of the messages sent in each second (Unix seconds), ns
 	CPU        time.Duration
 	RSS        uint64
 }
@@ -70,6 +71,32 @@ type clientProc struct {
 	received, compressed, bad, closed atomic.Uint64
 	quitting                          atomic.Bool
 	hist                              atomicHist
+	// secondMax[s % len] is the longest latency of the messages sent in
+	// Unix second s, whose number is in second[s % len]: a timeline of the
+	// worst deliveries, to tell a stall from a spread.
+	second    [secondRing]atomic.Int64
+	secondMax [secondRing]atomic.Int64
+}
+
+// secondRing is how many seconds the timeline keeps: more than a run's
+// load phase and drain.
+const secondRing = 4096
+
+// recordSecond raises the longest latency of second s to d if it is longer.
+func (p *clientProc) recordSecond(s, d int64) {
+	i := s % secondRing
+	if p.second[i].Load() != s {
+		// A new second for this slot; a race with another goroutine of
+		// the same second loses at most one sample's maximum.
+		p.second[i].Store(s)
+		p.secondMax[i].Store(0)
+	}
+	for {
+		m := p.secondMax[i].Load()
+		if d <= m || p.secondMax[i].CompareAndSwap(m, d) {
+			return
+		}
+	}
 }
 
 // runClients is a client process.
@@ -112,9 +139,15 @@ func (p *clientProc) stats() clientStats {
 	p.mu.Lock()
 	n, first := len(p.conns), p.first
 	p.mu.Unlock()
+	seconds := map[int64]int64{}
+	for i := range p.second {
+		if s := p.second[i].Load(); s != 0 {
+			seconds[s] = p.secondMax[i].Load()
+		}
+	}
 	return clientStats{
 		Conns: n, Received: p.received.Load(), Compressed: p.compressed.Load(), Bad: p.bad.Load(),
-		Closed: p.closed.Load(), FirstError: first, Hist: p.hist.snapshot(), CPU: cpuTime(), RSS: rss(),
+		Closed: p.closed.Load(), FirstError: first, Hist: p.hist.snapshot(), SecondMax: seconds, CPU: cpuTime(), RSS: rss(),
 	}
 }
 
@@ -343,7 +376,9 @@ func (p *clientProc) message(payload []byte, compressed bool, window *[]byte, ar
 		p.fail(fmt.Errorf("message without a timestamp: %.40q", text))
 		return
 	}
-	p.hist.record(time.Duration(arrived.UnixNano() - sent))
+	d := arrived.UnixNano() - sent
+	p.hist.record(time.Duration(d))
+	p.recordSecond(sent/1e9, d)
 }
 
 // parseStamp reads the UnixNano time at the start of a message:

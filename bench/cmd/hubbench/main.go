@@ -115,7 +115,7 @@ const maxPerProcess = 19000
 
 type options struct {
 	hubs, conns, channels, rate int
-	duration, idle              time.Duration
+	duration, idle, warmup      time.Duration
 	nodes, replicas, size       int
 	out                         string
 	ramPerCore                  float64
@@ -138,6 +138,7 @@ func main() {
 		rate     = flag.Int("rate", 10000, "messages published per second, over all channels")
 		duration = flag.Duration("duration", 30*time.Second, "length of the load phase")
 		idle     = flag.Duration("idle", 10*time.Second, "settle time after connecting, before the memory is measured")
+		warmup   = flag.Duration("warmup", 5*time.Second, "publishing at -rate before the load phase, not measured (0: none)")
 		nodes    = flag.Int("nodes", 6, "primaries of the local Redis Cluster (at least 3)")
 		replicas = flag.Int("replicas", 0, "replicas per primary (0: none)")
 		size     = flag.Int("size", 256, "payload bytes of each message (at least 80)")
@@ -155,7 +156,7 @@ func main() {
 		err = runClients(*lo, *hi, *channels, strings.Split(*urls, ","))
 	case "":
 		o := &options{hubs: *hubs, conns: *conns, channels: *channels, rate: *rate, duration: *duration, idle: *idle,
-			nodes: *nodes, replicas: *replicas, size: *size, out: *out, ramPerCore: *ram, fdLimit: limit, profile: *profile}
+			warmup: *warmup, nodes: *nodes, replicas: *replicas, size: *size, out: *out, ramPerCore: *ram, fdLimit: limit, profile: *profile}
 		err = coordinate(o)
 	default:
 		err = fmt.Errorf("unknown -role %q", *role)
@@ -196,8 +197,8 @@ func (o *options) check() error {
 		return errors.New("-channels: want at least 1")
 	case o.rate < 1:
 		return errors.New("-rate: want at least 1")
-	case o.duration <= 0 || o.idle < 0:
-		return errors.New("-duration must be positive and -idle not negative")
+	case o.duration <= 0 || o.idle < 0 || o.warmup < 0:
+		return errors.New("-duration must be positive, -idle and -warmup not negative")
 	case o.nodes < 3:
 		return errors.New("-nodes: a cluster needs at least 3 primaries")
 	case o.replicas < 0:
@@ -362,12 +363,16 @@ type run struct {
 	clientRSS uint64   // client processes' RSS after connecting, in all
 
 	pub                   pubResult
+	warmPub               pubResult
+	warmReceived          uint64
+	warmLat               hist
 	hub0, hub1            []hubStats
 	cl0, cl1              []clientStats
 	sys0, sys1            sysstat.Sample
 	clientCPU             time.Duration
 	window                time.Duration // from the first publish to the end of the drain
 	lat                   hist
+	secondMax             map[int64]int64 // the longest latency of the messages sent in each Unix second
 	received, compressed  uint64
 	bad, closed           uint64
 	firstClientErr        string
@@ -516,7 +521,28 @@ func coordinate(o *options) error {
 		r.clientRSS += c.RSS
 	}
 
-	// Phase (b): load.
+	// Phase (b): load, after a warm-up that is not measured: a channel's
+	// first message makes the hub allocate the rest of the channel's
+	// compressor and touch its tables, which stalls the first second.
+	if o.warmup > 0 {
+		fmt.Fprintf(os.Stderr, "warming up: %d messages/s for %v\n", o.rate, o.warmup)
+		w0, w1 := make([]clientStats, len(clients)), make([]clientStats, len(clients))
+		if err := each(len(clients), func(k int) error { return clients[k].call(ctx, "stats", time.Minute, &w0[k]) }); err != nil {
+			return err
+		}
+		r.warmPub = publish(ctx, o, o.warmup, r.p, pub, parts)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err := drain(ctx, clients, w0, w1, r.warmPub.expected); err != nil {
+			return err
+		}
+		for k := range clients {
+			r.warmReceived += w1[k].Received - w0[k].Received
+			r.warmLat.add(w1[k].Hist, 1)
+			r.warmLat.add(w0[k].Hist, -1)
+		}
+	}
 	fmt.Fprintf(os.Stderr, "publishing %d messages/s for %v\n", o.rate, o.duration)
 	r.hub0, r.cl0 = make([]hubStats, o.hubs), make([]clientStats, len(clients))
 	if err := snapshot(ctx, hubs, clients, r.hub0, r.cl0); err != nil {
@@ -524,7 +550,7 @@ func coordinate(o *options) error {
 	}
 	r.load0 = loadAverage()
 	r.sys0 = sysstat.Take(redisPIDs...)
-	r.pub = publish(ctx, o, r.p, pub, parts)
+	r.pub = publish(ctx, o, o.duration, r.p, pub, parts)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
@@ -554,6 +580,12 @@ func coordinate(o *options) error {
 		r.bad += c1.Bad - c0.Bad
 		r.closed += c1.Closed
 		r.clientCPU += c1.CPU - c0.CPU
+		for sec, d := range c1.SecondMax {
+			if r.secondMax == nil {
+				r.secondMax = map[int64]int64{}
+			}
+			r.secondMax[sec] = max(r.secondMax[sec], d)
+		}
 		r.lat.add(c1.Hist, 1)
 		r.lat.add(c0.Hist, -1)
 		if r.firstClientErr == "" {
@@ -668,15 +700,16 @@ type pubResult struct {
 	firstErr          string
 	elapsed           time.Duration // from the first publish to the last reply
 	behind            time.Duration // the most the pacing fell behind its schedule
+	rtt               *atomicHist   // SPUBLISH round trips, from the timestamp to the reply
 }
 
 // publish publishes o.rate messages a second for o.duration, round robin
 // over the channels: every 10 ms the messages due are handed to 256
 // goroutines, each stamping the message with the time just before its
 // SPUBLISH.
-func publish(ctx context.Context, o *options, p *plan, c *zipline.Client, parts *fanout.Partitions) pubResult {
+func publish(ctx context.Context, o *options, duration time.Duration, p *plan, c *zipline.Client, parts *fanout.Partitions) pubResult {
 	var (
-		res                                   pubResult
+		res                                   = pubResult{rtt: new(atomicHist)}
 		published, failed, mismatched, expect atomic.Uint64
 		errOnce                               sync.Once
 		seq                                   atomic.Uint64
@@ -688,8 +721,10 @@ func publish(ctx context.Context, o *options, p *plan, c *zipline.Client, parts 
 		wg.Go(func() {
 			for ch := range jobs {
 				name := "ch:" + strconv.Itoa(ch)
-				payload := makePayload(o.size, seq.Add(1), name, fill, time.Now().UnixNano())
+				now := time.Now()
+				payload := makePayload(o.size, seq.Add(1), name, fill, now.UnixNano())
 				n, err := parts.Publish(ctx, c, name, payload)
+				res.rtt.record(time.Since(now))
 				if err != nil {
 					failed.Add(1)
 					errOnce.Do(func() { res.firstErr = err.Error() })
@@ -703,7 +738,7 @@ func publish(ctx context.Context, o *options, p *plan, c *zipline.Client, parts 
 			}
 		})
 	}
-	total := int(math.Round(float64(o.rate) * o.duration.Seconds()))
+	total := int(math.Round(float64(o.rate) * duration.Seconds()))
 	tick := time.NewTicker(10 * time.Millisecond)
 	start := time.Now()
 	sent, next := 0, 0

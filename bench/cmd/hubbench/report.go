@@ -160,11 +160,32 @@ func (r *run) report() string {
 	if r.pub.firstErr != "" {
 		w("  - first publish error: %s\n", r.pub.firstErr)
 	}
+	if r.o.warmup > 0 {
+		w("- warm-up (not in the table): %s published in %.1f s, %s of %s deliveries, latency p50 %s, p99 %s, p99.9 %s, max %s\n",
+			group(int64(r.warmPub.published)), r.warmPub.elapsed.Seconds(), group(int64(r.warmReceived)), group(int64(r.warmPub.expected)),
+			ms(r.warmLat.quantile(0.5)), ms(r.warmLat.quantile(0.99)), ms(r.warmLat.quantile(0.999)), ms(r.warmLat.maximum()))
+	}
+	var rtt hist
+	rtt.add(r.pub.rtt.snapshot(), 1)
+	w("- SPUBLISH round trip (timestamp to reply, in the publisher): p50 %s, p99 %s, max %s\n",
+		ms(rtt.quantile(0.5)), ms(rtt.quantile(0.99)), ms(rtt.maximum()))
 	w("- delivered: %s of %s expected to connections (%s compressed), %d unreadable, %d connections closed; latency from %s samples\n",
 		group(int64(r.received)), group(int64(r.pub.expected)), group(int64(r.compressed)), r.bad, r.closed, group(int64(r.lat.count())))
 	if r.firstClientErr != "" {
 		w("  - first client error: %s\n", r.firstClientErr)
 	}
+	// The timeline of the longest latencies, by the second the message was
+	// sent in, over the load phase.
+	var secs []string
+	first := r.sys0.Time.Unix()
+	for s := first; s <= first+int64(r.pub.elapsed.Seconds()); s++ {
+		if d, ok := r.secondMax[s]; ok {
+			secs = append(secs, fmt.Sprintf("%.0f", float64(d)/1e6))
+		} else {
+			secs = append(secs, "–")
+		}
+	}
+	w("  - longest latency of the messages sent in each second of the load, ms: %s\n", strings.Join(secs, " "))
 	for h := range r.hub1 {
 		a, z := r.hub0[h], r.hub1[h]
 		d := max(z.Deliveries-a.Deliveries, 1)
