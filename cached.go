@@ -88,7 +88,7 @@ func (v Cached) Get(ctx context.Context, key string) ([]byte, error) {
 			return v.served(ent)
 		}
 		cc.misses.Add(1)
-		f, lead := cc.join(key)
+		f, lead := cc.join(key, v.settled(key))
 		if lead {
 			vs, err := v.fetch(ctx, []string{key})
 			var val []byte
@@ -109,6 +109,18 @@ func (v Cached) Get(ctx context.Context, key string) ([]byte, error) {
 		}
 		return flightResult(f.value, f.err)
 	}
+}
+
+// settled reports whether every invalidation that has arrived on the
+// connection that serves key has been handled: only then may a miss join a
+// read in flight, which an invalidation still waiting would detach.
+func (v Cached) settled(key string) bool {
+	slot := noSlot
+	if v.c.s.commandTable() != nil {
+		slot = keySlot(key)
+	}
+	via := v.c.expectedVia(slot)
+	return via != nil && via.tracked != nil && via.tracked.backlog.Pending() == 0
 }
 
 // flightResult is a read's outcome as Get returns it.

@@ -216,13 +216,16 @@ type cacheFlight struct {
 }
 
 // join returns the flight reading key, and whether the caller leads it:
-// a leader reads and then calls land; the others wait on done.
-func (cc *clientCache) join(key string) (*cacheFlight, bool) {
+// a leader reads and then calls land; the others wait on done. With
+// mayJoin false the caller leads a flight of its own, which later misses
+// join instead: an invalidation that has arrived but waits for its
+// handler has not detached the flights it concerns yet.
+func (cc *clientCache) join(key string, mayJoin bool) (*cacheFlight, bool) {
 	sh := cc.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	gen := cc.flightGen.Load()
-	if f := sh.flights[key]; f != nil && f.gen == gen {
+	if f := sh.flights[key]; mayJoin && f != nil && f.gen == gen {
 		return f, false
 	}
 	f := &cacheFlight{done: make(chan struct{}), gen: gen}
@@ -278,6 +281,20 @@ func (cc *clientCache) valid(ent *cacheEntry, now time.Time) bool {
 		int64(now.Sub(cc.start)) < ent.expires &&
 		now.UnixNano()-tc.lastRead.Load() < int64(cc.cfg.MaxStaleness) &&
 		(ent.slot < 0 || cc.slots[ent.slot].Load() == ent.slotEp)
+}
+
+// dead reports whether an entry can never be served again: removed, its
+// connection's tracking lost since it was filled, expired, or its slot
+// moved. Unlike valid, it leaves out what passes: an invalidation waiting
+// for its handler (every entry of the connection waits for it, and most
+// are not named by it) and a connection not heard from lately. The sweep
+// reclaims the dead; it took the merely waiting for dead, and under a
+// steady flow of invalidations dropped thousands of live entries.
+func (cc *clientCache) dead(ent *cacheEntry, now time.Time) bool {
+	return ent.gone.Load() ||
+		ent.conn.epoch.Load() != ent.epoch ||
+		int64(now.Sub(cc.start)) >= ent.expires ||
+		(ent.slot >= 0 && cc.slots[ent.slot].Load() != ent.slotEp)
 }
 
 // reserve records that key is being filled and returns the fill's token:
@@ -383,20 +400,24 @@ func (cc *clientCache) sweep() {
 		}
 		now := time.Now()
 		for range cacheShards / 8 {
-			sh := &cc.shards[next]
+			cc.sweepShard(&cc.shards[next], now)
 			next = (next + 1) % cacheShards
-			sh.mu.Lock()
-			for i := 0; i < len(sh.clock); {
-				ent := sh.clock[i]
-				if cc.valid(ent, now) {
-					i++
-					continue
-				}
-				cc.removeLocked(sh, ent) // moves the last entry to i
-				cc.expirations.Add(1)
-			}
-			sh.mu.Unlock()
 		}
+	}
+}
+
+// sweepShard removes sh's dead entries.
+func (cc *clientCache) sweepShard(sh *cacheShard, now time.Time) {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	for i := 0; i < len(sh.clock); {
+		ent := sh.clock[i]
+		if !cc.dead(ent, now) {
+			i++
+			continue
+		}
+		cc.removeLocked(sh, ent) // moves the last entry to i
+		cc.expirations.Add(1)
 	}
 }
 

@@ -746,3 +746,45 @@ func TestCachedReadsItsOwnWrites(t *testing.T) {
 		}
 	}
 }
+
+// The sweep reclaims dead entries only. An entry that may not be served
+// for the moment, because its connection has not been heard from within
+// MaxStaleness (or an invalidation waits for its handler), is served again
+// once that passes: the sweep used to take those for dead, and under a
+// steady flow of invalidations dropped thousands of live entries.
+func TestCacheSweepKeepsEntriesThatOnlyWait(t *testing.T) {
+	srv := testkit.NewServer(t, testkit.Config{})
+	c, err := New(Options{Addr: srv.Addr, Logger: quiet, HealthCheckInterval: -1,
+		ClientCache: ClientCache{MaxBytes: 1 << 20, MaxStaleness: 100 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	v := c.Cached(time.Minute)
+	for i := range 50 {
+		if _, err := v.Get(ctx, "k"+strconv.Itoa(i)); !errors.Is(err, Nil) {
+			t.Fatal(err)
+		}
+	}
+	cc := c.s.cache
+	ent, ok := cc.lookup("k0")
+	if !ok {
+		t.Fatal("k0 not cached")
+	}
+	// Nothing is read on the connection from here: its entries wait for
+	// proof of life, which a read brings back.
+	waitFor(t, func() bool { return !cc.valid(ent, time.Now()) })
+	for i := range cc.shards {
+		cc.sweepShard(&cc.shards[i], time.Now())
+	}
+	if st := c.Stats().Cache; st.Entries != 50 || st.Expirations != 0 {
+		t.Fatalf("after a sweep of waiting entries: %+v, want all 50 kept", st)
+	}
+	if _, err := c.Do(ctx, "PING"); err != nil { // proof of life
+		t.Fatal(err)
+	}
+	if _, ok := cc.lookup("k0"); !ok {
+		t.Fatal("k0 not served again once its connection answered")
+	}
+}

@@ -26,6 +26,13 @@
 // YES, GET, PTTL; with IgnoringKeyTTL, no PTTL; rueidis DoCache: CLIENT
 // CACHING YES, MULTI, PTTL, GET, EXEC, or with ToStaticTTL CLIENT CACHING
 // YES, GET), plus its load and store, and the invalidations' DELs.
+//
+// Stale reads: each record has a version in the simulated database. An
+// invalidation first makes a new version (the application's write), then
+// invalidates through the variant, and then commits the version; a read
+// that returns a version older than the last one committed before it began
+// is stale. The classic cache-aside race makes them: a load that read the
+// record before the write stores it after the invalidation.
 package main
 
 import (
@@ -123,8 +130,10 @@ func run() error {
 	defer counter.Close()
 	const ttl = 10 * time.Minute
 	var live []variant
+	vers := map[string]*versions{}
 	for _, v := range o.variants {
 		start := time.Now()
+		vers[v.name] = newVersions(o.keys)
 		if err := prefill(addr, v, o.keys, ttl); err != nil {
 			return fmt.Errorf("%s: prefill: %w", v.name, err)
 		}
@@ -136,13 +145,13 @@ func run() error {
 		for i := range live {
 			v := live[(i+r)%len(live)]
 			runtime.GC()
-			c, err := runCell(addr, v, o, ttl, uint64(r), counter)
+			c, err := runCell(addr, v, o, ttl, uint64(r), counter, vers[v.name])
 			if err != nil {
 				return fmt.Errorf("%s: %w", v.name, err)
 			}
 			results[v.name] = append(results[v.name], c)
-			fmt.Fprintf(os.Stderr, "round %d %-31s %8.0f ops/s  p99 %7v  loads %6d (%.2f%% of reads)  commands/read %.3f  errors %d  other CPU %.0f%%\n",
-				r+1, v.name, c.opsPerSec(), c.p99.Round(time.Microsecond), c.loads, 100*c.loadRatio(), c.commandsPerRead(), c.errors, c.other)
+			fmt.Fprintf(os.Stderr, "round %d %-31s %8.0f ops/s  p99 %7v  loads %6d (%.2f%% of reads)  commands/read %.3f  stale %d  errors %d  other CPU %.0f%%\n",
+				r+1, v.name, c.opsPerSec(), c.p99.Round(time.Microsecond), c.loads, 100*c.loadRatio(), c.commandsPerRead(), c.stale, c.errors, c.other)
 		}
 	}
 	md := report(o, results)
@@ -155,7 +164,7 @@ func run() error {
 
 // prefill stores every record through the variant, from 64 goroutines.
 func prefill(addr string, v variant, keys int, ttl time.Duration) error {
-	a, err := v.open(addr, &database{}, ttl)
+	a, err := v.open(addr, &database{ver: newVersions(keys)}, ttl)
 	if err != nil {
 		return err
 	}
@@ -168,7 +177,7 @@ func prefill(addr string, v variant, keys int, ttl time.Duration) error {
 	for range 64 {
 		wg.Go(func() {
 			for id := int(next.Add(1) - 1); id < keys; id = int(next.Add(1) - 1) {
-				if err := a.Prefill(ctx, makeUser(id)); err != nil {
+				if err := a.Prefill(ctx, makeUser(id, 0)); err != nil {
 					errs <- err
 					return
 				}
@@ -183,8 +192,11 @@ func prefill(addr string, v variant, keys int, ttl time.Duration) error {
 // cell is one measured run of one variant.
 type cell struct {
 	ops, loads, errors uint64
-	elapsed            time.Duration
-	p50, p99           time.Duration
+	// stale counts reads that returned a version older than the last one
+	// committed (its invalidation returned) before the read began.
+	stale    uint64
+	elapsed  time.Duration
+	p50, p99 time.Duration
 	// other is the CPU other processes used during the cell, in percent of
 	// one CPU (-1 if unknown): the machine is shared, and this says how
 	// much a cell was disturbed.
@@ -204,6 +216,7 @@ type worker struct {
 	hist   latency.Histogram
 	ops    uint64
 	errors uint64
+	stale  uint64
 }
 
 const (
@@ -212,8 +225,8 @@ const (
 	phaseStop
 )
 
-func runCell(addr string, v variant, o *options, ttl time.Duration, round uint64, counter *commandCounter) (cell, error) {
-	db := &database{latency: o.dbDelay}
+func runCell(addr string, v variant, o *options, ttl time.Duration, round uint64, counter *commandCounter, ver *versions) (cell, error) {
+	db := &database{latency: o.dbDelay, ver: ver}
 	a, err := v.open(addr, db, ttl)
 	if err != nil {
 		return cell{}, err
@@ -234,10 +247,15 @@ func runCell(addr string, v variant, o *options, ttl time.Duration, round uint64
 			for p := phase.Load(); p != phaseStop; p = phase.Load() {
 				id := int(zipf.Uint64())
 				if rng.Float64() < o.miss {
+					// The record changes in the database, then the cache
+					// is told: the application's write path.
+					version := ver.change(id)
 					if err := a.Invalidate(ctx, id); err != nil && p == phaseMeasure {
 						w.errors++
 					}
+					ver.commit(id, version)
 				}
+				committed := ver.committed[id].Load()
 				start := time.Now()
 				u, err := a.Fetch(ctx, id)
 				d := time.Since(start)
@@ -247,6 +265,9 @@ func runCell(addr string, v variant, o *options, ttl time.Duration, round uint64
 				if err != nil || u.ID != id {
 					w.errors++
 					continue
+				}
+				if u.Version < committed {
+					w.stale++
 				}
 				w.ops++
 				w.hist.Record(d)
@@ -279,6 +300,7 @@ func runCell(addr string, v variant, o *options, ttl time.Duration, round uint64
 	for _, w := range workers {
 		c.ops += w.ops
 		c.errors += w.errors
+		c.stale += w.stale
 		all.Merge(&w.hist)
 	}
 	c.loads, c.elapsed, c.other = uint64(loads), elapsed, usage.OtherPercent()
@@ -299,18 +321,18 @@ func report(o *options, results map[string][]cell) string {
 		"%d rounds of %v (after %v warm-up) per variant, medians.\n\n",
 		o.keys, o.zipfS, o.conc, 100*o.miss, o.dbDelay, o.rounds, o.duration, o.warmup)
 	fmt.Fprintf(&b, "Machine: %s.\n\n", sysstat.Machine())
-	b.WriteString("| variant | ops/s | p50 | p99 | database loads | loads / read | server commands / read | errors |\n")
-	b.WriteString("| --- | --: | --: | --: | --: | --: | --: | --: |\n")
+	b.WriteString("| variant | ops/s | p50 | p99 | database loads | loads / read | server commands / read | stale reads | errors |\n")
+	b.WriteString("| --- | --: | --: | --: | --: | --: | --: | --: | --: |\n")
 	for _, v := range o.variants {
 		cs := results[v.name]
 		if len(cs) == 0 {
-			fmt.Fprintf(&b, "| %s | (no run) | | | | | | |\n", v.name)
+			fmt.Fprintf(&b, "| %s | (no run) | | | | | | | |\n", v.name)
 			continue
 		}
 		var ops, ratio []float64
 		var p50, p99 []time.Duration
 		var loads []int64
-		var errs, reads uint64
+		var errs, reads, stale uint64
 		var cmds bench.CommandCalls
 		for _, c := range cs {
 			reads += c.ops
@@ -321,10 +343,11 @@ func report(o *options, results map[string][]cell) string {
 			p99 = append(p99, c.p99)
 			loads = append(loads, int64(c.loads))
 			errs += c.errors
+			stale += c.stale
 		}
-		fmt.Fprintf(&b, "| %s | %.0f | %v | %v | %d | %.2f%% | %.3f | %d |\n", v.name, median(ops),
+		fmt.Fprintf(&b, "| %s | %.0f | %v | %v | %d | %.2f%% | %.3f | %d | %d |\n", v.name, median(ops),
 			median(p50).Round(time.Microsecond), median(p99).Round(time.Microsecond), median(loads), 100*median(ratio),
-			float64(cmds.Total())/max(float64(reads), 1), errs)
+			float64(cmds.Total())/max(float64(reads), 1), stale, errs)
 	}
 	b.WriteString("\nServer commands / read: the commands the server ran during the measured windows of all rounds " +
 		"(INFO commandstats; INFO and PING left out), over the reads done in them. By command, per read:\n\n")

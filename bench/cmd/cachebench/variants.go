@@ -24,11 +24,16 @@ type User struct {
 	Bio     string    `json:"bio"`
 	Plan    string    `json:"plan"`
 	Created time.Time `json:"created"`
+	// Version counts the record's changes in the database: a read that
+	// returns one older than the last change committed before it began is
+	// stale.
+	Version int64 `json:"version"`
 }
 
-func makeUser(id int) User {
+func makeUser(id int, version int64) User {
 	return User{
 		ID:      id,
+		Version: version,
 		Name:    "User Number " + strconv.Itoa(id),
 		Email:   "user" + strconv.Itoa(id) + "@example.com",
 		Bio:     "Writes Go at a company that caches its database in Redis, and would rather not think about it.",
@@ -42,15 +47,42 @@ func makeUser(id int) User {
 type database struct {
 	latency time.Duration
 	loads   atomic.Int64
+	ver     *versions
+}
+
+// versions are each record's version in the database, and the last one
+// whose invalidation of the cache has returned: a read that begins after
+// that must not return an older one. They live as long as a variant's
+// records on the server, across cells.
+type versions struct {
+	current, committed []atomic.Int64
+}
+
+func newVersions(keys int) *versions {
+	return &versions{current: make([]atomic.Int64, keys), committed: make([]atomic.Int64, keys)}
+}
+
+// change makes a new version of record id in the database.
+func (v *versions) change(id int) int64 { return v.current[id].Add(1) }
+
+// commit records that version's invalidation has returned.
+func (v *versions) commit(id int, version int64) {
+	for {
+		c := v.committed[id].Load()
+		if c >= version || v.committed[id].CompareAndSwap(c, version) {
+			return
+		}
+	}
 }
 
 func (d *database) load(ctx context.Context, id int) (User, error) {
 	d.loads.Add(1)
+	version := d.ver.current[id].Load() // the record as the query finds it
 	t := time.NewTimer(d.latency)
 	defer t.Stop()
 	select {
 	case <-t.C:
-		return makeUser(id), nil
+		return makeUser(id, version), nil
 	case <-ctx.Done():
 		return User{}, ctx.Err()
 	}
@@ -90,6 +122,12 @@ var variants = []variant{
 		desc: "as zipline-cached, with Options{Store: c.Cached(ttl).IgnoringKeyTTL()}: a miss sends CLIENT CACHING YES and GET, no PTTL " +
 			"(safe here: the cache package's values carry their own expiry)",
 		open: openZiplineCachedIgnoringKeyTTL,
+	},
+	{
+		name: "zipline-cached-static",
+		desc: "as zipline-cached-ignoring-key-ttl, with Options{LockTTL: -1}: no lock across processes (this process's " +
+			"loads of a key are still shared), so a miss costs CLIENT CACHING YES and GET, the load, and SET, as rueidis by hand",
+		open: openZiplineCachedStatic,
 	},
 	{
 		name: "goredis-cache",
@@ -145,6 +183,17 @@ func openZiplineCachedIgnoringKeyTTL(addr string, db *database, ttl time.Duratio
 		return nil, err
 	}
 	return &ziplineAside{c: c, users: cache.New[User](c, cache.Options{TTL: ttl, Store: c.Cached(ttl).IgnoringKeyTTL()}), db: db}, nil
+}
+
+// openZiplineCachedStatic is openZiplineCachedIgnoringKeyTTL without the
+// lock across processes.
+func openZiplineCachedStatic(addr string, db *database, ttl time.Duration) (aside, error) {
+	c, err := zipline.New(zipline.Options{Addr: addr, Logger: quiet, ClientCache: zipline.ClientCache{MaxBytes: 128 << 20}})
+	if err != nil {
+		return nil, err
+	}
+	return &ziplineAside{c: c, users: cache.New[User](c, cache.Options{TTL: ttl, LockTTL: -1,
+		Store: c.Cached(ttl).IgnoringKeyTTL()}), db: db}, nil
 }
 
 const ziplinePrefix = "ca:zipline:user:"

@@ -45,6 +45,8 @@ type hubStats struct {
 	CPU        time.Duration // user + system, the whole process
 	Goroutines int
 	Mem        memFigures
+	NumGC      uint32        // garbage collections so far
+	GCPause    time.Duration // their stop-the-world pauses in all
 }
 
 // memFigures is a process's memory at one moment.
@@ -168,7 +170,8 @@ func runHub(index int, seeds []string, profile string) error {
 				Subscribed: src.subscribed.Load(), AddCalls: src.calls.Load(), AddErrors: src.errs.Load(),
 				AddTotal: time.Duration(src.total.Load()), AddMax: time.Duration(src.longest.Load()),
 				CPU: cpuTime(), Goroutines: runtime.NumGoroutine(),
-				Mem: memFigures{HeapInuse: m.HeapInuse, StackInuse: m.StackInuse, Sys: m.Sys, RSS: rss()},
+				Mem:   memFigures{HeapInuse: m.HeapInuse, StackInuse: m.StackInuse, Sys: m.Sys, RSS: rss()},
+				NumGC: m.NumGC, GCPause: time.Duration(m.PauseTotalNs),
 			}, nil
 		case "mem":
 			after := measureMem()

@@ -14,15 +14,16 @@
 // client processes as needed hold at most 19,000 each. Every process raises
 // its soft open-file limit to the hard one. A run whose connections per hub
 // would exceed 19,000 (or what the limit allows) stops at once and says how
-// many hubs it needs.
+// many hubs it needs. The children are driven over their stdin and stdout
+// and die with the coordinator (parent-death signal); the cluster is
+// stopped at the end, on an error and on an interrupt.
 //
 // A run:
 //
 //  1. starts a Redis Cluster of -nodes primaries (default 6, no replicas
 //     unless -replicas; persistence off; cluster-node-timeout 15 s, so
 //     that a loaded two-core machine does not get a node marked failed)
-//     with the test bed, and stops it at the end, on an error and on an
-//     interrupt;
+//     with the test bed;
 //  2. starts H hub processes, each a zipline cluster client, a fanout.Hub
 //     with default options (Shared compression), a ShardedSource on the
 //     default 128 Partitions relayed with hub.Relay, and an http.Server
@@ -38,46 +39,58 @@
 //     connection, in the manner of fanoutbench's;
 //  4. connect: opens the N connections (128 handshakes in flight per
 //     client process) and reports the time; then waits until every hub
-//     reports its share of connections, its channels, and its source's
-//     confirmation of every channel (reported as the subscription wait);
-//     then lets everything settle for -idle (default 10 s) and measures
-//     each hub's memory per idle connection: (HeapInuse + StackInuse now
-//     − before any connection) / connections, and the same of VmRSS, both
-//     after a collection with freed memory returned to the OS
-//     (debug.FreeOSMemory);
-//  5. load: publishes -rate messages a second (default 10,000) for
+//     reports its share of connections and of channels, and its source's
+//     confirmation of every channel (the subscription wait); then lets
+//     everything settle for -idle (default 10 s) and measures each hub's
+//     memory per idle connection: (HeapInuse + StackInuse now − before any
+//     connection) / connections, and the same of VmRSS, both after a
+//     collection with freed memory returned to the OS (debug.FreeOSMemory).
+//     HeapInuse counts memory allocated but never touched, which RSS does
+//     not: the hub allocates each channel's compressor when its first
+//     subscriber arrives, but traffic touches its pages later; so the
+//     memory is measured again after the load;
+//  5. warm-up: publishes at -rate for -warmup (default 5 s), not measured:
+//     each channel's first messages make the hub build the rest of the
+//     channel's compressor, which stalls deliveries for a while; the
+//     report gives the warm-up's latencies apart;
+//  6. load: publishes -rate messages a second (default 10,000) for
 //     -duration (default 30 s), round robin over the C channels, with
 //     Partitions.Publish (SPUBLISH) from a zipline client of this process:
-//     every 10 ms the messages due are handed to 256 publishing goroutines,
-//     which zipline pipelines. It then waits until the clients have every
-//     message they should (each message on channel c goes to every
+//     every -tick (default 1 ms) the messages due are handed to 256
+//     publishing goroutines, which zipline pipelines (a 10 ms tick sends
+//     bursts of 100 messages, whose queueing on two cores adds a few
+//     milliseconds to the median). It then waits until the clients have
+//     every message they should (each message on channel c goes to every
 //     connection on c), or until nothing arrives for 3 s. It measures each
 //     hub's CPU time (user + system, from its rusage) over its deliveries
-//     (hub.Stats().Deliveries) in that window, and, from the clients,
-//     the messages delivered against those expected and the latency.
+//     (hub.Stats().Deliveries) in that window, and, from the clients, the
+//     messages delivered against those expected and the latency.
 //
 // Latency: each message starts with the publisher's wall-clock send time,
 // {"t":<UnixNano, 19 digits>,...}, followed by compressible JSON (a
 // sequence number, the channel, and text cut from the corpus's real JSON
-// records) up to exactly -size bytes (default 256, which is at the hub's
-// compression threshold, so every message is compressed). The hub
-// compresses, so the client inflates every compressed message to read the
-// timestamp: this is the real path, as a browser takes it. Each connection
-// keeps its own inflate window (the last 32 KiB it inflated, grown only as
-// messages arrive: a channel's shared-context frames may refer to it) and
-// borrows a decompressor from a pool for each message, so an idle client
-// connection holds no decompressor. The latency is the arrival of the
-// message's last frame (before inflating) minus the send time, recorded
-// into a log-linear histogram shared by the process's connections, which
-// the coordinator merges. All processes share one clock.
+// records) up to exactly -size bytes (default 256, the hub's compression
+// threshold, so every message is compressed). The hub compresses, so the
+// client inflates every compressed message to read the timestamp: the real
+// path, as a browser takes it. Each connection keeps its own inflate window
+// (the last 32 KiB it inflated, grown only as messages arrive: a channel's
+// shared-context frames may refer to it) and borrows a decompressor from a
+// pool for each message, so an idle client connection holds no
+// decompressor. The latency is the arrival of the message's last frame
+// (before inflating) minus the send time, recorded into a log-linear
+// histogram shared by the process's connections, which the coordinator
+// merges; the report adds the longest latency of each second of the load,
+// to tell a stall from a spread, and the publisher's SPUBLISH round trips.
+// All processes share one clock.
 //
 // Everything runs on this machine's 2 cores: the hubs, the clients, the
 // Redis nodes and the publisher compete for them, and the report gives each
 // one's CPU and the machine's busy time over the load window. The report is
 // a markdown table, printed and, with -out, appended to a file, followed by
-// an estimate of the machines 1M connections would need at the same
-// delivery rate per connection, from the memory per connection and the CPU
-// per delivery, with its assumptions.
+// notes and an estimate of the machines 1M connections would need at the
+// same delivery rate per connection, from the memory per connection and the
+// CPU per delivery, with its assumptions. -cpuprofile writes each hub's CPU
+// profile.
 //
 //	cd bench && go run ./cmd/hubbench -conns 38000 -hubs 2 -out results/hubs.md
 //	cd bench && go run ./cmd/hubbench -conns 100000 -hubs 6 -out results/hubs.md
@@ -114,14 +127,14 @@ import (
 const maxPerProcess = 19000
 
 type options struct {
-	hubs, conns, channels, rate int
-	duration, idle, warmup      time.Duration
-	nodes, replicas, size       int
-	out                         string
-	ramPerCore                  float64
-	perProcess                  int // the most connections per process, from the fd limit
-	fdLimit                     uint64
-	profile                     string // CPU profiles of the hubs: the path's prefix
+	hubs, conns, channels, rate  int
+	duration, idle, warmup, tick time.Duration
+	nodes, replicas, size        int
+	out                          string
+	ramPerCore                   float64
+	perProcess                   int // the most connections per process, from the fd limit
+	fdLimit                      uint64
+	profile                      string // CPU profiles of the hubs: the path's prefix
 }
 
 func main() {
@@ -139,6 +152,7 @@ func main() {
 		duration = flag.Duration("duration", 30*time.Second, "length of the load phase")
 		idle     = flag.Duration("idle", 10*time.Second, "settle time after connecting, before the memory is measured")
 		warmup   = flag.Duration("warmup", 5*time.Second, "publishing at -rate before the load phase, not measured (0: none)")
+		tick     = flag.Duration("tick", time.Millisecond, "the publisher's pacing: every tick, the messages due are published at once")
 		nodes    = flag.Int("nodes", 6, "primaries of the local Redis Cluster (at least 3)")
 		replicas = flag.Int("replicas", 0, "replicas per primary (0: none)")
 		size     = flag.Int("size", 256, "payload bytes of each message (at least 80)")
@@ -156,7 +170,7 @@ func main() {
 		err = runClients(*lo, *hi, *channels, strings.Split(*urls, ","))
 	case "":
 		o := &options{hubs: *hubs, conns: *conns, channels: *channels, rate: *rate, duration: *duration, idle: *idle,
-			warmup: *warmup, nodes: *nodes, replicas: *replicas, size: *size, out: *out, ramPerCore: *ram, fdLimit: limit, profile: *profile}
+			warmup: *warmup, tick: *tick, nodes: *nodes, replicas: *replicas, size: *size, out: *out, ramPerCore: *ram, fdLimit: limit, profile: *profile}
 		err = coordinate(o)
 	default:
 		err = fmt.Errorf("unknown -role %q", *role)
@@ -197,8 +211,8 @@ func (o *options) check() error {
 		return errors.New("-channels: want at least 1")
 	case o.rate < 1:
 		return errors.New("-rate: want at least 1")
-	case o.duration <= 0 || o.idle < 0 || o.warmup < 0:
-		return errors.New("-duration must be positive, -idle and -warmup not negative")
+	case o.duration <= 0 || o.idle < 0 || o.warmup < 0 || o.tick <= 0:
+		return errors.New("-duration and -tick must be positive, -idle and -warmup not negative")
 	case o.nodes < 3:
 		return errors.New("-nodes: a cluster needs at least 3 primaries")
 	case o.replicas < 0:
@@ -357,7 +371,9 @@ type run struct {
 	connect   []connectReport
 	connectT  time.Duration
 	subWait   time.Duration
+	hubPre    []hubStats // before the first connection
 	subStats  []hubStats // when every channel was subscribed
+	hubWarm0  []hubStats // before the warm-up
 	mem       []hubMem
 	memLoad   []hubMem // after the load
 	clientRSS uint64   // client processes' RSS after connecting, in all
@@ -480,6 +496,10 @@ func coordinate(o *options) error {
 	}
 
 	// Phase (a): connect, wait for the subscriptions, settle, measure.
+	r.hubPre = make([]hubStats, o.hubs)
+	if err := each(o.hubs, func(h int) error { return hubs[h].call(ctx, "stats", time.Minute, &r.hubPre[h]) }); err != nil {
+		return err
+	}
 	fmt.Fprintf(os.Stderr, "connecting %d connections\n", o.conns)
 	r.connect = make([]connectReport, len(clients))
 	start = time.Now()
@@ -527,7 +547,8 @@ func coordinate(o *options) error {
 	if o.warmup > 0 {
 		fmt.Fprintf(os.Stderr, "warming up: %d messages/s for %v\n", o.rate, o.warmup)
 		w0, w1 := make([]clientStats, len(clients)), make([]clientStats, len(clients))
-		if err := each(len(clients), func(k int) error { return clients[k].call(ctx, "stats", time.Minute, &w0[k]) }); err != nil {
+		r.hubWarm0 = make([]hubStats, o.hubs)
+		if err := snapshot(ctx, hubs, clients, r.hubWarm0, w0); err != nil {
 			return err
 		}
 		r.warmPub = publish(ctx, o, o.warmup, r.p, pub, parts)
@@ -703,8 +724,8 @@ type pubResult struct {
 	rtt               *atomicHist   // SPUBLISH round trips, from the timestamp to the reply
 }
 
-// publish publishes o.rate messages a second for o.duration, round robin
-// over the channels: every 10 ms the messages due are handed to 256
+// publish publishes o.rate messages a second for duration, round robin
+// over the channels: every o.tick the messages due are handed to 256
 // goroutines, each stamping the message with the time just before its
 // SPUBLISH.
 func publish(ctx context.Context, o *options, duration time.Duration, p *plan, c *zipline.Client, parts *fanout.Partitions) pubResult {
@@ -739,7 +760,7 @@ func publish(ctx context.Context, o *options, duration time.Duration, p *plan, c
 		})
 	}
 	total := int(math.Round(float64(o.rate) * duration.Seconds()))
-	tick := time.NewTicker(10 * time.Millisecond)
+	tick := time.NewTicker(o.tick)
 	start := time.Now()
 	sent, next := 0, 0
 	for sent < total && ctx.Err() == nil {

@@ -111,9 +111,10 @@ func (r *run) report() string {
 		"offer `permessage-deflate; client_max_window_bits`; every compressed message inflated to read its timestamp\n",
 		len(p.clients), o.hubs, o.channels)
 	w("- load: %s messages/s for %v, round robin over %s channels (%s followed, %.2f connections each on average), "+
-		"%d B payloads (real-JSON text, timestamp first), SPUBLISH from 256 goroutines of one zipline client\n\n",
+		"%d B payloads (real-JSON text, timestamp first), SPUBLISH from 256 goroutines of one zipline client, "+
+		"the messages due published every %v; after a warm-up of %v at the same rate, not measured\n\n",
 		group(int64(o.rate)), o.duration, group(int64(o.channels)), group(int64(p.followed())),
-		float64(o.conns)/float64(p.followed()), o.size)
+		float64(o.conns)/float64(p.followed()), o.size, o.tick, o.warmup)
 
 	deliveriesPerSec := float64(r.received) / r.pub.elapsed.Seconds()
 	lost := int64(r.pub.expected) - int64(r.received)
@@ -140,8 +141,11 @@ func (r *run) report() string {
 		if s.AddCalls > 0 {
 			avg = s.AddTotal / time.Duration(s.AddCalls)
 		}
-		w("  - hub %d: %d channels subscribed in %d Add calls (mean %v, longest %v, %d failed), %d partitions\n",
-			h, s.Subscribed, s.AddCalls, avg.Round(time.Microsecond), s.AddMax.Round(time.Microsecond), s.AddErrors, s.Sharded.Partitions)
+		pre := r.hubPre[h]
+		w("  - hub %d: %d channels subscribed in %d Add calls (mean %v, longest %v, %d failed), %d partitions; "+
+			"from before the first connection until subscribed: CPU %v, %d GCs\n",
+			h, s.Subscribed, s.AddCalls, avg.Round(time.Microsecond), s.AddMax.Round(time.Microsecond), s.AddErrors, s.Sharded.Partitions,
+			(s.CPU - pre.CPU).Round(time.Millisecond), s.NumGC-pre.NumGC)
 	}
 	w("- idle memory (after a GC and FreeOSMemory, %v after subscribing), per hub, before any connection → after: ", o.idle)
 	var ms1 []string
@@ -164,6 +168,12 @@ func (r *run) report() string {
 		w("- warm-up (not in the table): %s published in %.1f s, %s of %s deliveries, latency p50 %s, p99 %s, p99.9 %s, max %s\n",
 			group(int64(r.warmPub.published)), r.warmPub.elapsed.Seconds(), group(int64(r.warmReceived)), group(int64(r.warmPub.expected)),
 			ms(r.warmLat.quantile(0.5)), ms(r.warmLat.quantile(0.99)), ms(r.warmLat.quantile(0.999)), ms(r.warmLat.maximum()))
+		for h := range r.hubWarm0 {
+			a, z := r.hubWarm0[h], r.hub0[h]
+			w("  - hub %d in the warm-up: %s relayed, %s deliveries, %d dropped, %d gaps, %d partitions lost, CPU %v, %d GCs\n",
+				h, group(int64(z.Relay.Messages-a.Relay.Messages)), group(int64(z.Deliveries-a.Deliveries)), z.Dropped-a.Dropped,
+				z.Relay.Gaps-a.Relay.Gaps, z.Sharded.Lost-a.Sharded.Lost, (z.CPU - a.CPU).Round(time.Millisecond), z.NumGC-a.NumGC)
+		}
 	}
 	var rtt hist
 	rtt.add(r.pub.rtt.snapshot(), 1)
@@ -191,13 +201,13 @@ func (r *run) report() string {
 		d := max(z.Deliveries-a.Deliveries, 1)
 		w("- hub %d during the load: %s deliveries, %s broadcasts, %d dropped, %d slow-closed, %s relayed, %d gaps, %d relay errors, "+
 			"%d partitions lost; %.1f%% shared-context frames, %.2f compressions/broadcast, %.1f wire B/delivery, %.3f writes/delivery; "+
-			"CPU %v (%s of a core)\n", h, group(int64(z.Deliveries-a.Deliveries)), group(int64(z.Broadcasts-a.Broadcasts)),
+			"CPU %v (%s of a core); %d GCs, %v of pauses\n", h, group(int64(z.Deliveries-a.Deliveries)), group(int64(z.Broadcasts-a.Broadcasts)),
 			z.Dropped-a.Dropped, z.SlowClosed-a.SlowClosed, group(int64(z.Relay.Messages-a.Relay.Messages)),
 			z.Relay.Gaps-a.Relay.Gaps, z.Relay.Errors-a.Relay.Errors, z.Sharded.Lost-a.Sharded.Lost,
 			100*float64(z.SharedFrames-a.SharedFrames)/float64(d),
 			float64(z.Compressions-a.Compressions)/float64(max(z.Broadcasts-a.Broadcasts, 1)),
 			float64(z.WireBytes-a.WireBytes)/float64(d), float64(z.Writes-a.Writes)/float64(d),
-			hs[h].cpu.Round(time.Millisecond), pct(hs[h].cpu, r.window))
+			hs[h].cpu.Round(time.Millisecond), pct(hs[h].cpu, r.window), z.NumGC-a.NumGC, (z.GCPause - a.GCPause).Round(time.Microsecond))
 	}
 	u := r.sys1.Sub(r.sys0)
 	var hubCPU time.Duration
