@@ -183,7 +183,9 @@ func (c *Cache[T]) Set(ctx context.Context, key string, v T) error {
 		return fmt.Errorf("cache: encode: %w", err)
 	}
 	c.flights.revoke(key)
-	return c.put(ctx, key, entry{expiry: c.now().Add(c.ttl), payload: payload}, c.ttl)
+	err = c.put(ctx, key, entry{expiry: c.now().Add(c.ttl), payload: payload}, c.ttl)
+	c.flights.revoke(key) // see Delete
+	return err
 }
 
 // Delete removes key's cached value or "not found", so that the next Fetch
@@ -192,8 +194,13 @@ func (c *Cache[T]) Set(ctx context.Context, key string, v T) error {
 // it loaded (it may predate the change), and Fetches that begin after
 // Delete do not wait for it.
 func (c *Cache[T]) Delete(ctx context.Context, key string) error {
+	// Revoked before the write, so that no load under way stores after it;
+	// and after it, for a flight begun while the write was on its way: it
+	// may have read the key before the write reached it, and a Fetch that
+	// begins after Delete must not join it.
 	c.flights.revoke(key)
 	_, err := c.store.Del(ctx, key)
+	c.flights.revoke(key)
 	return err
 }
 

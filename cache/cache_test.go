@@ -749,3 +749,80 @@ func TestWriteDuringLoadIsNotOverwritten(t *testing.T) {
 		}
 	})
 }
+
+// heldStore holds each Get that finds holdGet set, after it has read the
+// value, until releaseGet; and each Del that finds holdDel set, before it
+// deletes, until releaseDel: a read that reached the server before a
+// write, and whose caller has not had the reply yet, and a write on its
+// way.
+type heldStore struct {
+	Store
+	holdGet, holdDel       atomic.Bool
+	gotten, deleting       chan struct{}
+	releaseGet, releaseDel chan struct{}
+}
+
+func (s *heldStore) Get(ctx context.Context, key string) ([]byte, error) {
+	b, err := s.Store.Get(ctx, key)
+	if s.holdGet.CompareAndSwap(true, false) {
+		close(s.gotten)
+		<-s.releaseGet
+	}
+	return b, err
+}
+
+func (s *heldStore) Del(ctx context.Context, keys ...string) (int64, error) {
+	if s.holdDel.CompareAndSwap(true, false) {
+		close(s.deleting)
+		<-s.releaseDel
+	}
+	return s.Store.Del(ctx, keys...)
+}
+
+// A Fetch that begins after Delete has returned does not join a flight
+// that began while the delete was on its way, and read the key before it
+// reached the server: it would be handed the deleted value.
+func TestFetchAfterDeleteDoesNotJoinAnOlderRead(t *testing.T) {
+	s := newServer(t)
+	c := newClient(t, s.Addr)
+	store := &heldStore{Store: c, gotten: make(chan struct{}), deleting: make(chan struct{}),
+		releaseGet: make(chan struct{}), releaseDel: make(chan struct{})}
+	users := New[user](c, Options{Store: store, LockTTL: -1})
+	ctx := testCtx(t, 10*time.Second)
+	if err := users.Set(ctx, "user:1", user{ID: 1, Name: "old"}); err != nil {
+		t.Fatal(err)
+	}
+	store.holdDel.Store(true)
+	deleted := make(chan error, 1)
+	go func() { deleted <- users.Delete(ctx, "user:1") }()
+	<-store.deleting
+	// While the delete is on its way: a flight that reads "old" and has
+	// not had the reply yet. (Entered by hand, as a miss enters it: a
+	// Fetch would find "old" at its first lookup and take no flight.)
+	store.holdGet.Store(true)
+	first := make(chan user, 1)
+	go func() {
+		e, _ := users.flights.do(ctx, "user:1", func(ctx context.Context, cl *claim) (entry, error) {
+			e, _ := users.lookup(ctx, "user:1")
+			return e, nil
+		})
+		u, _ := users.decode(e)
+		first <- u
+	}()
+	<-store.gotten
+	close(store.releaseDel)
+	if err := <-deleted; err != nil {
+		t.Fatal(err)
+	}
+	if n := users.flights.waiting("user:1"); n != 0 {
+		t.Fatalf("after Delete, a Fetch would join a read from before it (%d waiting on it)", n)
+	}
+	u, err := users.Fetch(ctx, "user:1", func(context.Context) (user, error) { return user{ID: 1, Name: "new"}, nil })
+	if err != nil || u.Name != "new" {
+		t.Fatalf("Fetch after Delete: %+v, %v; want the new value", u, err)
+	}
+	close(store.releaseGet)
+	if u := <-first; u.Name != "old" {
+		t.Fatalf("the read from before Delete got %+v", u)
+	}
+}

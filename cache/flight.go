@@ -130,8 +130,10 @@ func (g *group) startRefresh(key string) *claim {
 }
 
 // revoke revokes the claims of key's load and refresh under way, if any,
-// and detaches its flight: a Fetch that begins after a write must not be
-// handed what was loaded before it.
+// and takes its flight out of the map, so that the Fetches that begin from
+// now on start a new one rather than join it: a Fetch that begins after a
+// write must not be handed what was read before it. A flight out of the
+// map is out of reach of later revokes: its claim is revoked here or never.
 func (g *group) revoke(key string) {
 	g.mu.Lock()
 	f := g.m[key]
