@@ -208,6 +208,26 @@ func (p *clientProc) connect() connectReport {
 	return r
 }
 
+// ipBindAddressNoPort is Linux's IP_BIND_ADDRESS_NO_PORT (linux/in.h).
+const ipBindAddressNoPort = 24
+
+// bindAddressNoPort sets IP_BIND_ADDRESS_NO_PORT on a socket about to be
+// bound to a source address: the kernel then picks the port at connect,
+// for the whole 4-tuple, rather than at bind, for the address alone. A
+// bind-time pick slows down as the address's ports fill up, and fails on
+// ports that the previous run's connections still hold in TIME_WAIT (the
+// clients close first), even though those went to other hub ports.
+func bindAddressNoPort(network, address string, c syscall.RawConn) error {
+	var serr error
+	err := c.Control(func(fd uintptr) {
+		serr = syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, ipBindAddressNoPort, 1)
+	})
+	if err != nil {
+		return err
+	}
+	return serr
+}
+
 // dial opens connection i: to hub i mod H, from 127.0.0.(2 + i/20000),
 // for channel "ch:<i mod C>", offering permessage-deflate as browsers do
 // (context takeover both ways).
@@ -216,6 +236,7 @@ func (p *clientProc) dial(i int) (net.Conn, *bufio.Reader, bool, error) {
 	d := net.Dialer{
 		LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(2+i/perSourceIP))},
 		Timeout:   10 * time.Second,
+		Control:   bindAddressNoPort,
 	}
 	nc, err := d.Dial("tcp", addr)
 	if err != nil {

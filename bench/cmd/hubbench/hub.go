@@ -103,7 +103,17 @@ func (s *countingSource) Remove(ctx context.Context, channels ...string) error {
 
 // runHub is a hub process: a zipline cluster client, a fanout hub fed by
 // a ShardedSource through Relay, served at /ws on a free loopback port.
-func runHub(index int, seeds []string, profile string) error {
+// compressionMode parses -compression.
+func compressionMode(name string) (fanout.Compression, error) {
+	for _, m := range []fanout.Compression{fanout.Shared, fanout.Stateless, fanout.Off} {
+		if m.String() == name {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("-compression %q: want shared, stateless or off", name)
+}
+
+func runHub(index int, seeds []string, compression, profile string) error {
 	signal.Ignore(os.Interrupt, syscall.SIGHUP) // the coordinator decides when to stop
 	if profile != "" {
 		f, err := os.Create(profile)
@@ -125,7 +135,11 @@ func runHub(index int, seeds []string, profile string) error {
 		return fmt.Errorf("hub %d: %w", index, err)
 	}
 	defer client.Close()
-	hub := fanout.New(fanout.Options{Logger: logger})
+	mode, err := compressionMode(compression)
+	if err != nil {
+		return err
+	}
+	hub := fanout.New(fanout.Options{Compression: mode, Logger: logger}) // Shared unless -compression says otherwise
 	parts, err := fanout.NewPartitions(0, "")
 	if err != nil {
 		return err

@@ -89,8 +89,9 @@
 // a markdown table, printed and, with -out, appended to a file, followed by
 // notes and an estimate of the machines 1M connections would need at the
 // same delivery rate per connection, from the memory per connection and the
-// CPU per delivery, with its assumptions. -cpuprofile writes each hub's CPU
-// profile.
+// CPU per delivery, with its assumptions. -compression stateless (or off)
+// runs the hubs with another compression mode, for comparison;
+// -cpuprofile writes each hub's CPU profile.
 //
 //	cd bench && go run ./cmd/hubbench -conns 38000 -hubs 2 -out results/hubs.md
 //	cd bench && go run ./cmd/hubbench -conns 100000 -hubs 6 -out results/hubs.md
@@ -135,6 +136,7 @@ type options struct {
 	perProcess                   int // the most connections per process, from the fd limit
 	fdLimit                      uint64
 	profile                      string // CPU profiles of the hubs: the path's prefix
+	compression                  string // the hubs' compression mode
 }
 
 func main() {
@@ -158,6 +160,7 @@ func main() {
 		size     = flag.Int("size", 256, "payload bytes of each message (at least 80)")
 		out      = flag.String("out", "", "append the markdown report to this file")
 		ram      = flag.Float64("ram-per-core", 2, "GiB of memory per core of the machines in the 1M estimate")
+		compress = flag.String("compression", "shared", "the hubs' fanout.Options.Compression: shared (the default), stateless or off")
 		profile  = flag.String("cpuprofile", "", "write each hub's CPU profile, over its whole life, to <this>-hub<i>.pprof")
 	)
 	flag.Parse()
@@ -165,12 +168,13 @@ func main() {
 	var err error
 	switch *role {
 	case "hub":
-		err = runHub(*index, strings.Split(*seeds, ","), *profile)
+		err = runHub(*index, strings.Split(*seeds, ","), *compress, *profile)
 	case "clients":
 		err = runClients(*lo, *hi, *channels, strings.Split(*urls, ","))
 	case "":
 		o := &options{hubs: *hubs, conns: *conns, channels: *channels, rate: *rate, duration: *duration, idle: *idle,
-			warmup: *warmup, tick: *tick, nodes: *nodes, replicas: *replicas, size: *size, out: *out, ramPerCore: *ram, fdLimit: limit, profile: *profile}
+			warmup: *warmup, tick: *tick, nodes: *nodes, replicas: *replicas, size: *size, out: *out, ramPerCore: *ram, fdLimit: limit, profile: *profile,
+			compression: *compress}
 		err = coordinate(o)
 	default:
 		err = fmt.Errorf("unknown -role %q", *role)
@@ -221,6 +225,9 @@ func (o *options) check() error {
 		return errors.New("-size: want at least 80 bytes (the timestamp and the fields before the text)")
 	case o.ramPerCore <= 0:
 		return errors.New("-ram-per-core must be positive")
+	}
+	if _, err := compressionMode(o.compression); err != nil {
+		return err
 	}
 	if o.conns == 0 {
 		o.conns = o.perProcess * o.hubs
@@ -445,7 +452,7 @@ func coordinate(o *options) error {
 	})
 	ready := make([]hubReady, o.hubs)
 	for h := range hubs {
-		args := []string{"-role", "hub", "-index", strconv.Itoa(h), "-seeds", seeds}
+		args := []string{"-role", "hub", "-index", strconv.Itoa(h), "-seeds", seeds, "-compression", o.compression}
 		if o.profile != "" {
 			args = append(args, "-cpuprofile", fmt.Sprintf("%s-hub%d.pprof", o.profile, h))
 		}

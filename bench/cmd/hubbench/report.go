@@ -92,7 +92,11 @@ func (r *run) report() string {
 	var b strings.Builder
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 
-	w("\n## Fanout across hubs: %s connections over %d hubs, %s messages/s\n\n", group(int64(o.conns)), o.hubs, group(int64(o.rate)))
+	mode := ""
+	if o.compression != "shared" {
+		mode = ", compression " + o.compression
+	}
+	w("\n## Fanout across hubs: %s connections over %d hubs, %s messages/s%s\n\n", group(int64(o.conns)), o.hubs, group(int64(o.rate)), mode)
 	w("Command:\n\n```\n%s\n```\n\n", r.command)
 	for _, e := range r.env {
 		w("- %s\n", e)
@@ -104,9 +108,14 @@ func (r *run) report() string {
 		repl = fmt.Sprintf("%d replica(s) each", o.replicas)
 	}
 	w("- cluster: %d primaries, %s, cluster-node-timeout 15 s, persistence off (up in %v)\n", o.nodes, repl, r.clusterT.Round(time.Millisecond))
-	w("- hubs: %d processes, `fanout.New(fanout.Options{})` (Shared compression, threshold 256 B, level 1), "+
+	opts := "`fanout.New(fanout.Options{})` (Shared compression, the default; threshold 256 B, level 1)"
+	if o.compression != "shared" {
+		opts = fmt.Sprintf("`fanout.New(fanout.Options{Compression: fanout.%s})` (-compression %s; threshold 256 B, level 1)",
+			strings.ToUpper(o.compression[:1])+o.compression[1:], o.compression)
+	}
+	w("- hubs: %d processes, %s, "+
 		"`fanout.NewShardedSource` on `NewPartitions(0, \"\")` (128 partitions), `hub.Relay`; connections per hub %v; "+
-		"channels per hub %v\n", o.hubs, p.share, p.hubChannels)
+		"channels per hub %v\n", o.hubs, opts, p.share, p.hubChannels)
 	w("- clients: %d processes; connection i → hub i mod %d, channel ch:<i mod %d>, from 127.0.0.(2 + i/20000); "+
 		"offer `permessage-deflate; client_max_window_bits`; every compressed message inflated to read its timestamp\n",
 		len(p.clients), o.hubs, o.channels)
