@@ -27,7 +27,10 @@
 // connections: once as a frame that references no earlier message (for
 // clients that asked for server_no_context_takeover, and for connections
 // catching up), and, in the default Shared mode, once through the
-// channel's own compression stream. A connection that has received the
+// channel's own compression stream, for a channel that enough connections
+// with context takeover follow to pay for its compressor
+// (Options.SharedMinSubscribers, 128 by default: a compressor is about
+// 0.8 MiB, so a hub of many small channels keeps none). A connection that has received the
 // channel's last 32 KiB in order holds exactly that stream's window, so it
 // can read the stream's frames: one compressor per channel gives every such
 // connection the ratio of context takeover (about 0.25 of the payload on

@@ -62,7 +62,7 @@ type channel struct {
 	mu       sync.Mutex // serializes broadcasts: order, and the stream
 	subs     []*member
 	takeover int     // subscribers with context takeover
-	stream   *stream // the shared context, while takeover > 0
+	stream   *stream // the shared context, while takeover is high enough (Options.SharedMinSubscribers)
 	ready    [][]*conn
 }
 
@@ -178,7 +178,7 @@ func (h *Hub) subscribe(c *conn, name string) *member {
 	ch.subs = append(ch.subs, m)
 	if c.deflate == deflateShared {
 		ch.takeover++
-		if ch.stream == nil {
+		if ch.stream == nil && ch.takeover >= h.opts.SharedMinSubscribers {
 			d, _ := h.streams.Get().(*deflater)
 			if d == nil {
 				d = newDeflater(h.opts.CompressionLevel)
@@ -202,7 +202,10 @@ func (h *Hub) unsubscribe(ch *channel, m *member) {
 	ch.subs = ch.subs[:last]
 	if m.c.deflate == deflateShared {
 		ch.takeover--
-		if ch.takeover == 0 && ch.stream != nil {
+		// Given back below half the threshold, not at it: a channel whose
+		// followers come and go around it does not make and drop a stream,
+		// with its followers' catch-up, at each.
+		if ch.stream != nil && ch.takeover < max(1, (h.opts.SharedMinSubscribers+1)/2) {
 			ch.stream.d.w.Reset(&ch.stream.d.buf)
 			h.streams.Put(ch.stream.d)
 			ch.stream = nil

@@ -20,7 +20,7 @@ func TestBroadcastModes(t *testing.T) {
 	msgs := messages(t, 240)
 	for _, mode := range []fanout.Compression{fanout.Shared, fanout.Stateless, fanout.Off} {
 		t.Run(mode.String(), func(t *testing.T) {
-			th := newTestHub(t, fanout.Options{Compression: mode})
+			th := newTestHub(t, fanout.Options{Compression: mode, SharedMinSubscribers: 1})
 			type client struct {
 				name string
 				c    *wsclient.Conn
@@ -120,7 +120,7 @@ func TestWireRatio(t *testing.T) {
 	msgs := messages(t, 400)
 	ratio := map[fanout.Compression]float64{}
 	for _, mode := range []fanout.Compression{fanout.Shared, fanout.Stateless} {
-		th := newTestHub(t, fanout.Options{Compression: mode})
+		th := newTestHub(t, fanout.Options{Compression: mode, SharedMinSubscribers: 1})
 		c := th.dial(t, wsclient.Options{}, "a")
 		start := c.WireBytes()
 		// Warm up past the first 32 KiB, then measure.
@@ -202,5 +202,66 @@ func TestNothingMissedAfterHandshake(t *testing.T) {
 			t.Fatalf("dial %d: got %q, want %q", i, got, msg)
 		}
 		c.Close()
+	}
+}
+
+// In Shared mode a channel compresses through a stream of its own only
+// while enough connections with context takeover follow it
+// (SharedMinSubscribers), and gives the stream back below half of that;
+// every message reaches every follower intact through each change.
+func TestSharedStreamNeedsFollowers(t *testing.T) {
+	th := newTestHub(t, fanout.Options{SharedMinSubscribers: 4})
+	msgs := messages(t, 180)
+	var clients []*wsclient.Conn
+	next := 0 // the next message to broadcast
+	broadcast := func(n int) {
+		t.Helper()
+		for range n {
+			th.Broadcast("a", msgs[next])
+			next++
+		}
+	}
+	readAll := func(from int) {
+		t.Helper()
+		for _, c := range clients {
+			for i := from; i < next; i++ {
+				if got := read(t, c); !bytes.Equal(got, msgs[i]) {
+					t.Fatalf("message %d: got %.40q", i, got)
+				}
+			}
+		}
+	}
+	for range 3 {
+		clients = append(clients, th.dial(t, wsclient.Options{}, "a"))
+	}
+	broadcast(60)
+	readAll(0)
+	if st := th.Stats(); st.SharedFrames != 0 || st.Compressions != st.Broadcasts {
+		t.Fatalf("3 followers of 4 needed: %+v, want no stream (one compression per broadcast, no shared frame)", st)
+	}
+	clients = append(clients, th.dial(t, wsclient.Options{}, "a"))
+	broadcast(60)
+	readAll(60)
+	shared := th.Stats().SharedFrames
+	if shared == 0 {
+		t.Fatalf("4 followers: %+v, want shared frames", th.Stats())
+	}
+	// Down to one follower, below half of four: the stream goes.
+	for _, c := range clients[1:] {
+		c.Close()
+	}
+	clients = clients[:1]
+	deadline := time.Now().Add(5 * time.Second)
+	for th.Stats().Conns != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the closed connections did not leave")
+		}
+		time.Sleep(2 * time.Millisecond) // waiting for the hub to see the closes, bounded
+	}
+	before := th.Stats()
+	broadcast(60)
+	readAll(120)
+	if st := th.Stats(); st.SharedFrames != shared || st.Compressions-before.Compressions != 60 {
+		t.Fatalf("one follower left: %+v (before %+v), want the stream gone", st, before)
 	}
 }

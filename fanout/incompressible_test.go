@@ -36,7 +36,7 @@ func TestSharedModeWithIncompressibleMessages(t *testing.T) {
 	const join = 210 // when the second client joins
 	wire := map[fanout.Compression]int64{}
 	for _, mode := range []fanout.Compression{fanout.Shared, fanout.Stateless} {
-		th := newTestHub(t, fanout.Options{Compression: mode})
+		th := newTestHub(t, fanout.Options{Compression: mode, SharedMinSubscribers: 1})
 		first := th.dial(t, wsclient.Options{}, "a")
 		var late *wsclient.Conn
 		lateStart := int64(0)

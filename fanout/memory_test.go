@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -47,6 +48,53 @@ func TestIdleMemory(t *testing.T) {
 	runtime.KeepAlive(conns)
 }
 
+// Many channels with few followers each, as when a hub serves one
+// channel per user or per document: a connection still costs at most
+// 8 KiB once every channel has had a message, both ends counted. Shared
+// mode gives a channel a compressor of its own (about 0.8 MiB) only once
+// SharedMinSubscribers follow it; with one per channel, 1,000 channels of
+// two took about 400 KiB per connection.
+func TestIdleMemoryManyChannels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens 2,000 connections")
+	}
+	const channels, per = 1000, 2
+	th := newTestHub(t, fanout.Options{})
+	conns := make([]net.Conn, 0, channels*per)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	payload := []byte(strings.Repeat(`{"user":"someone","event":"typing","at":1733600000},`, 20)) // 1 KiB, compressible
+	before := memInUse()
+	for i := range channels * per {
+		conns = append(conns, rawUpgradeDeflateTo(t, th, "doc"+strconv.Itoa(i%channels)))
+	}
+	wire0 := th.Stats().WireBytes // the handshakes'
+	for i := range channels {
+		if n := th.Broadcast("doc"+strconv.Itoa(i), payload); n != per {
+			t.Fatalf("channel %d: queued for %d, want %d", i, n, per)
+		}
+	}
+	// Wait until the writers have handed every message to the sockets
+	// (bounded): the queues then hold nothing.
+	deadline := time.Now().Add(10 * time.Second)
+	for st := th.Stats(); st.WireBytes-wire0 < st.QueuedBytes; st = th.Stats() {
+		if time.Now().After(deadline) {
+			t.Fatalf("messages not written: %+v", th.Stats())
+		}
+		time.Sleep(5 * time.Millisecond) // waiting for the writer goroutines, bounded
+	}
+	after := memInUse()
+	perConn := float64(after-before) / (channels * per)
+	t.Logf("%.0f bytes per connection, %d channels of %d, after a message on each (heap + stacks, both ends)", perConn, channels, per)
+	if perConn > 8<<10 {
+		t.Errorf("%.0f bytes per connection, want at most 8 KiB", perConn)
+	}
+	runtime.KeepAlive(conns)
+}
+
 func memInUse() uint64 {
 	runtime.GC()
 	runtime.GC()
@@ -59,11 +107,17 @@ func memInUse() uint64 {
 // with context takeover, holding nothing but the socket on the client side.
 func rawUpgradeDeflate(t *testing.T, th *testHub) net.Conn {
 	t.Helper()
+	return rawUpgradeDeflateTo(t, th, "idle")
+}
+
+// rawUpgradeDeflateTo is rawUpgradeDeflate on channel.
+func rawUpgradeDeflateTo(t *testing.T, th *testHub, channel string) net.Conn {
+	t.Helper()
 	nc, err := net.Dial("tcp", th.srv.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	io.WriteString(nc, "GET /ws?channel=idle HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"+
+	io.WriteString(nc, "GET /ws?channel="+channel+" HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n"+
 		"Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"+
 		"Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n\r\n")
 	nc.SetReadDeadline(time.Now().Add(5 * time.Second))

@@ -60,6 +60,16 @@ type Options struct {
 	Compression Compression
 	// CompressionLevel is the flate level, 1 (fastest, default) to 9.
 	CompressionLevel int
+	// SharedMinSubscribers is how many connections with context takeover
+	// a channel needs before it gets a compression stream of its own in
+	// Shared mode. A stream is a flate compressor, about 0.8 MiB once it
+	// has compressed a message, so it pays where many follow the channel:
+	// at the default, at most about 6 KiB per connection, and far less on
+	// a channel with thousands. A channel with fewer sends its messages
+	// compressed without history (as Stateless), and gives its stream back
+	// once its followers fall below half the threshold. Default
+	// DefaultSharedMinSubscribers; 1 gives every channel a stream.
+	SharedMinSubscribers int
 	// CompressionThreshold is the smallest message, in bytes, that is
 	// compressed; smaller ones go out uncompressed, since deflate gains
 	// little on them and can even grow them. Default 256; negative
@@ -110,7 +120,13 @@ type Options struct {
 	Logger *slog.Logger
 }
 
+// DefaultSharedMinSubscribers is Options.SharedMinSubscribers's default.
+const DefaultSharedMinSubscribers = 128
+
 func (o Options) withDefaults() Options {
+	if o.SharedMinSubscribers <= 0 {
+		o.SharedMinSubscribers = DefaultSharedMinSubscribers
+	}
 	if o.CompressionLevel < 1 || o.CompressionLevel > 9 {
 		o.CompressionLevel = 1
 	}
