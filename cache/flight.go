@@ -137,13 +137,19 @@ func (g *group) startRefresh(key string) *claim {
 func (g *group) revoke(key string) {
 	g.mu.Lock()
 	f := g.m[key]
-	if f != nil {
-		delete(g.m, key)
-	}
 	r := g.refreshing[key]
 	g.mu.Unlock()
 	if f != nil {
+		// Revoked before it leaves the map: its claim waits for a store
+		// under way, and a revoke that comes meanwhile must find the
+		// flight, and wait for that store too, rather than send its write
+		// while the store is still on its way.
 		f.claim.revoke()
+		g.mu.Lock()
+		if g.m[key] == f {
+			delete(g.m, key)
+		}
+		g.mu.Unlock()
 	}
 	if r != nil {
 		r.revoke()

@@ -154,6 +154,10 @@ type ziplineAside struct {
 	c     *zipline.Client
 	users *cache.Cache[User]
 	db    *database
+	// prefix is the variant's own: the zipline variants share a server
+	// between cells, and each counts its records' versions apart, so a
+	// record one stored must not be read by another.
+	prefix string
 }
 
 func openZipline(addr string, db *database, ttl time.Duration) (aside, error) {
@@ -161,7 +165,7 @@ func openZipline(addr string, db *database, ttl time.Duration) (aside, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ziplineAside{c: c, users: cache.New[User](c, cache.Options{TTL: ttl}), db: db}, nil
+	return &ziplineAside{c: c, users: cache.New[User](c, cache.Options{TTL: ttl}), db: db, prefix: "ca:zipline:user:"}, nil
 }
 
 // openZiplineCached is openZipline with the client-side cache as the
@@ -172,7 +176,8 @@ func openZiplineCached(addr string, db *database, ttl time.Duration) (aside, err
 	if err != nil {
 		return nil, err
 	}
-	return &ziplineAside{c: c, users: cache.New[User](c, cache.Options{TTL: ttl, Store: c.Cached(ttl)}), db: db}, nil
+	return &ziplineAside{c: c, users: cache.New[User](c, cache.Options{TTL: ttl, Store: c.Cached(ttl)}), db: db,
+		prefix: "ca:zipline-cached:user:"}, nil
 }
 
 // openZiplineCachedIgnoringKeyTTL is openZiplineCached with the
@@ -182,7 +187,8 @@ func openZiplineCachedIgnoringKeyTTL(addr string, db *database, ttl time.Duratio
 	if err != nil {
 		return nil, err
 	}
-	return &ziplineAside{c: c, users: cache.New[User](c, cache.Options{TTL: ttl, Store: c.Cached(ttl).IgnoringKeyTTL()}), db: db}, nil
+	return &ziplineAside{c: c, users: cache.New[User](c, cache.Options{TTL: ttl, Store: c.Cached(ttl).IgnoringKeyTTL()}), db: db,
+		prefix: "ca:zipline-cached-ignoring-key-ttl:user:"}, nil
 }
 
 // openZiplineCachedStatic is openZiplineCachedIgnoringKeyTTL without the
@@ -193,23 +199,21 @@ func openZiplineCachedStatic(addr string, db *database, ttl time.Duration) (asid
 		return nil, err
 	}
 	return &ziplineAside{c: c, users: cache.New[User](c, cache.Options{TTL: ttl, LockTTL: -1,
-		Store: c.Cached(ttl).IgnoringKeyTTL()}), db: db}, nil
+		Store: c.Cached(ttl).IgnoringKeyTTL()}), db: db, prefix: "ca:zipline-cached-static:user:"}, nil
 }
 
-const ziplinePrefix = "ca:zipline:user:"
-
 func (z *ziplineAside) Fetch(ctx context.Context, id int) (User, error) {
-	return z.users.Fetch(ctx, userKey(ziplinePrefix, id), func(ctx context.Context) (User, error) {
+	return z.users.Fetch(ctx, userKey(z.prefix, id), func(ctx context.Context) (User, error) {
 		return z.db.load(ctx, id)
 	})
 }
 
 func (z *ziplineAside) Invalidate(ctx context.Context, id int) error {
-	return z.users.Delete(ctx, userKey(ziplinePrefix, id))
+	return z.users.Delete(ctx, userKey(z.prefix, id))
 }
 
 func (z *ziplineAside) Prefill(ctx context.Context, u User) error {
-	return z.users.Set(ctx, userKey(ziplinePrefix, u.ID), u)
+	return z.users.Set(ctx, userKey(z.prefix, u.ID), u)
 }
 
 func (z *ziplineAside) Close() error { return z.c.Close() }
