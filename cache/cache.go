@@ -253,6 +253,10 @@ func (c *Cache[T]) fill(ctx context.Context, key string, load func(context.Conte
 		if err != nil || found {
 			return e, err
 		}
+		if l != nil && cl != nil {
+			held := l
+			cl.holding(func() { c.unlock(ctx, held) })
+		}
 	}
 	if l == nil {
 		// Another flight (here, or elsewhere when there is no lock) may have

@@ -826,3 +826,30 @@ func TestFetchAfterDeleteDoesNotJoinAnOlderRead(t *testing.T) {
 		t.Fatalf("the read from before Delete got %+v", u)
 	}
 }
+
+// A load that a write overtakes frees the lock across processes at once:
+// it will not store, so the load after the write does not wait for it.
+func TestRevokedLoadFreesTheLock(t *testing.T) {
+	s := newServer(t)
+	users := New[user](newClient(t, s.Addr), Options{})
+	ctx := testCtx(t, 10*time.Second)
+	started, release := make(chan struct{}), make(chan struct{})
+	defer close(release)
+	go users.Fetch(ctx, "user:7", func(context.Context) (user, error) {
+		close(started)
+		<-release
+		return user{ID: 7, Name: "before the write"}, nil
+	})
+	<-started // it holds user:7's lock, loading
+	if err := users.Delete(ctx, "user:7"); err != nil {
+		t.Fatal(err)
+	}
+	// Bounded by a deadline well past a lock poll's, not by the first
+	// load: it waits for release, which comes only after this Fetch.
+	bctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	u, err := users.Fetch(bctx, "user:7", func(context.Context) (user, error) { return user{ID: 7, Name: "after"}, nil })
+	if err != nil || u.Name != "after" {
+		t.Fatalf("Fetch after the write, while the overtaken load holds the lock: %+v, %v", u, err)
+	}
+}

@@ -26,13 +26,37 @@ type group struct {
 type claim struct {
 	mu      sync.Mutex
 	revoked bool
+	// release, set while the load holds the key's lock across processes,
+	// frees it: a revoked load will not store, so the load that follows
+	// the write need not wait for it to finish.
+	release func()
 }
 
-// revoke takes cl's right to store away, once any store under way is done.
+// revoke takes cl's right to store away, once any store under way is
+// done, and frees the lock it holds, if any.
 func (cl *claim) revoke() {
 	cl.mu.Lock()
 	cl.revoked = true
+	release := cl.release
+	cl.release = nil
 	cl.mu.Unlock()
+	if release != nil {
+		go release()
+	}
+}
+
+// holding records that the load holds a lock that release frees; if the
+// claim was revoked already, it frees it at once.
+func (cl *claim) holding(release func()) {
+	cl.mu.Lock()
+	revoked := cl.revoked
+	if !revoked {
+		cl.release = release
+	}
+	cl.mu.Unlock()
+	if revoked {
+		go release()
+	}
 }
 
 // flight is one fill in progress.
