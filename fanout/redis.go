@@ -42,8 +42,22 @@ func (r *RedisSource) Remove(ctx context.Context, channels ...string) error {
 // Messages yields the subscription's messages until ctx ends or the source
 // is closed; a gap arrives as a Message with Gap set.
 func (r *RedisSource) Messages(ctx context.Context) iter.Seq2[Message, error] {
+	return relayed(ctx, r.sub, nil, func(m zipline.Message) (Message, bool) {
+		return Message{Channel: m.Channel, Pattern: m.Pattern, Payload: m.Payload}, true
+	})
+}
+
+// relayed yields sub's messages as a Source's, each through as (which may
+// take one in, reporting false), and a gap as a Message whose Gap is set,
+// until ctx ends or sub ends. before, if set, runs before each message or
+// gap, and may yield a message of its own (false: stop).
+func relayed(ctx context.Context, sub *zipline.Subscription, before func(yield func(Message, error) bool) bool,
+	as func(zipline.Message) (Message, bool)) iter.Seq2[Message, error] {
 	return func(yield func(Message, error) bool) {
-		for m, err := range r.sub.Messages(ctx) {
+		for m, err := range sub.Messages(ctx) {
+			if before != nil && !before(yield) {
+				return
+			}
 			switch {
 			case errors.Is(err, zipline.ErrGap):
 				if !yield(Message{Gap: true}, nil) {
@@ -52,7 +66,7 @@ func (r *RedisSource) Messages(ctx context.Context) iter.Seq2[Message, error] {
 			case err != nil:
 				return // ctx ended, or the source or its Client closed
 			default:
-				if !yield(Message{Channel: m.Channel, Pattern: m.Pattern, Payload: m.Payload}, nil) {
+				if out, ok := as(m); ok && !yield(out, nil) {
 					return
 				}
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"iter"
 	"log/slog"
 	"strconv"
@@ -200,34 +199,21 @@ func (s *ShardedSource) Remove(ctx context.Context, channels ...string) error {
 // whose Gap is set: after a reconnect, a move, or a partition's renewal.
 // Probes are taken here and not yielded.
 func (s *ShardedSource) Messages(ctx context.Context) iter.Seq2[Message, error] {
-	return func(yield func(Message, error) bool) {
-		for m, err := range s.sub.Messages(ctx) {
-			if s.gap.Swap(false) && !yield(Message{Gap: true}, nil) {
-				return
-			}
-			switch {
-			case errors.Is(err, zipline.ErrGap):
-				if !yield(Message{Gap: true}, nil) {
-					return
-				}
-			case err != nil:
-				return // ctx ended, or the source or its Client closed
-			default:
-				if i, ok := s.p.probeOf(m.Channel, s.id); ok {
-					s.probed(i, m.Payload)
-					continue
-				}
-				ch, ok := s.p.channelOf(m.Channel)
-				if !ok {
-					continue
-				}
-				s.heard(s.p.Of(ch))
-				if !yield(Message{Channel: ch, Payload: m.Payload}, nil) {
-					return
-				}
-			}
-		}
+	renewed := func(yield func(Message, error) bool) bool {
+		return !s.gap.Swap(false) || yield(Message{Gap: true}, nil)
 	}
+	return relayed(ctx, s.sub, renewed, func(m zipline.Message) (Message, bool) {
+		if i, ok := s.p.probeOf(m.Channel, s.id); ok {
+			s.probed(i, m.Payload)
+			return Message{}, false
+		}
+		ch, ok := s.p.channelOf(m.Channel)
+		if !ok {
+			return Message{}, false
+		}
+		s.heard(s.p.Of(ch))
+		return Message{Channel: ch, Payload: m.Payload}, true
+	})
 }
 
 // heard records a message of partition i: as good as its probes coming

@@ -296,18 +296,24 @@ func TestShardedHubsOnCluster(t *testing.T) {
 			t.Fatalf("read %v, want %v", got, want)
 		}
 	}
-	var want []string
-	for _, ch := range channels {
-		msg := "m:" + ch
-		if n := published(ch, msg); n != 2 {
-			t.Fatalf("%s reached %d hubs, want 2", ch, n)
+	// deliver publishes one message on each of chs and reads them all on
+	// both hubs.
+	deliver := func(prefix string, chs []string) {
+		t.Helper()
+		var want []string
+		for _, ch := range chs {
+			msg := prefix + ch
+			if n := published(ch, msg); n != 2 {
+				t.Fatalf("%s reached %d hubs, want 2", msg, n)
+			}
+			want = append(want, msg)
 		}
-		want = append(want, msg)
+		slices.Sort(want)
+		for _, h := range hubs {
+			readAll(h.ws, want)
+		}
 	}
-	slices.Sort(want)
-	for _, h := range hubs {
-		readAll(h.ws, want)
-	}
+	deliver("m:", channels)
 
 	// One subscriber connection per hub on each node that owns a followed
 	// partition, and none on the others.
@@ -355,17 +361,8 @@ func TestShardedHubsOnCluster(t *testing.T) {
 		waitFor(ctx, t, ch+" followed again by both hubs", func() bool { return published(ch, "") == 2 })
 	}
 	t.Logf("%d channels followed again on the promoted replica %v after the kill", len(moved), time.Since(killedAt))
-	want = want[:0]
-	for _, ch := range moved {
-		msg := "after:" + ch
-		if n := published(ch, msg); n != 2 {
-			t.Fatalf("%s reached %d hubs after the failover, want 2", ch, n)
-		}
-		want = append(want, msg)
-	}
-	slices.Sort(want)
+	deliver("after:", moved)
 	for i, h := range hubs {
-		readAll(h.ws, want)
 		if g := h.th.RelayStats().Gaps; g < 1 {
 			t.Errorf("hub %d: %d gaps after a failover, want at least 1", i, g)
 		}
