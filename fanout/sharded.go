@@ -130,10 +130,12 @@ func (s *ShardedSource) Add(ctx context.Context, channels ...string) error {
 	s.changing.Lock()
 	defer s.changing.Unlock()
 	var names []string
+	starting := map[int]bool{} // partitions this Add starts to follow
 	s.mu.Lock()
 	for _, ch := range channels {
 		i := s.p.Of(ch)
-		if s.parts[i] == nil && !s.containsPartition(names, i) {
+		if s.parts[i] == nil && !starting[i] {
+			starting[i] = true
 			names = append(names, s.p.probeChannel(i, s.id))
 		}
 		names = append(names, s.p.Channel(ch))
@@ -154,18 +156,6 @@ func (s *ShardedSource) Add(ctx context.Context, channels ...string) error {
 	}
 	s.mu.Unlock()
 	return nil
-}
-
-// containsPartition reports whether names holds partition i's probe
-// channel. names is short: the channels of one Add.
-func (s *ShardedSource) containsPartition(names []string, i int) bool {
-	probe := s.p.probeChannel(i, s.id)
-	for _, n := range names {
-		if n == probe {
-			return true
-		}
-	}
-	return false
 }
 
 // Remove unsubscribes from channels, and from the probe channel of each
@@ -311,12 +301,14 @@ func (s *ShardedSource) renew(ctx context.Context, lost []int) {
 	s.changing.Lock()
 	defer s.changing.Unlock()
 	var names []string
+	renewed := 0
 	s.mu.Lock()
 	for _, i := range lost {
 		part := s.parts[i]
 		if part == nil || part.sent <= part.seen {
 			continue // no longer followed, or its probe came back since
 		}
+		renewed++
 		names = append(names, s.p.probeChannel(i, s.id))
 		for ch := range part.channels {
 			names = append(names, s.p.Channel(ch))
@@ -329,10 +321,10 @@ func (s *ShardedSource) renew(ctx context.Context, lost []int) {
 	if len(names) == 0 {
 		return
 	}
-	s.lost.Add(uint64(len(lost)))
+	s.lost.Add(uint64(renewed))
 	s.gap.Store(true)
 	s.log.Warn("fanout: sharded partitions lost their subscription without an error; subscribing again",
-		"partitions", len(lost))
+		"partitions", renewed)
 	ctx, cancel := context.WithTimeout(ctx, s.interval)
 	defer cancel()
 	// The server may still hold some of them: unsubscribe first, so that
