@@ -88,7 +88,7 @@ func (v Cached) Get(ctx context.Context, key string) ([]byte, error) {
 			return v.served(ent)
 		}
 		cc.misses.Add(1)
-		f, lead := cc.join(key, v.settled(key))
+		f, lead := cc.join(key)
 		if lead {
 			vs, err := v.fetch(ctx, []string{key})
 			var val []byte
@@ -109,18 +109,6 @@ func (v Cached) Get(ctx context.Context, key string) ([]byte, error) {
 		}
 		return flightResult(f.value, f.err)
 	}
-}
-
-// settled reports whether every invalidation that has arrived on the
-// connection that serves key has been handled: only then may a miss join a
-// read in flight, which an invalidation still waiting would detach.
-func (v Cached) settled(key string) bool {
-	slot := noSlot
-	if v.c.s.commandTable() != nil {
-		slot = keySlot(key)
-	}
-	via := v.c.expectedVia(slot)
-	return via != nil && via.tracked != nil && via.tracked.backlog.Pending() == 0
 }
 
 // flightResult is a read's outcome as Get returns it.
@@ -264,7 +252,7 @@ func (v Cached) fetch(ctx context.Context, keys []string) ([][]byte, error) {
 			f.cached = true
 			f.epoch = f.via.tracked.epoch.Load()
 			f.slotEp = cc.slotEpoch(f.slot)
-			f.token = cc.reserve(k)
+			f.token = cc.reserve(k, f.via.tracked)
 		}
 		if optin && f.cached {
 			c.encode(r, specCLIENT_CACHING, []arg{str("YES")}, tsStatus, argSpan{}, wireCommand{slot: f.slot})
@@ -279,9 +267,18 @@ func (v Cached) fetch(ctx context.Context, keys []string) ([][]byte, error) {
 	if err := c.carrier.send(ctx, r); err != nil {
 		return nil, err
 	}
+	// Where the replies stood among the connection's invalidations: known
+	// when the request went out whole on the connection the fills track.
+	var stamp uint32
+	var stamped bool
 	out := make([][]byte, len(keys))
 	for i, k := range keys {
 		f := &fills[i]
+		if f.via != nil && r.sentOn == f.via.pipe {
+			stamp, stamped = r.call.PushesBefore(), true
+		} else {
+			stamped = false
+		}
 		if r.errs != nil && r.errs[f.first] != nil {
 			return nil, r.errs[f.first]
 		}
@@ -316,7 +313,7 @@ func (v Cached) fetch(ctx context.Context, keys []string) ([][]byte, error) {
 				// evicted neighbours' bytes beyond the budget.
 				keep = bytes.Clone(stored)
 			}
-			cc.fill(k, f.token, f.via.tracked, f.epoch, f.slot, f.slotEp, keep, missing, ttl)
+			cc.fill(k, f.token, f.via.tracked, f.epoch, f.slot, f.slotEp, stamp, stamped, keep, missing, ttl)
 		}
 		if missing {
 			continue

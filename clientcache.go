@@ -52,7 +52,7 @@ const cacheShards = 64
 type cacheShard struct {
 	mu      sync.RWMutex
 	entries map[string]*cacheEntry
-	pending map[string]uint64 // fills in flight: key -> token
+	pending map[string]*pendingFill // fills in flight, by key
 	// flights are the reads of a key in flight that later misses of it
 	// join, rather than each sending its own (see Cached.Get). An
 	// invalidation takes a key's flight out: a read that starts after it
@@ -80,9 +80,14 @@ type cacheEntry struct {
 	slotEp  uint32
 	size    int64
 	ref     atomic.Bool // CLOCK reference bit
+	// pushes is where its reply stood among its connection's pushes
+	// (pipe.Call.PushesBefore), if stamped: an invalidation numbered at
+	// most this came before the reply, and so before the read.
+	pushes  uint32
+	stamped bool
 	// gone: removed from its shard (set under the shard lock). A reader
-	// that found the entry before an invalidation removed it checks this
-	// after the backlog, so it cannot serve what that invalidation killed.
+	// that found the entry before an invalidation removed it checks this,
+	// so it cannot serve what that invalidation killed.
 	gone     atomic.Bool
 	position int // index in the shard's clock ring
 }
@@ -92,7 +97,40 @@ type cacheEntry struct {
 type trackedConn struct {
 	epoch    atomic.Uint32 // bumped when its tracking is lost: its entries die
 	lastRead atomic.Int64  // UnixNano: the last proof it is alive
-	backlog  pipe.PushBacklog
+	// pipe numbers its pushes (pipe.Pipe.PushSeq); set by attach.
+	pipe atomic.Pointer[pipe.Pipe]
+}
+
+// pendingFill is a fill in flight: the read of a key on tc, and what
+// invalidations of the key have come since it was reserved.
+type pendingFill struct {
+	token uint64
+	tc    *trackedConn
+	// killedAt is the number of the last invalidation of the key on tc
+	// (killed set); blind, one whose place against the read is unknown
+	// (another connection's, or one without a number).
+	killedAt      uint32
+	killed, blind bool
+}
+
+// kill records an invalidation of the fill's key: numbered seq on tc, if
+// known.
+func (pf *pendingFill) kill(tc *trackedConn, seq uint32, known bool) {
+	if !known || tc != pf.tc {
+		pf.blind = true
+		return
+	}
+	pf.killed, pf.killedAt = true, seq
+}
+
+// survives reports whether the fill may still be stored, its reply having
+// been read at stamp (if stamped): every invalidation since it was
+// reserved came before the reply, and so before the read, which saw the
+// write it was for. This client's own writes are told apart so: their
+// invalidation comes right after their reply, before the reply of a read
+// sent after it.
+func (pf *pendingFill) survives(stamp uint32, stamped bool) bool {
+	return !pf.blind && (!pf.killed || stamped && int32(pf.killedAt-stamp) <= 0)
 }
 
 func newClientCache(cfg ClientCache) *clientCache {
@@ -103,7 +141,7 @@ func newClientCache(cfg ClientCache) *clientCache {
 		start: time.Now(), stop: make(chan struct{}), slots: make([]atomic.Uint32, slotCount)}
 	for i := range cc.shards {
 		cc.shards[i].entries = map[string]*cacheEntry{}
-		cc.shards[i].pending = map[string]uint64{}
+		cc.shards[i].pending = map[string]*pendingFill{}
 		cc.shards[i].flights = map[string]*cacheFlight{}
 	}
 	cc.wg.Add(1)
@@ -161,14 +199,26 @@ func (cc *clientCache) track(o *pipe.Options) *trackedConn {
 	o.Push = append(o.Push, pipe.PushHandler{
 		Kinds:  []string{"invalidate"},
 		Handle: func(v resp.Value) { cc.invalidate(tc, v) },
-		Lost:   func(int) { cc.invalidations.Add(1); cc.loseAll(tc) }, // cannot know which keys: all go
+		// In order with the replies, on the reader's goroutine: a reply is
+		// handed over only after the invalidations before it have done
+		// their work, and each one's number (pipe.Pipe.PushSeq) places it
+		// against the reads in flight. It only takes a shard's lock.
+		Inline: true,
 	})
 	return tc
 }
 
-// attach ties a tracked connection to its pipe, whose invalidations not
-// yet handled make its entries wait.
-func (tc *trackedConn) attach(p *pipe.Pipe) { tc.backlog = p.Backlog("invalidate") }
+// attach ties a tracked connection to its pipe, which numbers its
+// invalidations.
+func (tc *trackedConn) attach(p *pipe.Pipe) { tc.pipe.Store(p) }
+
+// pushSeq is the number of the push being handled, if known.
+func (tc *trackedConn) pushSeq() (uint32, bool) {
+	if p := tc.pipe.Load(); p != nil {
+		return p.PushSeq(), true
+	}
+	return 0, false
+}
 
 // invalidate applies one invalidation push: the keys it names, or all the
 // connection's entries when it names none (FLUSHALL, FLUSHDB, or the
@@ -180,10 +230,28 @@ func (cc *clientCache) invalidate(tc *trackedConn, v resp.Value) {
 		cc.loseAll(tc)
 		return
 	}
+	seq, known := tc.pushSeq()
 	for _, k := range e[1].Elems() {
-		cc.drop(unsafeString(k.Bytes()))
+		cc.dropInvalidated(unsafeString(k.Bytes()), tc, seq, known)
 		cc.invalidations.Add(1)
 	}
+}
+
+// dropInvalidated applies the invalidation of key numbered seq on tc: the
+// entry read before it goes, the fills in flight learn of it (see
+// pendingFill.survives), and the key's flight is detached. key may be a
+// view of the push's bytes: it is never stored.
+func (cc *clientCache) dropInvalidated(key string, tc *trackedConn, seq uint32, known bool) {
+	sh := cc.shard(key)
+	sh.mu.Lock()
+	if pf := sh.pending[key]; pf != nil {
+		pf.kill(tc, seq, known)
+	}
+	delete(sh.flights, key)
+	if ent := sh.entries[key]; ent != nil && !(known && ent.stamped && ent.conn == tc && int32(seq-ent.pushes) <= 0) {
+		cc.removeLocked(sh, ent)
+	}
+	sh.mu.Unlock()
 }
 
 // loseAll kills every entry tc filled (its epoch moves on), and detaches
@@ -194,8 +262,8 @@ func (cc *clientCache) loseAll(tc *trackedConn) {
 }
 
 // drop removes key's entry, cancels its fills in flight and detaches its
-// flight: for an invalidation, and for this client's own writes (see
-// Cached.Set), which must not wait for the server's push to be read.
+// flight: for this client's own writes (see Cached.Set), which must not
+// wait for the server's invalidation to be read.
 func (cc *clientCache) drop(key string) {
 	sh := cc.shard(key)
 	sh.mu.Lock()
@@ -216,16 +284,13 @@ type cacheFlight struct {
 }
 
 // join returns the flight reading key, and whether the caller leads it:
-// a leader reads and then calls land; the others wait on done. With
-// mayJoin false the caller leads a flight of its own, which later misses
-// join instead: an invalidation that has arrived but waits for its
-// handler has not detached the flights it concerns yet.
-func (cc *clientCache) join(key string, mayJoin bool) (*cacheFlight, bool) {
+// a leader reads and then calls land; the others wait on done.
+func (cc *clientCache) join(key string) (*cacheFlight, bool) {
 	sh := cc.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	gen := cc.flightGen.Load()
-	if f := sh.flights[key]; mayJoin && f != nil && f.gen == gen {
+	if f := sh.flights[key]; f != nil && f.gen == gen {
 		return f, false
 	}
 	f := &cacheFlight{done: make(chan struct{}), gen: gen}
@@ -262,21 +327,19 @@ func (cc *clientCache) lookup(key string) (*cacheEntry, bool) {
 	return ent, true
 }
 
-// valid reports whether an entry may be served now: no invalidation
-// waiting for its handler, the entry not removed, its connection's tracking
-// unbroken since it was filled, not expired, proof of life within
-// MaxStaleness, and, on a cluster, its slot not moved.
+// valid reports whether an entry may be served now: the entry not
+// removed, its connection's tracking unbroken since it was filled, not
+// expired, proof of life within MaxStaleness, and, on a cluster, its slot
+// not moved.
 //
-// The order matters. The caller found ent before this check, and a handler
-// may have removed it (or bumped the epoch, on a loss) since then. A handler
-// acts before it counts the push handled, so once the backlog reads zero,
-// every push that had arrived has done its work, and what it did is
-// visible to the loads that follow: gone and the epoch are read after the
-// backlog, never before.
+// The caller found ent before this check, and an invalidation may have
+// removed it (or bumped the epoch, on a loss) since then: invalidations
+// are handled on the reader's goroutine before the replies that follow
+// them are handed over, so gone and the epoch, read here, show every one
+// that came before a reply this caller has seen.
 func (cc *clientCache) valid(ent *cacheEntry, now time.Time) bool {
 	tc := ent.conn
-	return tc.backlog.Pending() == 0 &&
-		!ent.gone.Load() &&
+	return !ent.gone.Load() &&
 		tc.epoch.Load() == ent.epoch &&
 		int64(now.Sub(cc.start)) < ent.expires &&
 		now.UnixNano()-tc.lastRead.Load() < int64(cc.cfg.MaxStaleness) &&
@@ -299,31 +362,33 @@ func (cc *clientCache) dead(ent *cacheEntry, now time.Time) bool {
 
 // reserve records that key is being filled and returns the fill's token:
 // an invalidation that arrives before the fill completes cancels it.
-func (cc *clientCache) reserve(key string) uint64 {
+func (cc *clientCache) reserve(key string, tc *trackedConn) uint64 {
 	sh := cc.shard(key)
 	sh.mu.Lock()
 	sh.token++
 	t := sh.token
-	sh.pending[key] = t
+	sh.pending[key] = &pendingFill{token: t, tc: tc}
 	sh.mu.Unlock()
 	return t
 }
 
 // fill stores a reply read with tracking on tc, unless the key was
-// invalidated since reserve (or the connection's tracking was lost). ttl
-// is the local lifetime: the caller's, capped by the key's own.
+// invalidated after the reply since reserve (see pendingFill.survives) or
+// the connection's tracking was lost. stamp is the reply's place among
+// the connection's pushes (pipe.Call.PushesBefore), if stamped. ttl is the
+// local lifetime: the caller's, capped by the key's own.
 func (cc *clientCache) fill(key string, token uint64, tc *trackedConn, epoch uint32, slot int32, slotEp uint32,
-	value []byte, missing bool, ttl time.Duration) {
+	stamp uint32, stamped bool, value []byte, missing bool, ttl time.Duration) {
 	if ttl <= 0 || tc.epoch.Load() != epoch {
 		return
 	}
 	ent := &cacheEntry{key: key, value: value, missing: missing, expires: int64(time.Since(cc.start) + ttl), conn: tc, epoch: epoch,
-		slot: slot, slotEp: slotEp, size: int64(len(key)+len(value)) + entryOverhead}
+		slot: slot, slotEp: slotEp, pushes: stamp, stamped: stamped, size: int64(len(key)+len(value)) + entryOverhead}
 	sh := cc.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	if sh.pending[key] != token {
-		return // invalidated (or filled again) meanwhile
+	if pf := sh.pending[key]; pf == nil || pf.token != token || !pf.survives(stamp, stamped) {
+		return // invalidated after its read (or filled again) meanwhile
 	}
 	delete(sh.pending, key)
 	if old := sh.entries[key]; old != nil {

@@ -128,8 +128,8 @@ func TestCachedNeverStaleUnderWrites(t *testing.T) {
 }
 
 // A reader that found an entry just before an invalidation removed it
-// must not serve it: the handler has run and the backlog reads zero, so
-// only the entry's own state can tell. This is the interleaving behind
+// must not serve it: the invalidation has been handled, so only the
+// entry's own state can tell. This is the interleaving behind
 // TestCachedNeverStaleUnderWrites's rare stale read, made deterministic:
 // found, invalidated, then checked.
 func TestCachedEntryFoundBeforeItsInvalidationIsNotServed(t *testing.T) {
@@ -138,7 +138,7 @@ func TestCachedEntryFoundBeforeItsInvalidationIsNotServed(t *testing.T) {
 	tc := &trackedConn{}
 	tc.lastRead.Store(time.Now().UnixNano())
 	const key = "version"
-	cc.fill(key, cc.reserve(key), tc, tc.epoch.Load(), noSlot, 0, []byte("5"), false, time.Minute)
+	cc.fill(key, cc.reserve(key, tc), tc, tc.epoch.Load(), noSlot, 0, 0, false, []byte("5"), false, time.Minute)
 	found, ok := cc.lookup(key)
 	if !ok {
 		t.Fatal("the entry just filled is not served")
@@ -786,5 +786,32 @@ func TestCacheSweepKeepsEntriesThatOnlyWait(t *testing.T) {
 	}
 	if _, ok := cc.lookup("k0"); !ok {
 		t.Fatal("k0 not served again once its connection answered")
+	}
+}
+
+// A read that follows this client's own write is held: the write's
+// invalidation, which the server sends right after the write's reply,
+// comes before the read's reply on the same connection, and so does not
+// cancel the read's fill (it used to, and every record the cache package
+// wrote was read from the server twice more before it was held).
+func TestCachedReadAfterOwnWriteIsHeld(t *testing.T) {
+	c, _, srv := cachedClient(t, ClientCache{}, Options{})
+	ctx := context.Background()
+	v := c.Cached(time.Minute)
+	const rounds = 200
+	before := getCalls(t, srv)
+	for i := range rounds {
+		want := strconv.Itoa(i)
+		if err := v.Set(ctx, "k", []byte(want)); err != nil {
+			t.Fatal(err)
+		}
+		for range 3 { // the first reads from the server, the others hit
+			if got, err := v.Get(ctx, "k"); err != nil || string(got) != want {
+				t.Fatalf("round %d: %q, %v", i, got, err)
+			}
+		}
+	}
+	if n := getCalls(t, srv) - before; n != rounds {
+		t.Fatalf("%d rounds of a write and three reads sent %d GETs, want %d (one per write)", rounds, n, rounds)
 	}
 }

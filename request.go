@@ -29,6 +29,10 @@ type request struct {
 	// blocking: a command may wait server-side (BLPOP...), so the request
 	// needs a connection of its own.
 	blocking bool
+	// sentOn is the pipe a successful sendOn sent call on, whose pushes
+	// call.PushesBefore counts; nil for a request whose commands went in
+	// other requests (a cluster's, one per node).
+	sentOn *pipe.Pipe
 	// replies, after a successful send: one per command, in order; errs,
 	// when some commands failed and others did not (a cluster's nodes fail
 	// one by one), the error of each, nil for those that have a reply.
@@ -73,7 +77,7 @@ func (r *request) release() {
 		r.call.Reset()
 	}
 	r.cmds = r.cmds[:0]
-	r.tx, r.blocking = false, false
+	r.tx, r.blocking, r.sentOn = false, false, nil
 	r.replies, r.errs, r.splits = nil, nil, nil
 	if r.kept != nil {
 		r.kept.release()
@@ -326,7 +330,7 @@ func (r *request) sendOn(ctx context.Context, p *pipe.Pipe) error {
 	if err := p.Do(ctx, call); err != nil {
 		return err
 	}
-	r.call, r.replies = call, call.Replies()
+	r.call, r.replies, r.sentOn = call, call.Replies(), p
 	return nil
 }
 

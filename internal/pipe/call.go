@@ -55,7 +55,10 @@ type Call struct {
 	// Line 1, written as the call travels (the caller's charge, the
 	// writer's state and sentAt, the reader's reply and error), and read by
 	// the caller when it resumes.
-	state   atomic.Uint32
+	state atomic.Uint32
+	// pushes is Pipe.PushSeq when the last reply was read (see
+	// PushesBefore); in the room state leaves on this line.
+	pushes  uint32
 	err     error
 	replies []resp.Value
 	sentAt  int64 // when it was handed to the connection, in the pipe's clock; the I/O timeout counts from here
@@ -88,6 +91,13 @@ type Call struct {
 // Replies returns the N replies. Valid only after Do returned nil and until
 // Release.
 func (c *Call) Replies() []resp.Value { return c.replies }
+
+// PushesBefore returns how many out-of-band pushes had been read on the
+// pipe (Pipe.PushSeq) when the call's last reply was: a push numbered at
+// most this arrived before the reply, so the server sent it before it
+// answered, and a push numbered more came after. Valid after Do returned
+// nil.
+func (c *Call) PushesBefore() uint32 { return c.pushes }
 
 // Reply returns the i-th reply.
 func (c *Call) Reply(i int) resp.Value { return c.replies[i] }

@@ -73,6 +73,8 @@ type pushRouter struct {
 	stop   chan struct{}
 	// Unrouted counts pushes of kinds nobody handles.
 	unrouted atomic.Uint64
+	// seq counts every out-of-band push read (see Pipe.PushSeq).
+	seq atomic.Uint32
 }
 
 func newPushRouter(handlers []PushHandler) *pushRouter {
@@ -98,6 +100,7 @@ func newPushRouter(handlers []PushHandler) *pushRouter {
 // dispatch hands v to its kind's handler without ever waiting for a
 // queued one; an Inline handler runs here.
 func (r *pushRouter) dispatch(kind string, v resp.Value) {
+	r.seq.Add(1) // this push's number, which an Inline handler reads (Pipe.PushSeq)
 	q := r.byKind[kind]
 	if q == nil {
 		r.unrouted.Add(1)
@@ -159,6 +162,12 @@ func (b PushBacklog) Pending() uint64 {
 	}
 	return b.q.arrived.Load() - b.q.handled.Load()
 }
+
+// PushSeq returns how many out-of-band pushes have been read on the pipe's
+// connections, all kinds counted, since it was made. An Inline handler
+// that reads it gets its own push's number; Call.PushesBefore gives a
+// call's place among them.
+func (p *Pipe) PushSeq() uint32 { return p.push.seq.Load() }
 
 // Backlog returns the backlog of the handler of kind (empty if none).
 func (p *Pipe) Backlog(kind string) PushBacklog { return PushBacklog{p.push.byKind[kind]} }

@@ -311,6 +311,7 @@ func (l *replyLoop) handle(v *resp.Value) (*Call, error) {
 		unasked = !l.p.opts.RESP2Subscriber && l.c.rd.ReplyBuffered() && !l.waiting()
 	}
 	last := cur.closeMarker
+	cur.pushes = l.p.push.seq.Load()
 	cur.complete(nil)
 	l.cur = nil
 	if l.next < len(l.local) {
