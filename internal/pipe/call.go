@@ -96,7 +96,7 @@ func (c *Call) Replies() []resp.Value { return c.replies }
 // pipe (Pipe.PushSeq) when the call's last reply was: a push numbered at
 // most this arrived before the reply, so the server sent it before it
 // answered, and a push numbered more came after. Valid after Do returned
-// nil.
+// nil, on a pipe with push handlers (Options.Push); 0 on others.
 func (c *Call) PushesBefore() uint32 { return c.pushes }
 
 // Reply returns the i-th reply.

@@ -733,7 +733,7 @@ func (c *conn) extendWriteDeadline(timeout time.Duration) {
 func (p *Pipe) serve(c *conn) error {
 	fl := newInflight()
 	c.fl = fl
-	c.loop = &replyLoop{p: p, c: c, fl: fl, mayPark: p.ownReads && c.peek != nil}
+	c.loop = &replyLoop{p: p, c: c, fl: fl, mayPark: p.ownReads && c.peek != nil, stamp: len(p.opts.Push) > 0}
 	if p.opts.IOTimeout > 0 {
 		c.live.alive = c.loop.alive
 	}

@@ -161,6 +161,9 @@ type replyLoop struct {
 	// mayPark: the connection gets no out-of-band pushes and its socket
 	// can be peeked at, so the reader goroutine may give the role up.
 	mayPark bool
+	// stamp: pushes have handlers here, and completed calls carry their
+	// place among them (Call.PushesBefore); elsewhere nothing numbers them.
+	stamp bool
 	// retire: the connection idled (conn.idled), and the goroutine ends
 	// at its next park.
 	retire bool
@@ -311,7 +314,9 @@ func (l *replyLoop) handle(v *resp.Value) (*Call, error) {
 		unasked = !l.p.opts.RESP2Subscriber && l.c.rd.ReplyBuffered() && !l.waiting()
 	}
 	last := cur.closeMarker
-	cur.pushes = l.p.push.seq.Load()
+	if l.stamp {
+		cur.pushes = l.p.push.seq.Load()
+	}
 	cur.complete(nil)
 	l.cur = nil
 	if l.next < len(l.local) {
