@@ -125,6 +125,15 @@ func (p *quietProxy) forward(client net.Conn) {
 	}
 }
 
+// relay starts th relaying src, and returns what stops it and waits for
+// it.
+func relay(th *testHub, src fanout.Source) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	relayed := make(chan error, 1)
+	go func() { relayed <- th.Relay(ctx, src) }()
+	return func() { cancel(); <-relayed }
+}
+
 // quiet takes the logs of the clients and sources these tests break.
 var quiet = slog.New(slog.DiscardHandler)
 
@@ -171,10 +180,7 @@ func TestShardedSourceFindsSilentLoss(t *testing.T) {
 	}
 	defer src.Close()
 	th := newTestHub(t, fanout.Options{})
-	relayCtx, stopRelay := context.WithCancel(ctx)
-	relayed := make(chan error, 1)
-	go func() { relayed <- th.Relay(relayCtx, src) }()
-	defer func() { stopRelay(); <-relayed }()
+	defer relay(th, src)()
 
 	ws := th.dial(t, wsclient.Options{}, "news")
 	subscribers := func() int64 {
@@ -262,10 +268,7 @@ func TestShardedHubsOnCluster(t *testing.T) {
 		}
 		defer src.Close()
 		th := newTestHub(t, fanout.Options{})
-		relayCtx, stopRelay := context.WithCancel(ctx)
-		relayed := make(chan error, 1)
-		go func() { relayed <- th.Relay(relayCtx, src) }()
-		defer func() { stopRelay(); <-relayed }()
+		defer relay(th, src)()
 		hubs = append(hubs, hub{th: th, src: src, ws: th.dial(t, wsclient.Options{}, channels...)})
 	}
 

@@ -168,11 +168,11 @@ func (c config) runCell(ctx context.Context, addr string, serverPID int, name st
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	sleep(ctx, c.Warmup)
+	harness.Sleep(ctx, c.Warmup)
 	stopProfile := startProfile(prof)
 	s0 := sysstat.Take(serverPID)
 	phase.Store(phaseMeasure)
-	sleep(ctx, c.Duration)
+	harness.Sleep(ctx, c.Duration)
 	phase.Store(phaseStop)
 	u := sysstat.Take(serverPID).Sub(s0)
 	stopProfile()
@@ -221,16 +221,6 @@ func startProfile(path string) (stop func()) {
 		return func() {}
 	}
 	return stop
-}
-
-// sleep waits for d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }

@@ -106,7 +106,6 @@ import (
 	"log/slog"
 	"math"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
@@ -288,62 +287,6 @@ func (p *plan) followed() int {
 	return n
 }
 
-// Cleanups for an abort: what a second signal runs before exiting, when
-// the orderly path (deferred calls after the first signal) is stuck.
-var (
-	abortMu sync.Mutex
-	aborts  []func()
-)
-
-func atAbort(f func()) {
-	abortMu.Lock()
-	aborts = append(aborts, f)
-	abortMu.Unlock()
-}
-
-// handleSignals returns a context that the first SIGINT, SIGTERM or SIGHUP
-// ends: the run winds down through its deferred calls (client and hub
-// processes stopped, the cluster stopped). A second signal kills them at
-// once and exits.
-func handleSignals() (context.Context, func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	sigc := make(chan os.Signal, 2)
-	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-done:
-			return
-		case sig := <-sigc:
-			fmt.Fprintf(os.Stderr, "%v: stopping: closing the clients, the hubs and the cluster (again to abort)\n", sig)
-			cancel()
-		}
-		select {
-		case <-done:
-			return
-		case <-sigc:
-		}
-		abortMu.Lock()
-		for i := len(aborts) - 1; i >= 0; i-- {
-			aborts[i]()
-		}
-		os.Exit(2)
-	}()
-	return ctx, func() { signal.Stop(sigc); close(done); cancel() }
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // each calls f for every index in parallel and returns the errors joined.
 func each(n int, f func(i int) error) error {
 	errs := make([]error, n)
@@ -406,7 +349,7 @@ func coordinate(o *options) error {
 	if err := o.check(); err != nil {
 		return err
 	}
-	ctx, stop := handleSignals()
+	ctx, stop := harness.HandleSignals("closing the clients, the hubs and the cluster")
 	defer stop()
 	r := &run{o: o, p: makePlan(o), command: harness.CommandLine("hubbench", "")}
 	fmt.Fprintln(os.Stderr, r.command)
@@ -427,7 +370,7 @@ func coordinate(o *options) error {
 		return err
 	}
 	defer cl.Stop()
-	atAbort(cl.Stop)
+	harness.AtAbort(cl.Stop)
 	r.clusterT = time.Since(start)
 	var redisPIDs []int
 	for _, s := range cl.Nodes() {
@@ -443,7 +386,7 @@ func coordinate(o *options) error {
 	// The hubs.
 	hubs := make([]*child, o.hubs)
 	defer stopChildren(hubs)
-	atAbort(func() {
+	harness.AtAbort(func() {
 		for _, c := range hubs {
 			if c != nil {
 				c.kill()
@@ -471,7 +414,7 @@ func coordinate(o *options) error {
 	// The client processes.
 	clients := make([]*child, len(r.p.clients))
 	defer stopChildren(clients) // before the hubs: deferred later, runs first
-	atAbort(func() {
+	harness.AtAbort(func() {
 		for _, c := range clients {
 			if c != nil {
 				c.kill()
@@ -533,7 +476,7 @@ func coordinate(o *options) error {
 	}
 	r.subWait = time.Since(start)
 	fmt.Fprintf(os.Stderr, "subscribed after %v more; settling for %v\n", r.subWait.Round(time.Millisecond), o.idle)
-	if err := sleep(ctx, o.idle); err != nil {
+	if err := harness.Sleep(ctx, o.idle); err != nil {
 		return err
 	}
 	r.mem = make([]hubMem, o.hubs)
@@ -662,7 +605,7 @@ func awaitSubscribed(ctx context.Context, hubs []*child, p *plan) ([]hubStats, e
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("the hubs were not all subscribed after 5 min: %s", strings.Join(missing, "; "))
 		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+		if err := harness.Sleep(ctx, 100*time.Millisecond); err != nil {
 			return nil, err
 		}
 	}
@@ -696,7 +639,7 @@ func drain(ctx context.Context, clients []*child, cl0, cl1 []clientStats, expect
 		if got >= expected || time.Since(lastChange) > 3*time.Second || time.Now().After(deadline) {
 			return nil
 		}
-		if err := sleep(ctx, 100*time.Millisecond); err != nil {
+		if err := harness.Sleep(ctx, 100*time.Millisecond); err != nil {
 			return err
 		}
 	}

@@ -264,7 +264,7 @@ func runOne(ctx context.Context, o *options, c clientDef, sc string, round int) 
 	// SIGKILL or the SENTINEL FAILOVER; Settled runs from that instant to
 	// their return. So the fault is the return minus Settled. The bench's
 	// own Settle just before makes the testbed's a quick check.
-	sleep(ctx, o.before)
+	harness.Sleep(ctx, o.before)
 	if _, err := g.Settle(ctx); err != nil {
 		stopNow()
 		oc.err = fmt.Errorf("before the fault: %w", err)
@@ -285,7 +285,7 @@ func runOne(ctx context.Context, o *options, c clientDef, sc string, round int) 
 		oc.err = fmt.Errorf("%s: %w", sc, err)
 		return oc, server
 	}
-	sleep(ctx, o.after)
+	harness.Sleep(ctx, o.after)
 	stopNow()
 	w.Close()
 	closed = true
@@ -394,15 +394,6 @@ func readBack(ctx context.Context, addr, prefix string, per [][]write) (int64, e
 		return 0, err
 	}
 	return rc.DBSize(ctx).Result()
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-	}
 }
 
 func logOutcome(oc outcome) {

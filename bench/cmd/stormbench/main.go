@@ -47,11 +47,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -109,7 +107,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := handleSignals()
+	ctx, stop := harness.HandleSignals("closing the clients and the servers")
 	defer stop()
 
 	// 2 × primaries servers, and every client's connections in this
@@ -187,7 +185,7 @@ func awaitQuietMachine(ctx context.Context, bound time.Duration) error {
 		if i%6 == 0 {
 			fmt.Fprintf(os.Stderr, "waiting for the machine: %s\n", why)
 		}
-		if err := sleep(ctx, quietPoll); err != nil {
+		if err := harness.Sleep(ctx, quietPoll); err != nil {
 			return err
 		}
 	}
@@ -220,59 +218,4 @@ func processes(names ...string) []int {
 		}
 	}
 	return pids
-}
-
-// Cleanups for an abort: what a second signal runs before exiting, when
-// the orderly path (deferred calls after the first signal) is stuck.
-var (
-	cleanupMu sync.Mutex
-	cleanups  = map[int]func(){}
-	cleanupID int
-)
-
-// atCleanup registers f for an abort and returns the function that
-// unregisters it.
-func atCleanup(f func()) (unregister func()) {
-	cleanupMu.Lock()
-	defer cleanupMu.Unlock()
-	cleanupID++
-	id := cleanupID
-	cleanups[id] = f
-	return func() {
-		cleanupMu.Lock()
-		defer cleanupMu.Unlock()
-		delete(cleanups, id)
-	}
-}
-
-// handleSignals returns a context that the first SIGINT, SIGTERM or SIGHUP
-// ends: the run winds down through its deferred calls (clients closed,
-// servers stopped). A second signal runs the registered
-// cleanups at once and exits, should the orderly path be stuck.
-func handleSignals() (context.Context, func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	sigc := make(chan os.Signal, 2)
-	signal.Notify(sigc, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-done:
-			return
-		case sig := <-sigc:
-			fmt.Fprintf(os.Stderr, "%v: stopping: closing the clients and the servers (again to abort)\n", sig)
-			cancel()
-		}
-		select {
-		case <-done:
-			return
-		case <-sigc:
-		}
-		cleanupMu.Lock()
-		for _, f := range cleanups {
-			f()
-		}
-		cleanupMu.Unlock()
-		os.Exit(2)
-	}()
-	return ctx, func() { signal.Stop(sigc); close(done); cancel() }
 }
