@@ -20,6 +20,11 @@ var ErrNotExecuted = errors.New("zipline: batch not executed yet")
 // MULTI/EXEC, so they run atomically. On a Client from Watch, Exec fails
 // with ErrTxFailed if a watched key changed.
 //
+// On a cluster, a Batch routes each command by its keys' slots. Commands
+// the servers send to every shard or node (DBSIZE, FLUSHALL, SCRIPT LOAD)
+// are refused in it with a *CommandError: run them on the Client, which
+// sends them to each and merges the replies.
+//
 // The values its Futures hold are the caller's to keep and modify, but
 // values that arrived together may share one allocation, as an MGET
 // reply's do: holding one keeps the others' bytes in memory.
@@ -189,6 +194,10 @@ func enqueue[T any](b *Batch, cm command[T]) *Future[T] {
 			b.refuse(f, err)
 			return f
 		}
+	}
+	if !b.tx && cm.spec.fansOut() && b.c.routes() {
+		b.refuse(f, &CommandError{Command: cm.spec.fullName(), Reason: fanoutReason})
+		return f
 	}
 	r := b.request()
 	expect := cm.dec.accepts

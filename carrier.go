@@ -37,7 +37,9 @@ import (
 //     watch runs run on a connection lent for keys' slot, retrying run on
 //     the slot's new owner when it moves under it (Watch).
 //   - eachShard calls fn with a carrier pinned to each shard (one server:
-//     itself), as redispipe's EachShard: FLUSHALL, SCAN, SCRIPT LOAD.
+//     itself), as redispipe's EachShard, and with replicas also to each
+//     replica it holds a connection to: the fan-out of the commands the
+//     servers send to all shards or all nodes (policy.go), and SCAN.
 //   - serving returns the connection that serves a slot now (any slot on
 //     one server), for pub/sub and the client-side cache, or nil.
 //   - changes returns a channel closed when the routes change (nil if they
@@ -60,7 +62,7 @@ type carrier interface {
 	send(ctx context.Context, r *request) error
 	lease(ctx context.Context) (carrier, error)
 	watch(ctx context.Context, keys []string, run func(k carrier) error) error
-	eachShard(fn func(k carrier) error) error
+	eachShard(replicas bool, fn func(k carrier) error) error
 	serving(slot int32) *direct
 	changes() <-chan struct{}
 	refresh()
@@ -126,12 +128,12 @@ func (d *direct) watch(ctx context.Context, _ []string, run func(carrier) error)
 	return run(l)
 }
 
-func (d *direct) eachShard(fn func(carrier) error) error { return fn(d) }
-func (d *direct) serving(int32) *direct                  { return d }
-func (d *direct) changes() <-chan struct{}               { return nil }
-func (d *direct) refresh()                               {}
-func (d *direct) taint()                                 {}
-func (d *direct) protocol() int                          { return d.pipe.Protocol() }
+func (d *direct) eachShard(_ bool, fn func(carrier) error) error { return fn(d) }
+func (d *direct) serving(int32) *direct                          { return d }
+func (d *direct) changes() <-chan struct{}                       { return nil }
+func (d *direct) refresh()                                       {}
+func (d *direct) taint()                                         {}
+func (d *direct) protocol() int                                  { return d.pipe.Protocol() }
 
 func (d *direct) stats(st *Stats) {
 	st.addPipe(d.pipe)

@@ -132,12 +132,12 @@ func (s *shared) commandTable() serverCommands {
 	return nil
 }
 
-// shards returns a Client pinned to each shard, for commands that concern
-// every shard (FLUSHALL, DBSIZE, SCAN, SCRIPT LOAD): on a single server,
-// c's view of it.
-func (c *Client) shards() []*Client {
+// shards returns a Client pinned to each shard, and with replicas to each
+// replica c holds a connection to, for commands that concern every shard or
+// node (policy.go; SCAN): on a single server, c's view of it.
+func (c *Client) shards(replicas bool) []*Client {
 	var out []*Client
-	c.carrier.eachShard(func(k carrier) error {
+	c.carrier.eachShard(replicas, func(k carrier) error {
 		out = append(out, c.with(k))
 		return nil
 	})
@@ -266,6 +266,8 @@ func runCommand[T any](ctx context.Context, c *Client, cm *command[T]) (T, error
 	// back through, cold, when the caller resumes with its reply.
 	if d := fastDirect(c.carrier); d != nil && cm.block == 0 && c.s.hooks.process == nil {
 		vr, err = c.sendDirect(ctx, d, &v, cm.spec, cm.args, cm.dec.accepts)
+	} else if cm.spec.fansOut() {
+		v, err = c.sendFanout(ctx, cm.spec, cm.args, cm.dec.accepts, cm.block)
 	} else {
 		v, vr, err = c.sendRequest(ctx, cm.spec, cm.args, cm.dec.accepts, cm.block)
 	}

@@ -205,9 +205,10 @@ func (c *cluster) dialNode(ctx context.Context, addr string) (*node, error) {
 	return n, nil
 }
 
-// eachShard calls fn with each primary's connection.
-func (c *cluster) eachShard(fn func(carrier) error) error {
-	for _, n := range c.primaries() {
+// eachShard calls fn with each primary's connection, and with replicas
+// each connected replica's.
+func (c *cluster) eachShard(replicas bool, fn func(carrier) error) error {
+	for _, n := range c.nodesOf(replicas) {
 		if err := fn(n.direct); err != nil {
 			return err
 		}
@@ -235,15 +236,29 @@ func (c *cluster) protocol() int {
 }
 
 // primaries returns the nodes that serve slots now, in slot order.
-func (c *cluster) primaries() []*node {
+func (c *cluster) primaries() []*node { return c.nodesOf(false) }
+
+// nodesOf returns the nodes the routes name: the primaries, and with
+// replicas the connected replicas too, each once.
+func (c *cluster) nodesOf(replicas bool) []*node {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var out []*node
 	seen := map[*node]bool{}
+	add := func(n *node) {
+		if n != nil && !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
 	for _, r := range c.routeSet() {
-		if r.primary != nil && !seen[r.primary] {
-			seen[r.primary] = true
-			out = append(out, r.primary)
+		add(r.primary)
+	}
+	if replicas {
+		for _, r := range c.routeSet() {
+			for _, n := range r.replicas {
+				add(n)
+			}
 		}
 	}
 	return out

@@ -246,7 +246,7 @@ func (z *lazyLease) watch(_ context.Context, _ []string, run func(carrier) error
 	return run(z)
 }
 
-func (z *lazyLease) eachShard(fn func(carrier) error) error { return fn(z) }
+func (z *lazyLease) eachShard(_ bool, fn func(carrier) error) error { return fn(z) }
 
 func (z *lazyLease) serving(int32) *direct { return nil }
 

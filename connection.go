@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Ping checks that the server answers.
+// Ping checks that the server answers; on a cluster, every primary.
 //
 //zipline:twins Ping client=error
 func pingCmd() command[bool] { return define(decOK, specPING) }

@@ -144,7 +144,7 @@ func (b *Batch) Echo(msg string) *Future[string] {
 	return enqueue(b, echoCmd(msg))
 }
 
-// Ping checks that the server answers.
+// Ping checks that the server answers; on a cluster, every primary.
 func (c *Client) Ping(ctx context.Context) error {
 	_, err := run(ctx, c, pingCmd())
 	return err

@@ -30,7 +30,7 @@ func (c *Client) addSplit(r *request, spec *commandSpec, args []arg, expect resp
 	if r.tx {
 		return &CrossSlotError{Command: spec.fullName(), Slots: keySlots(args)}
 	}
-	merge := spec.merge
+	merge := spec.merge()
 	// Units sorted by slot, each slot's in the caller's order: three
 	// allocations however many slots the keys span (a map of slots and a
 	// slice per slot cost two per slot).

@@ -42,6 +42,20 @@
 // server, shared by every Subscription, re-subscribed after a reconnect or
 // a slot move). MONITOR and CLIENT REPLY are not supported.
 //
+// # On a cluster
+//
+// Each command goes where the servers' own description of it says
+// (COMMAND INFO's key specs and request_policy and response_policy tips),
+// for typed methods and Do alike: by its keys' slot; split by slot and
+// merged back in the keys' order for commands that act on each key on its
+// own (MGET, DEL, MSET; not MSETNX, whose keys are set all or none); to
+// every primary (DBSIZE, FLUSHALL, KEYS, SCRIPT EXISTS, WAIT) or every node
+// the Client holds a connection to (CONFIG SET, SCRIPT LOAD) at once, the
+// replies merged as the servers say (added up, the fewest, true where all
+// are, an error if any failed); SCAN walks every primary in turn. Other
+// keyless commands (INFO, TIME, RANDOMKEY) go to one node. A Batch is
+// routed by slot, and refuses what would go to every shard or node.
+//
 // # Errors and failures
 //
 // A missing key is Nil; an error reply is a *ServerError carrying its prefix

@@ -1,7 +1,6 @@
 package zipline
 
 import (
-	"context"
 	"time"
 
 	"github.com/ziplinekv/zipline/internal/resp"
@@ -268,22 +267,8 @@ func sortStoreCmd(key, dst string, a SortArgs) command[int64] {
 // Keys returns every key matching pattern (KEYS: it blocks the server
 // while it walks the whole keyspace; prefer Scan). On a cluster it asks
 // every primary.
-func (c *Client) Keys(ctx context.Context, pattern string) ([]string, error) {
-	var out []string
-	for _, sh := range c.shards() {
-		keys, err := run(ctx, sh, keysCmd(pattern))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, keys...)
-	}
-	return out, nil
-}
-
-// Keys queues KEYS; see Client.Keys. In a batch on a cluster it goes to
-// one node.
 //
-//zipline:twins Keys client=manual
+//zipline:twins Keys
 func keysCmd(pattern string) command[[]string] { return define(decStrings, specKEYS, str(pattern)) }
 
 // decUnixSeconds and decUnixMillis read EXPIRETIME and PEXPIRETIME: -1 is

@@ -122,6 +122,13 @@ func (b *Batch) ExpireTime(key string) *Future[time.Time] {
 	return enqueue(b, expireTimeCmd(key))
 }
 
+// Keys returns every key matching pattern (KEYS: it blocks the server
+// while it walks the whole keyspace; prefer Scan). On a cluster it asks
+// every primary.
+func (c *Client) Keys(ctx context.Context, pattern string) ([]string, error) {
+	return run(ctx, c, keysCmd(pattern))
+}
+
 // Keys queues KEYS; see Client.Keys.
 func (b *Batch) Keys(pattern string) *Future[[]string] {
 	return enqueue(b, keysCmd(pattern))

@@ -125,9 +125,9 @@ func (c *connecting) watch(ctx context.Context, keys []string, run func(carrier)
 
 // eachShard walks the shards once connected; before, the one shard is
 // this carrier, whose requests wait for the connection.
-func (c *connecting) eachShard(fn func(carrier) error) error {
+func (c *connecting) eachShard(replicas bool, fn func(carrier) error) error {
 	if k := c.now(); k != nil {
-		return k.eachShard(fn)
+		return k.eachShard(replicas, fn)
 	}
 	return fn(c)
 }

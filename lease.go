@@ -206,7 +206,7 @@ func (l *lease) lease(context.Context) (carrier, error) {
 // Dedicated.
 func (l *lease) watch(_ context.Context, _ []string, run func(carrier) error) error { return run(l) }
 
-func (l *lease) eachShard(fn func(carrier) error) error { return fn(l) }
+func (l *lease) eachShard(_ bool, fn func(carrier) error) error { return fn(l) }
 
 func (l *lease) serving(int32) *direct { return nil }
 

@@ -183,7 +183,7 @@ func (c *Client) add(r *request, spec *commandSpec, args []arg, expect resp.Type
 		}
 		ci.slot, ci.readOnly = argsSlot(args), t.readOnly(spec, args)
 		if ci.slot == crossSlot {
-			if spec.merge != mergeNone {
+			if spec.merge() != mergeNone {
 				return vr, c.addSplit(r, spec, args, expect, values)
 			}
 			return vr, &CrossSlotError{Command: spec.fullName(), Slots: keySlots(args)}

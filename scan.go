@@ -43,7 +43,7 @@ func (o ScanOptions) appendTo(args []arg, withType bool) []arg {
 func (c *Client) scan(ctx context.Context, spec *commandSpec, key string, opts ScanOptions, yield func([]Value) bool) error {
 	targets := []*Client{c}
 	if spec == specSCAN { // the keyspace, not one key's (whose name may be "")
-		targets = c.shards()
+		targets = c.shards(false)
 	}
 	for _, t := range targets {
 		more, err := t.scanCursor(ctx, spec, key, opts, yield)

@@ -56,12 +56,8 @@ func (s *Script) Queue(b *Batch, keys []string, args ...any) *Future[Value] {
 // Load caches the script on the server (SCRIPT LOAD), so that the first
 // Run needs no fallback; on a cluster, on every primary.
 func (s *Script) Load(ctx context.Context, c *Client) error {
-	for _, sh := range c.shards() {
-		if _, err := run(ctx, sh, define(decString, specSCRIPT_LOAD, str(s.src))); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := run(ctx, c, scriptLoadCmd(s.src))
+	return err
 }
 
 func (s *Script) command(spec *commandSpec, body string, keys []string, args []any) (command[Value], error) {
@@ -138,91 +134,59 @@ func fcallROCmd(function string, keys []string, args ...any) (command[Value], er
 }
 
 // ScriptExists reports, for each SHA1, whether the server has the script
-// cached.
+// cached; on a cluster, whether every primary has.
 //
 //zipline:twins ScriptExists
 func scriptExistsCmd(sha1s ...string) command[[]bool] {
 	return define(decBools, specSCRIPT_EXISTS, strArgs(sha1s)...)
 }
 
-// ScriptLoad caches a script and returns its SHA1; on a cluster, on every
-// primary.
-func (c *Client) ScriptLoad(ctx context.Context, script string) (string, error) {
-	var sha string
-	for _, sh := range c.shards() {
-		var err error
-		if sha, err = run(ctx, sh, scriptLoadCmd(script)); err != nil {
-			return "", err
-		}
-	}
-	return sha, nil
-}
-
-// ScriptLoad queues SCRIPT LOAD.
+// ScriptLoad caches a script and returns its SHA1; on a cluster or a
+// Sentinel group, on every node the Client holds a connection to (the
+// replicas it reads from too).
 //
-//zipline:twins ScriptLoad client=manual
+//zipline:twins ScriptLoad
 func scriptLoadCmd(script string) command[string] {
 	return define(decString, specSCRIPT_LOAD, str(script))
 }
 
-// ScriptFlush empties the script cache; on a cluster, every primary's.
-func (c *Client) ScriptFlush(ctx context.Context) error { return c.onEveryShard(ctx, scriptFlushCmd()) }
-
-// ScriptFlush queues SCRIPT FLUSH.
+// ScriptFlush empties the script cache; on a cluster, every node's the
+// Client holds a connection to.
 //
-//zipline:twins ScriptFlush client=manual
+//zipline:twins ScriptFlush client=error
 func scriptFlushCmd() command[bool] { return define(decOK, specSCRIPT_FLUSH) }
 
-// ScriptKill stops the script running now, if it has not written.
+// ScriptKill stops the script running now, if it has not written; on a
+// cluster, wherever one runs (it fails only if none does).
 //
 //zipline:twins ScriptKill client=error
 func scriptKillCmd() command[bool] { return define(decOK, specSCRIPT_KILL) }
 
 // FunctionLoad loads a library of functions (its code starts with
 // "#!lua name=...") and returns its name; on a cluster, on every primary.
-func (c *Client) FunctionLoad(ctx context.Context, code string) (string, error) {
-	return everyShard(ctx, c, functionLoadCmd(code))
-}
-
-// FunctionLoad queues FUNCTION LOAD.
 //
-//zipline:twins FunctionLoad client=manual
+//zipline:twins FunctionLoad
 func functionLoadCmd(code string) command[string] {
 	return define(decString, specFUNCTION_LOAD, str(code))
 }
 
 // FunctionLoadReplace is FunctionLoad replacing a library of that name.
-func (c *Client) FunctionLoadReplace(ctx context.Context, code string) (string, error) {
-	return everyShard(ctx, c, functionLoadReplaceCmd(code))
-}
-
-// FunctionLoadReplace queues FUNCTION LOAD REPLACE.
 //
-//zipline:twins FunctionLoadReplace client=manual
+//zipline:twins FunctionLoadReplace
 func functionLoadReplaceCmd(code string) command[string] {
 	return define(decString, specFUNCTION_LOAD, str("REPLACE"), str(code))
 }
 
 // FunctionDelete deletes a library; on a cluster, from every primary.
-func (c *Client) FunctionDelete(ctx context.Context, library string) error {
-	return c.onEveryShard(ctx, functionDeleteCmd(library))
-}
-
-// FunctionDelete queues FUNCTION DELETE.
 //
-//zipline:twins FunctionDelete client=manual
+//zipline:twins FunctionDelete client=error
 func functionDeleteCmd(library string) command[bool] {
 	return define(decOK, specFUNCTION_DELETE, str(library))
 }
 
 // FunctionFlush deletes every library; on a cluster, from every primary.
-func (c *Client) FunctionFlush(ctx context.Context) error {
-	return c.onEveryShard(ctx, functionFlushCmd())
-}
-
-// FunctionFlush queues FUNCTION FLUSH.
 //
-//zipline:twins FunctionFlush client=manual
+//zipline:twins FunctionFlush client=error
 func functionFlushCmd() command[bool] { return define(decOK, specFUNCTION_FLUSH) }
 
 // FunctionKill stops the function running now, if it has not written.
@@ -238,13 +202,8 @@ func functionDumpCmd() command[[]byte] { return define(decBytes, specFUNCTION_DU
 // FunctionRestore loads the libraries FunctionDump returned (APPEND: those
 // already there stay, and a name in both fails); on a cluster, on every
 // primary.
-func (c *Client) FunctionRestore(ctx context.Context, data []byte) error {
-	return c.onEveryShard(ctx, functionRestoreCmd(data))
-}
-
-// FunctionRestore queues FUNCTION RESTORE.
 //
-//zipline:twins FunctionRestore client=manual
+//zipline:twins FunctionRestore client=error
 func functionRestoreCmd(data []byte) command[bool] {
 	return define(decOK, specFUNCTION_RESTORE, bin(data))
 }
@@ -279,18 +238,6 @@ func functionListCmd(pattern string, withCode bool) command[[]Library] {
 	return define(decLibraries, specFUNCTION_LIST, args...)
 }
 
-// everyShard runs a command on every primary and returns the last reply.
-func everyShard[T any](ctx context.Context, c *Client, cm command[T]) (T, error) {
-	var v T
-	for _, sh := range c.shards() {
-		var err error
-		if v, err = run(ctx, sh, cm); err != nil {
-			return v, err
-		}
-	}
-	return v, nil
-}
-
 var decLibraries = newDecoder(tsList, func(v resp.Value) ([]Library, error) {
 	return each(v, func(l resp.Value) (Library, error) {
 		m := fieldMap(l)
@@ -311,13 +258,8 @@ var decLibraries = newDecoder(tsList, func(v resp.Value) ([]Library, error) {
 
 // FunctionFlushAsync is FunctionFlush, the memory reclaimed in the
 // background.
-func (c *Client) FunctionFlushAsync(ctx context.Context) error {
-	return c.onEveryShard(ctx, functionFlushAsyncCmd())
-}
-
-// FunctionFlushAsync queues FUNCTION FLUSH ASYNC.
 //
-//zipline:twins FunctionFlushAsync client=manual
+//zipline:twins FunctionFlushAsync client=error
 func functionFlushAsyncCmd() command[bool] { return define(decOK, specFUNCTION_FLUSH, str("ASYNC")) }
 
 // FunctionStats is what FUNCTION STATS says: the function running now, if

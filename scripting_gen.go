@@ -84,6 +84,12 @@ func (b *Batch) FCallRO(function string, keys []string, args ...any) *Future[Val
 	return enqueueChecked(b, cm, err)
 }
 
+// FunctionDelete deletes a library; on a cluster, from every primary.
+func (c *Client) FunctionDelete(ctx context.Context, library string) error {
+	_, err := run(ctx, c, functionDeleteCmd(library))
+	return err
+}
+
 // FunctionDelete queues FUNCTION DELETE; see Client.FunctionDelete.
 func (b *Batch) FunctionDelete(library string) *Future[bool] {
 	return enqueue(b, functionDeleteCmd(library))
@@ -99,9 +105,22 @@ func (b *Batch) FunctionDump() *Future[[]byte] {
 	return enqueue(b, functionDumpCmd())
 }
 
+// FunctionFlush deletes every library; on a cluster, from every primary.
+func (c *Client) FunctionFlush(ctx context.Context) error {
+	_, err := run(ctx, c, functionFlushCmd())
+	return err
+}
+
 // FunctionFlush queues FUNCTION FLUSH; see Client.FunctionFlush.
 func (b *Batch) FunctionFlush() *Future[bool] {
 	return enqueue(b, functionFlushCmd())
+}
+
+// FunctionFlushAsync is FunctionFlush, the memory reclaimed in the
+// background.
+func (c *Client) FunctionFlushAsync(ctx context.Context) error {
+	_, err := run(ctx, c, functionFlushAsyncCmd())
+	return err
 }
 
 // FunctionFlushAsync queues FUNCTION FLUSH; see Client.FunctionFlushAsync.
@@ -131,14 +150,33 @@ func (b *Batch) FunctionList(pattern string, withCode bool) *Future[[]Library] {
 	return enqueue(b, functionListCmd(pattern, withCode))
 }
 
+// FunctionLoad loads a library of functions (its code starts with
+// "#!lua name=...") and returns its name; on a cluster, on every primary.
+func (c *Client) FunctionLoad(ctx context.Context, code string) (string, error) {
+	return run(ctx, c, functionLoadCmd(code))
+}
+
 // FunctionLoad queues FUNCTION LOAD; see Client.FunctionLoad.
 func (b *Batch) FunctionLoad(code string) *Future[string] {
 	return enqueue(b, functionLoadCmd(code))
 }
 
+// FunctionLoadReplace is FunctionLoad replacing a library of that name.
+func (c *Client) FunctionLoadReplace(ctx context.Context, code string) (string, error) {
+	return run(ctx, c, functionLoadReplaceCmd(code))
+}
+
 // FunctionLoadReplace queues FUNCTION LOAD; see Client.FunctionLoadReplace.
 func (b *Batch) FunctionLoadReplace(code string) *Future[string] {
 	return enqueue(b, functionLoadReplaceCmd(code))
+}
+
+// FunctionRestore loads the libraries FunctionDump returned (APPEND: those
+// already there stay, and a name in both fails); on a cluster, on every
+// primary.
+func (c *Client) FunctionRestore(ctx context.Context, data []byte) error {
+	_, err := run(ctx, c, functionRestoreCmd(data))
+	return err
 }
 
 // FunctionRestore queues FUNCTION RESTORE; see Client.FunctionRestore.
@@ -158,7 +196,7 @@ func (b *Batch) FunctionStats() *Future[FunctionStats] {
 }
 
 // ScriptExists reports, for each SHA1, whether the server has the script
-// cached.
+// cached; on a cluster, whether every primary has.
 func (c *Client) ScriptExists(ctx context.Context, sha1s ...string) ([]bool, error) {
 	return run(ctx, c, scriptExistsCmd(sha1s...))
 }
@@ -168,12 +206,20 @@ func (b *Batch) ScriptExists(sha1s ...string) *Future[[]bool] {
 	return enqueue(b, scriptExistsCmd(sha1s...))
 }
 
+// ScriptFlush empties the script cache; on a cluster, every node's the
+// Client holds a connection to.
+func (c *Client) ScriptFlush(ctx context.Context) error {
+	_, err := run(ctx, c, scriptFlushCmd())
+	return err
+}
+
 // ScriptFlush queues SCRIPT FLUSH; see Client.ScriptFlush.
 func (b *Batch) ScriptFlush() *Future[bool] {
 	return enqueue(b, scriptFlushCmd())
 }
 
-// ScriptKill stops the script running now, if it has not written.
+// ScriptKill stops the script running now, if it has not written; on a
+// cluster, wherever one runs (it fails only if none does).
 func (c *Client) ScriptKill(ctx context.Context) error {
 	_, err := run(ctx, c, scriptKillCmd())
 	return err
@@ -182,6 +228,13 @@ func (c *Client) ScriptKill(ctx context.Context) error {
 // ScriptKill queues SCRIPT KILL; see Client.ScriptKill.
 func (b *Batch) ScriptKill() *Future[bool] {
 	return enqueue(b, scriptKillCmd())
+}
+
+// ScriptLoad caches a script and returns its SHA1; on a cluster or a
+// Sentinel group, on every node the Client holds a connection to (the
+// replicas it reads from too).
+func (c *Client) ScriptLoad(ctx context.Context, script string) (string, error) {
+	return run(ctx, c, scriptLoadCmd(script))
 }
 
 // ScriptLoad queues SCRIPT LOAD; see Client.ScriptLoad.

@@ -282,12 +282,20 @@ func (k *sentinel) watch(ctx context.Context, keys []string, run func(carrier) e
 	return v.primary.watch(ctx, keys, run)
 }
 
-func (k *sentinel) eachShard(fn func(carrier) error) error {
+func (k *sentinel) eachShard(replicas bool, fn func(carrier) error) error {
 	v := k.view.Load()
 	if v == nil {
 		return errSentinelClosed
 	}
-	return fn(v.primary.direct)
+	if err := fn(v.primary.direct); err != nil || !replicas {
+		return err
+	}
+	for _, n := range v.replicas {
+		if err := fn(n.direct); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (k *sentinel) serving(int32) *direct {

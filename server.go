@@ -1,17 +1,16 @@
 package zipline
 
 import (
-	"context"
 	"time"
 
 	"github.com/ziplinekv/zipline/internal/resp"
 )
 
 // The server and connection commands. Each is defined once; go generate
-// makes its Client and Batch methods (commands_gen.go). Those that concern
-// the whole keyspace run on every shard of a cluster (hand-written Client
-// methods, client=manual); the others go to whichever node the cluster
-// picks.
+// makes its Client and Batch methods (server_gen.go). On a cluster, those
+// the servers say concern every shard or node (DBSIZE, FLUSHALL, CONFIG
+// SET) go to each and their replies merge (policy.go); the others go to
+// whichever node the cluster picks.
 
 // Info returns the fields of INFO sections ("memory", "server", ...; none
 // means the default set) as a map.
@@ -28,7 +27,8 @@ func configGetCmd(pattern string) command[map[string]string] {
 	return define(decStringMap, specCONFIG_GET, str(pattern))
 }
 
-// ConfigSet sets a server configuration parameter.
+// ConfigSet sets a server configuration parameter; on a cluster or a
+// Sentinel group, on every node the Client holds a connection to.
 //
 //zipline:twins ConfigSet client=error
 func configSetCmd(parameter, value string) command[bool] {
@@ -48,70 +48,30 @@ func configRewriteCmd() command[bool] { return define(decOK, specCONFIG_REWRITE)
 
 // DBSize returns the number of keys in the selected database; on a
 // cluster, in every shard.
-func (c *Client) DBSize(ctx context.Context) (int64, error) {
-	var total int64
-	for _, sh := range c.shards() {
-		n, err := run(ctx, sh, dbSizeCmd())
-		if err != nil {
-			return 0, err
-		}
-		total += n
-	}
-	return total, nil
-}
-
-// DBSize queues DBSIZE; in a batch on a cluster it counts one node's keys.
 //
-//zipline:twins DBSize client=manual
+//zipline:twins DBSize
 func dbSizeCmd() command[int64] { return define(decInt, specDBSIZE) }
-
-// onEveryShard runs a command on every shard (the one server, on a
-// single server).
-func (c *Client) onEveryShard(ctx context.Context, cm command[bool]) error {
-	for _, sh := range c.shards() {
-		if _, err := run(ctx, sh, cm); err != nil {
-			return err
-		}
-	}
-	return nil
-}
 
 // FlushDB deletes every key of the selected database; on a cluster, of
 // every shard.
-func (c *Client) FlushDB(ctx context.Context) error { return c.onEveryShard(ctx, flushDBCmd()) }
-
-// FlushDB queues FLUSHDB; in a batch on a cluster it flushes one node.
 //
-//zipline:twins FlushDB client=manual
+//zipline:twins FlushDB client=error
 func flushDBCmd() command[bool] { return define(decOK, specFLUSHDB) }
 
 // FlushDBAsync is FlushDB, the memory reclaimed in the background (ASYNC).
-func (c *Client) FlushDBAsync(ctx context.Context) error {
-	return c.onEveryShard(ctx, flushDBAsyncCmd())
-}
-
-// FlushDBAsync queues FLUSHDB ASYNC.
 //
-//zipline:twins FlushDBAsync client=manual
+//zipline:twins FlushDBAsync client=error
 func flushDBAsyncCmd() command[bool] { return define(decOK, specFLUSHDB, str("ASYNC")) }
 
 // FlushAll deletes every key of every database; on a cluster, of every
 // shard.
-func (c *Client) FlushAll(ctx context.Context) error { return c.onEveryShard(ctx, flushAllCmd()) }
-
-// FlushAll queues FLUSHALL; in a batch on a cluster it flushes one node.
 //
-//zipline:twins FlushAll client=manual
+//zipline:twins FlushAll client=error
 func flushAllCmd() command[bool] { return define(decOK, specFLUSHALL) }
 
 // FlushAllAsync is FlushAll, the memory reclaimed in the background.
-func (c *Client) FlushAllAsync(ctx context.Context) error {
-	return c.onEveryShard(ctx, flushAllAsyncCmd())
-}
-
-// FlushAllAsync queues FLUSHALL ASYNC.
 //
-//zipline:twins FlushAllAsync client=manual
+//zipline:twins FlushAllAsync client=error
 func flushAllAsyncCmd() command[bool] { return define(decOK, specFLUSHALL, str("ASYNC")) }
 
 // Time returns the server's clock.
@@ -171,7 +131,8 @@ func slowLogResetCmd() command[bool] { return define(decOK, specSLOWLOG_RESET) }
 // many replicas acknowledged them. On the shared connection "before it"
 // means every caller's writes; it runs on a dedicated connection, so it
 // sees that connection's own writes only: use it on a Client from
-// Dedicated or Watch.
+// Dedicated or Watch. On a cluster it asks every primary and returns the
+// fewest.
 //
 //zipline:twins Wait
 func waitCmd(replicas int64, timeout time.Duration) command[int64] {

@@ -116,7 +116,8 @@ func (b *Batch) ConfigRewrite() *Future[bool] {
 	return enqueue(b, configRewriteCmd())
 }
 
-// ConfigSet sets a server configuration parameter.
+// ConfigSet sets a server configuration parameter; on a cluster or a
+// Sentinel group, on every node the Client holds a connection to.
 func (c *Client) ConfigSet(ctx context.Context, parameter string, value string) error {
 	_, err := run(ctx, c, configSetCmd(parameter, value))
 	return err
@@ -125,6 +126,12 @@ func (c *Client) ConfigSet(ctx context.Context, parameter string, value string) 
 // ConfigSet queues CONFIG SET; see Client.ConfigSet.
 func (b *Batch) ConfigSet(parameter string, value string) *Future[bool] {
 	return enqueue(b, configSetCmd(parameter, value))
+}
+
+// DBSize returns the number of keys in the selected database; on a
+// cluster, in every shard.
+func (c *Client) DBSize(ctx context.Context) (int64, error) {
+	return run(ctx, c, dbSizeCmd())
 }
 
 // DBSize queues DBSIZE; see Client.DBSize.
@@ -143,9 +150,22 @@ func (b *Batch) DebugObject(key string) *Future[string] {
 	return enqueue(b, debugObjectCmd(key))
 }
 
+// FlushAll deletes every key of every database; on a cluster, of every
+// shard.
+func (c *Client) FlushAll(ctx context.Context) error {
+	_, err := run(ctx, c, flushAllCmd())
+	return err
+}
+
 // FlushAll queues FLUSHALL; see Client.FlushAll.
 func (b *Batch) FlushAll() *Future[bool] {
 	return enqueue(b, flushAllCmd())
+}
+
+// FlushAllAsync is FlushAll, the memory reclaimed in the background.
+func (c *Client) FlushAllAsync(ctx context.Context) error {
+	_, err := run(ctx, c, flushAllAsyncCmd())
+	return err
 }
 
 // FlushAllAsync queues FLUSHALL; see Client.FlushAllAsync.
@@ -153,9 +173,22 @@ func (b *Batch) FlushAllAsync() *Future[bool] {
 	return enqueue(b, flushAllAsyncCmd())
 }
 
+// FlushDB deletes every key of the selected database; on a cluster, of
+// every shard.
+func (c *Client) FlushDB(ctx context.Context) error {
+	_, err := run(ctx, c, flushDBCmd())
+	return err
+}
+
 // FlushDB queues FLUSHDB; see Client.FlushDB.
 func (b *Batch) FlushDB() *Future[bool] {
 	return enqueue(b, flushDBCmd())
+}
+
+// FlushDBAsync is FlushDB, the memory reclaimed in the background (ASYNC).
+func (c *Client) FlushDBAsync(ctx context.Context) error {
+	_, err := run(ctx, c, flushDBAsyncCmd())
+	return err
 }
 
 // FlushDBAsync queues FLUSHDB; see Client.FlushDBAsync.
@@ -298,7 +331,8 @@ func (b *Batch) Time() *Future[time.Time] {
 // many replicas acknowledged them. On the shared connection "before it"
 // means every caller's writes; it runs on a dedicated connection, so it
 // sees that connection's own writes only: use it on a Client from
-// Dedicated or Watch.
+// Dedicated or Watch. On a cluster it asks every primary and returns the
+// fewest.
 func (c *Client) Wait(ctx context.Context, replicas int64, timeout time.Duration) (int64, error) {
 	return run(ctx, c, waitCmd(replicas, timeout))
 }

@@ -48,9 +48,10 @@ type commandOverlay struct {
 	block blockArg
 	// value says where the command carries stored values (compression).
 	value valueSpec
-	// merge says how the parts of a command split by slot on a cluster
-	// merge back (MGET, MSET, DEL...); mergeNone: it cannot be split.
-	merge mergeKind
+	// whole: a command the servers would let a cluster client split by
+	// slot (request_policy multi_shard) whose meaning spans all its keys
+	// (MSETNX, MSETEX: set all or none), refused across slots instead.
+	whole bool
 	// since is the version that added the command on servers of each kind
 	// newer than the spec's (HSETEX: Redis 8.0, where the spec's Redis 7.0
 	// has none), so that a server without it is told which has it.
@@ -204,6 +205,25 @@ func (b blockArg) timeout(args []arg) time.Duration {
 
 // mergeKind says how the parts of a split command merge.
 type mergeKind uint8
+
+// merge says how the parts of the command split by slot on a cluster merge
+// back, from the servers' policies: a multi_shard command's replies put
+// back in the keys' order (MGET), added up (agg_sum: DEL, EXISTS), or OK
+// when every part is (all_succeeded: MSET). mergeNone: it cannot be split.
+func (s *commandSpec) merge() mergeKind {
+	if s.info.Request != cmdspec.MultiShard || s.whole {
+		return mergeNone
+	}
+	switch s.info.Response {
+	case cmdspec.ResponseDefault:
+		return mergeArray
+	case cmdspec.AggSum:
+		return mergeSum
+	case cmdspec.AllSucceeded:
+		return mergeOK
+	}
+	return mergeNone
+}
 
 const (
 	mergeNone  mergeKind = iota

@@ -14,13 +14,13 @@ var overlay = map[string]commandOverlay{
 	"SETEX":  {value: valueSpec{family: familyStrings, values: at(2)}},
 	"PSETEX": {value: valueSpec{family: familyStrings, values: at(2)}},
 	"GETSET": {value: valueSpec{family: familyStrings, values: at(1), reply: replyValue}},
-	"MSET":   {value: valueSpec{family: familyStrings, values: every(1, 2)}, merge: mergeOK},
-	"MSETNX": {value: valueSpec{family: familyStrings, values: every(1, 2)}},
-	"MSETEX": {value: valueSpec{family: familyStrings, valuesNumKeys: true}, since: redisSince("8.4.0")},
+	"MSET":   {value: valueSpec{family: familyStrings, values: every(1, 2)}},
+	"MSETNX": {value: valueSpec{family: familyStrings, values: every(1, 2)}, whole: true},
+	"MSETEX": {value: valueSpec{family: familyStrings, valuesNumKeys: true}, since: redisSince("8.4.0"), whole: true},
 	"GET":    {value: valueSpec{family: familyStrings, reply: replyValue}},
 	"GETEX":  {value: valueSpec{family: familyStrings, reply: replyValue}},
 	"GETDEL": {value: valueSpec{family: familyStrings, reply: replyValue}},
-	"MGET":   {value: valueSpec{family: familyStrings, reply: replyValues}, merge: mergeArray},
+	"MGET":   {value: valueSpec{family: familyStrings, reply: replyValues}},
 
 	// Hashes (Families: Hashes).
 	"HSET":       {value: valueSpec{family: familyHashes, values: every(2, 2)}},
@@ -123,13 +123,6 @@ var overlay = map[string]commandOverlay{
 	"RENAME":   {value: moving(familyStrings)},
 	"RENAMENX": {value: moving(familyStrings)},
 	"COPY":     {value: moving(familyStrings)},
-
-	// Commands whose keys are handled one by one, split by slot on a
-	// cluster: their parts' replies add up.
-	"DEL":    {merge: mergeSum},
-	"UNLINK": {merge: mergeSum},
-	"EXISTS": {merge: mergeSum},
-	"TOUCH":  {merge: mergeSum},
 
 	// Commands that change the connection's state: on the shared
 	// connection that would leak into every caller, so they are only

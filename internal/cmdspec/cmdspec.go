@@ -52,6 +52,10 @@ type Command struct {
 	KeySpecs []KeySpec
 	// Subcommands, by upper-case subcommand name, for a container.
 	Subcommands map[string]*Command
+	// Request and Response are the servers' routing tips for a cluster
+	// (see RequestPolicy).
+	Request  RequestPolicy
+	Response ResponsePolicy
 }
 
 // Has reports whether every flag in f is set.
@@ -166,6 +170,13 @@ func parseCommand(v resp.Value) (*Command, error) {
 		name := strings.ToLower(string(fl.Bytes()))
 		c.Flags |= flagNames[name]
 		c.FlagNames = append(c.FlagNames, name)
+	}
+	if len(f) > 7 {
+		var tips []string
+		for _, t := range f[7].Elems() {
+			tips = append(tips, string(t.Bytes()))
+		}
+		c.readTips(tips)
 	}
 	if len(f) > 8 {
 		for _, ks := range f[8].Elems() {

@@ -21,7 +21,7 @@ type Server struct {
 	Version string `json:"version"`
 }
 
-// Row is one command as the servers describe it: COMMAND INFO's arity,
+// Row is one command as the servers describe it: COMMAND INFO's arity, routing tips,
 // flags and key specs, and COMMAND DOCS' group, summary and arguments.
 type Row struct {
 	Name       string    `json:"name"` // lower case; "container|sub" for a subcommand
@@ -31,6 +31,10 @@ type Row struct {
 	Arity      int       `json:"arity"`
 	Flags      []string  `json:"flags,omitempty"`
 	KeySpecs   []KeySpec `json:"key_specs,omitempty"`
+	// RequestPolicy and ResponsePolicy are the servers' routing tips for
+	// a cluster.
+	RequestPolicy  RequestPolicy  `json:"request_policy,omitzero"`
+	ResponsePolicy ResponsePolicy `json:"response_policy,omitzero"`
 	// Servers maps each server that has the command to the version that
 	// added it ("" if its docs do not say).
 	Servers     map[string]string `json:"servers"`

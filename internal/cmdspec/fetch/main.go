@@ -94,7 +94,8 @@ func fetch(ctx context.Context, kind testbed.Kind) (map[string]*cmdspec.Row, str
 
 // row makes a command's row from what COMMAND INFO and COMMAND DOCS say.
 func row(c *cmdspec.Command, docs map[string]resp.Value, version string) *cmdspec.Row {
-	r := &cmdspec.Row{Name: c.Name, Arity: c.Arity, Flags: c.FlagNames, KeySpecs: c.KeySpecs}
+	r := &cmdspec.Row{Name: c.Name, Arity: c.Arity, Flags: c.FlagNames, KeySpecs: c.KeySpecs,
+		RequestPolicy: c.Request, ResponsePolicy: c.Response}
 	if d, ok := docs[c.Name]; ok {
 		r.Summary = string(field(d, "summary").Bytes())
 		r.Group = string(field(d, "group").Bytes())

@@ -167,6 +167,16 @@ func ident(name string) string {
 	return "spec" + r.Replace(strings.ToUpper(name))
 }
 
+// requestIdents and responseIdents name the policies' constants in
+// package cmdspec.
+var (
+	requestIdents = map[cmdspec.RequestPolicy]string{cmdspec.AllShards: "AllShards", cmdspec.AllNodes: "AllNodes",
+		cmdspec.MultiShard: "MultiShard", cmdspec.RequestSpecial: "RequestSpecial"}
+	responseIdents = map[cmdspec.ResponsePolicy]string{cmdspec.OneSucceeded: "OneSucceeded",
+		cmdspec.AllSucceeded: "AllSucceeded", cmdspec.AggLogicalAnd: "AggLogicalAnd", cmdspec.AggLogicalOr: "AggLogicalOr",
+		cmdspec.AggMin: "AggMin", cmdspec.AggMax: "AggMax", cmdspec.AggSum: "AggSum", cmdspec.ResponseSpecial: "ResponseSpecial"}
+)
+
 // writeRow writes one row on one line, and reports whether it names
 // package cmdspec.
 func writeRow(b *bytes.Buffer, spec *cmdspec.ServerSpec, r *cmdspec.Row) bool {
@@ -184,6 +194,12 @@ func writeRow(b *bytes.Buffer, spec *cmdspec.ServerSpec, r *cmdspec.Row) bool {
 	uses = true
 	if f := flagsExpr(r.Flags); f != "" {
 		fmt.Fprintf(b, ", Flags: %s", f)
+	}
+	if r.RequestPolicy != cmdspec.RequestDefault {
+		fmt.Fprintf(b, ", Request: cmdspec.%s", requestIdents[r.RequestPolicy])
+	}
+	if r.ResponsePolicy != cmdspec.ResponseDefault {
+		fmt.Fprintf(b, ", Response: cmdspec.%s", responseIdents[r.ResponsePolicy])
 	}
 	if len(r.KeySpecs) > 0 {
 		b.WriteString(", KeySpecs: []cmdspec.KeySpec{")
