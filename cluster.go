@@ -54,6 +54,11 @@ type cluster struct {
 	// since by MOVED): the failover watch reads which replicas can take
 	// over a shard from it.
 	current *shardMap
+	// denied holds, by node address, the last MOVED each node answered:
+	// the node's own word that it no longer serves the slot, against
+	// which a shard map read from another node is checked (see
+	// staleAgainst).
+	denied map[string]denial
 
 	refreshAsked chan struct{} // capacity 1: a request for a refresh
 	// suspect wakes the failover watch (see watchFailovers); capacity 1.

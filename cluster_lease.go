@@ -50,7 +50,7 @@ func (c *cluster) sendTx(ctx context.Context, r *request) error {
 						continue
 					}
 					f := flight{ask: make([]string, 1)}
-					a := c.redirected(ctx, &f, 0, v) // a MOVED patches the map
+					a := c.redirected(ctx, &f, 0, v, nd) // a MOVED patches the map
 					if !strings.HasPrefix(unsafeString(v.Bytes()), "MOVED ") {
 						a = max(a, againLater) // ASK or TRYAGAIN: the slot is moving; wait for the move to end
 					}
@@ -115,7 +115,7 @@ func (c *cluster) watch(ctx context.Context, keys []string, run func(carrier) er
 			return fmt.Errorf("zipline: too many cluster redirects and retries for a Watch: %w", err)
 		}
 		f := flight{ask: make([]string, 1)}
-		c.redirected(ctx, &f, 0, w.refused) // a MOVED patches the slot; an ASK waits for the move to end
+		c.redirected(ctx, &f, 0, w.refused, nil) // a MOVED patches the slot; an ASK waits for the move to end
 		if err := c.wait(ctx, &backoff, againLater, -1); err != nil {
 			return notSentErr(err)
 		}

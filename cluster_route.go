@@ -324,7 +324,7 @@ func (c *cluster) sendGroup(ctx context.Context, r *request, f *flight, nd *node
 			c.askRefresh()
 			continue
 		}
-		if again := c.redirected(ctx, f, i, v); again != notAgain {
+		if again := c.redirected(ctx, f, i, v, nd); again != notAgain {
 			f.errs[i] = serverError(v)
 			if slot, ok := movedSlot(v); ok && r.cmds[i].slot == noSlot {
 				// Routing found no keys (a module's command, unknown to the
@@ -370,8 +370,9 @@ const (
 
 // redirected handles a reply that says the command did not run here: MOVED
 // and ASK point elsewhere; TRYAGAIN, CLUSTERDOWN, LOADING and MASTERDOWN
-// mean later. It reports whether and when the command goes again.
-func (c *cluster) redirected(ctx context.Context, f *flight, i int, v resp.Value) again {
+// mean later. It reports whether and when the command goes again. from is
+// the node that answered.
+func (c *cluster) redirected(ctx context.Context, f *flight, i int, v resp.Value, from *node) again {
 	if !v.IsError() {
 		return notAgain
 	}
@@ -386,7 +387,7 @@ func (c *cluster) redirected(ctx context.Context, f *flight, i int, v resp.Value
 		}
 		addr = c.redirectAddr(addr)
 		if prefix == "MOVED" {
-			c.moved(ctx, int32(slot), addr)
+			c.moved(ctx, int32(slot), addr, from)
 		} else {
 			f.ask[i] = addr
 		}

@@ -36,6 +36,18 @@ type mapShard struct {
 	replicas []string
 }
 
+// owner returns the address of slot's primary in the map, or "".
+func (m *shardMap) owner(slot int32) string {
+	for _, s := range m.shards {
+		for _, rg := range s.ranges {
+			if rg[0] <= slot && slot <= rg[1] {
+				return s.primary
+			}
+		}
+	}
+	return ""
+}
+
 // parseShards reads CLUSTER SHARDS (Redis and Valkey 7+). Failed nodes are
 // left out: a failed primary leaves its slots without an owner, which is
 // what they are until a replica takes over. A replica "loading" stays: the

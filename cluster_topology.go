@@ -180,14 +180,14 @@ func (c *cluster) queryable() int {
 // skipped (or waited for, when every node was).
 func (c *cluster) refreshNow(ctx context.Context) error {
 	_, ask := refreshBudget(c.queryable())
-	asked := c.pickQueried(ctx, ask)
-	if len(asked) == 0 {
+	queried := c.pickQueried(ctx, ask)
+	if len(queried) == 0 {
 		return errors.New("zipline: no cluster node to ask for the topology")
 	}
-	views := make([]*shardMap, len(asked))
-	errs := make([]error, len(asked))
+	views := make([]*shardMap, len(queried))
+	errs := make([]error, len(queried))
 	var wg sync.WaitGroup
-	for i, n := range asked {
+	for i, n := range queried {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -204,11 +204,22 @@ func (c *cluster) refreshNow(ctx context.Context) error {
 	if len(got) == 0 {
 		return fmt.Errorf("zipline: cluster topology: %w", errors.Join(errs...))
 	}
-	best := elect(got, c.installed.Load())
-	if best.hash == c.installed.Load() && c.routesComplete() {
+	return c.adopt(ctx, elect(got, c.installed.Load()))
+}
+
+// adopt installs the shard map a refresh elected, unless it is the one
+// installed (and every route's node is still open), or stale against a
+// MOVED the client has met since (staleAgainst): then it asks again, of
+// other nodes, which will have heard by then.
+func (c *cluster) adopt(ctx context.Context, v *shardMap) error {
+	if v.hash == c.installed.Load() && c.routesComplete() {
 		return nil
 	}
-	return c.install(ctx, best)
+	if c.staleAgainst(v) {
+		c.askRefresh()
+		return nil
+	}
+	return c.install(ctx, v)
 }
 
 // jittered returns d give or take a quarter, drawn afresh each time: the
@@ -349,8 +360,9 @@ func (c *cluster) install(ctx context.Context, v *shardMap) error {
 			byAddr[a] = m
 		}
 	}
+	known := c.standbyLocked()
 	for _, s := range v.shards {
-		r := &route{primary: byAddr[s.primary], standby: s.replicas}
+		r := &route{primary: byAddr[s.primary], standby: withStandby(s.replicas, known[byAddr[s.primary]])}
 		for _, a := range s.replicas {
 			if n := byAddr[a]; n != nil {
 				r.replicas = append(r.replicas, n)
@@ -457,11 +469,14 @@ func (c *cluster) isSeed(addr string) bool {
 	return false
 }
 
-// moved patches the routes after a MOVED reply and asks for a full
-// refresh: the slot's new owner serves it from now on, even before the
-// refresh, and so does every other slot of its primary when the new owner
-// was that primary's replica (a failover).
-func (c *cluster) moved(ctx context.Context, slot int32, addr string) {
+// moved patches the routes after a MOVED reply from node from (nil if
+// unknown) and asks for a full refresh: the slot's new owner serves it
+// from now on, even before the refresh, and so does every other slot of
+// its primary when the new owner was that primary's replica (a failover).
+func (c *cluster) moved(ctx context.Context, slot int32, addr string, from *node) {
+	if from != nil && from.addr != addr {
+		c.deny(from.addr, addr, slot)
+	}
 	for range 3 {
 		n, err := c.node(ctx, addr)
 		if err != nil {
@@ -508,6 +523,53 @@ func (c *cluster) movedTo(slot int32, addr string, n *node) bool {
 	c.mu.Unlock()
 	c.askRefresh()
 	return true
+}
+
+// A denial is a node's MOVED for a slot: at that moment the node did not
+// serve it.
+type denial struct {
+	slot int32
+	at   time.Time
+}
+
+// deniedFor is how long a node's MOVED outweighs shard maps read from
+// other nodes that still give it the slot (staleAgainst). A node that
+// gave a slot away gets it back only through another failover or slot
+// move, which takes longer than the cluster's gossip takes to tell every
+// node of the first; past this, a map is believed again.
+const deniedFor = 2 * minQueryInterval
+
+// deny records that node at addr answered MOVED for slot, pointing to
+// owner; a MOVED pointing to a node takes back that node's own denial.
+func (c *cluster) deny(addr, owner string, slot int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.denied == nil {
+		c.denied = map[string]denial{}
+	}
+	c.denied[addr] = denial{slot: slot, at: time.Now()}
+	delete(c.denied, owner)
+}
+
+// staleAgainst reports whether shard map v gives a slot to a node that
+// answered MOVED for it within deniedFor: the view of a node that has not
+// yet heard of a failover the client has met (or read before the client
+// met it). Installing it would send every slot of the failed-over shard
+// back to its former primary, each to be MOVED again, and lose what is in
+// flight to it when it restarts.
+func (c *cluster) staleAgainst(v *shardMap) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for addr, d := range c.denied {
+		if time.Since(d.at) > deniedFor {
+			delete(c.denied, addr)
+			continue
+		}
+		if v.owner(d.slot) == addr {
+			return true
+		}
+	}
+	return false
 }
 
 // routesComplete reports whether every node the routes use is the node
@@ -560,6 +622,47 @@ func (c *cluster) failedOverLocked(old, n *node, addr string) {
 		}
 		c.routes[slot].Store(nr)
 	}
+}
+
+// maxStandby bounds the replica addresses a route remembers (see
+// withStandby).
+const maxStandby = 8
+
+// standbyLocked returns the standby addresses of each primary's routes
+// now. c.mu is held.
+func (c *cluster) standbyLocked() map[*node][]string {
+	out := map[*node][]string{}
+	for _, r := range c.routeSet() {
+		if r.primary != nil && len(r.standby) > 0 {
+			out[r.primary] = r.standby
+		}
+	}
+	return out
+}
+
+// withStandby returns the standby addresses of a primary's route in a new
+// shard map: the replicas the map names, then those its routes named
+// before (up to maxStandby in all). A map read while a replica restarts,
+// or in the middle of a manual failover, can leave the replica out, and a
+// route that forgot it would take the failover's MOVED for a single slot
+// that moved: every other slot would then go on to the former primary,
+// one MOVED each, until the next shard map, and those in flight when it
+// restarts would be lost. Remembering costs nothing else: standby only
+// reads MOVED replies.
+func withStandby(replicas, before []string) []string {
+	out := replicas
+	for _, a := range before {
+		if len(out) >= maxStandby {
+			break
+		}
+		if !slices.Contains(out, a) {
+			if len(out) == len(replicas) {
+				out = slices.Clone(replicas)
+			}
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // changes returns a channel closed at the next change of the routes.

@@ -20,14 +20,26 @@ import (
 // wrong: a read in flight on a replica as it stops goes again to the
 // primary. On Valkey the values are compressed (see rollingShape). A
 // Client opened before the restarts and idle through them reads every key
-// back. One round here; two under make soak.
+// back. Both with replica reads and with every command on the primaries,
+// where the writes in flight to a former primary are the ones a client
+// that sent the whole shard back to it (a stale shard map, see
+// TestStaleMapDoesNotUndoAFailover) lost as it restarted. One round here;
+// two under make soak.
 func TestClusterRollingRestartUnderLoad(t *testing.T) {
 	rounds := rollingRounds()
-	for _, kind := range []testkit.Kind{testkit.Redis, testkit.Valkey} {
-		t.Run(string(kind), func(t *testing.T) {
+	for _, run := range []struct {
+		kind testkit.Kind
+		read ReadFrom
+	}{{testkit.Redis, ReadPreferReplica}, {testkit.Valkey, ReadPreferReplica}, {testkit.Redis, ReadPrimary}, {testkit.Valkey, ReadPrimary}} {
+		kind := run.kind
+		name := string(kind) + "/replica-reads"
+		if run.read == ReadPrimary {
+			name = string(kind) + "/primaries"
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			opts, shape := rollingShape(kind)
-			opts.ReadFrom = ReadPreferReplica
+			opts.ReadFrom = run.read
 			c, cl := clusterClient(t, kind, opts)
 			ctx := context.Background()
 			l := startShapedLoad(c, 256, shape)
