@@ -17,6 +17,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -291,7 +292,8 @@ func rollSentinel(ctx context.Context, g *testbed.Sentinel, l *setget.Load, laps
 
 func describe(ctx context.Context, kind testbed.Kind, s *testbed.Server) string {
 	if info, err := s.Info(ctx, "server"); err == nil {
-		return fmt.Sprintf("%s %s%s", kind, info["redis_version"], info["valkey_version"])
+		// Valkey reports the Redis version it is compatible with too.
+		return fmt.Sprintf("%s %s", kind, cmp.Or(info["valkey_version"], info["redis_version"]))
 	}
 	return string(kind)
 }
