@@ -229,7 +229,7 @@ func (v Cached) fetch(ctx context.Context, keys []string) ([][]byte, error) {
 	// after that point makes the entry invalid from birth.
 	type fill struct {
 		token  uint64
-		via    *direct
+		via    endpoint
 		epoch  uint32
 		slot   int32
 		slotEp uint32
@@ -248,7 +248,7 @@ func (v Cached) fetch(ctx context.Context, keys []string) ([][]byte, error) {
 			f.slot = keySlot(k)
 		}
 		f.via = c.expectedVia(f.slot)
-		if f.via != nil && f.via.tracked != nil && v.cacheable(k) {
+		if f.via.tracked != nil && v.cacheable(k) {
 			f.cached = true
 			f.epoch = f.via.tracked.epoch.Load()
 			f.slotEp = cc.slotEpoch(f.slot)
@@ -274,7 +274,7 @@ func (v Cached) fetch(ctx context.Context, keys []string) ([][]byte, error) {
 	out := make([][]byte, len(keys))
 	for i, k := range keys {
 		f := &fills[i]
-		if f.via != nil && r.sentOn == f.via.pipe {
+		if f.via.pipe != nil && r.sentOn == f.via.pipe {
 			stamp, stamped = r.call.PushesBefore(), true
 		} else {
 			stamped = false
@@ -333,4 +333,4 @@ func (v Cached) fetch(ctx context.Context, keys []string) ([][]byte, error) {
 
 // expectedVia is the server connection a read of slot goes to now: the one
 // server's, or on a cluster the slot primary's.
-func (c *Client) expectedVia(slot int32) *direct { return c.s.top.serving(slot) }
+func (c *Client) expectedVia(slot int32) endpoint { return c.s.top.serving(slot) }

@@ -40,8 +40,9 @@ import (
 //     itself), as redispipe's EachShard, and with replicas also to each
 //     replica it holds a connection to: the fan-out of the commands the
 //     servers send to all shards or all nodes (policy.go), and SCAN.
-//   - serving returns the connection that serves a slot now (any slot on
-//     one server), for pub/sub and the client-side cache, or nil.
+//   - serving tells of the connection that serves a slot now (any slot on
+//     one server), for pub/sub and the client-side cache: an endpoint,
+//     whose zero value says none does.
 //   - changes returns a channel closed when the routes change (nil if they
 //     never do); refresh says a caller saw a sign that they may have.
 //   - taint marks a lent connection whose state a command changed, so it is
@@ -63,7 +64,7 @@ type carrier interface {
 	lease(ctx context.Context) (carrier, error)
 	watch(ctx context.Context, keys []string, run func(k carrier) error) error
 	eachShard(replicas bool, fn func(k carrier) error) error
-	serving(slot int32) *direct
+	serving(slot int32) endpoint
 	changes() <-chan struct{}
 	refresh()
 	taint()
@@ -91,6 +92,19 @@ func fastDirect(k carrier) *direct {
 	return nil
 }
 
+// endpoint is what a carrier tells of the connection that serves a slot:
+// where it goes (for pub/sub to follow the slot's owner), the connection
+// itself (to recognise the one a request went out on), and its
+// client-side caching state (nil when the cache is off). The zero
+// endpoint: no connection serves the slot.
+type endpoint struct {
+	addr    string
+	pipe    *pipe.Pipe
+	tracked *trackedConn
+}
+
+func (d *direct) endpoint() endpoint { return endpoint{addr: d.addr, pipe: d.pipe, tracked: d.tracked} }
+
 // direct carries requests to one server.
 type direct struct {
 	addr      string
@@ -102,6 +116,9 @@ type direct struct {
 	// solo are the connections lent to one caller at a time while callers
 	// are few (solo.go); nil when Options.SoloConns is negative.
 	solo *soloConns
+	// bulk carries large requests and replies apart (bulk.go); nil with
+	// the client-side cache, or Options.BulkThreshold negative.
+	bulk *bulkLane
 }
 
 var _ carrier = (*direct)(nil)
@@ -109,6 +126,15 @@ var _ carrier = (*direct)(nil)
 func (d *direct) send(ctx context.Context, r *request) error {
 	if r.blocking {
 		return d.dedicated.send(ctx, r)
+	}
+	if n := d.bulk.cost(len(r.call.Buf), ""); n > 0 {
+		if p := d.bulk.take(); p != nil {
+			if err := d.bulk.admit(ctx, n); err != nil {
+				return err
+			}
+			defer d.bulk.release(n)
+			return r.sendOn(ctx, p)
+		}
 	}
 	if p, i := d.solo.take(d.pipe); p != nil {
 		defer d.solo.give(i)
@@ -129,7 +155,7 @@ func (d *direct) watch(ctx context.Context, _ []string, run func(carrier) error)
 }
 
 func (d *direct) eachShard(_ bool, fn func(carrier) error) error { return fn(d) }
-func (d *direct) serving(int32) *direct                          { return d }
+func (d *direct) serving(int32) endpoint                         { return d.endpoint() }
 func (d *direct) changes() <-chan struct{}                       { return nil }
 func (d *direct) refresh()                                       {}
 func (d *direct) taint()                                         {}
@@ -138,6 +164,7 @@ func (d *direct) protocol() int                                  { return d.pipe
 func (d *direct) stats(st *Stats) {
 	st.addPipe(d.pipe)
 	d.solo.stats(st)
+	d.bulk.stats(st)
 	open, lent := d.dedicated.stats()
 	st.DedicatedOpen += open
 	st.DedicatedInUse += lent
@@ -149,6 +176,7 @@ func (d *direct) stats(st *Stats) {
 func (d *direct) close() error {
 	d.dedicated.close()
 	d.solo.close()
+	d.bulk.close()
 	return d.pipe.Close()
 }
 
@@ -197,17 +225,34 @@ func (c *Client) sendDirect(ctx context.Context, d *direct, v *resp.Value, spec 
 	}
 	call := c.s.calls.Get()
 	c.appendCommand(call, spec, args, expect, values)
-	p, solo := d.solo.take(d.pipe)
+	var p *pipe.Pipe
+	var key string
+	if d.bulk != nil {
+		key = firstKey(args)
+		if n := d.bulk.cost(len(call.Buf), key); n > 0 {
+			if p = d.bulk.take(); p != nil {
+				if err := d.bulk.admit(ctx, n); err != nil {
+					call.Release()
+					return vr, err
+				}
+				defer d.bulk.release(n)
+			}
+		}
+	}
 	if p == nil {
-		p = d.pipe
-	} else {
-		defer d.solo.give(solo)
+		var solo int
+		if p, solo = d.solo.take(d.pipe); p == nil {
+			p = d.pipe
+		} else {
+			defer d.solo.give(solo)
+		}
 	}
 	if err := p.Do(ctx, call); err != nil {
 		return vr, err
 	}
 	*v = call.Reply(0)
 	call.Release()
+	d.bulk.learn(key, *v)
 	if v.Type().Failed() {
 		return vr, c.s.errorOf(*v)
 	}
@@ -263,11 +308,13 @@ func newDirectWith(ctx context.Context, s *shared, addr string, adjust func(*pip
 	}
 	dedicated := po
 	var tc *trackedConn
+	bulkThreshold := s.opts.BulkThreshold
 	if s.cache != nil {
 		tc = s.cache.track(&po)
-		soloConns = 0
+		soloConns, bulkThreshold = 0, 0
 	}
 	solo := newSoloConns(po, soloConns)
+	bulk := newBulkLane(po, bulkThreshold)
 	p, err := pipe.New(ctx, po)
 	if err != nil {
 		return nil, connectError(addr, err)
@@ -275,7 +322,7 @@ func newDirectWith(ctx context.Context, s *shared, addr string, adjust func(*pip
 	if tc != nil {
 		tc.attach(p)
 	}
-	return &direct{addr: addr, pipe: p, dedicated: newDedicatedPool(s, dedicated, addr), tracked: tc, solo: solo}, nil
+	return &direct{addr: addr, pipe: p, dedicated: newDedicatedPool(s, dedicated, addr), tracked: tc, solo: solo, bulk: bulk}, nil
 }
 
 // connectError turns a failed set-up into an error that says where, and

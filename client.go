@@ -209,6 +209,10 @@ type Stats struct {
 	// are few (Options.SoloConns); Writes, Requests and the gauges above
 	// count theirs too.
 	SoloOpen int
+	// BulkOpen is 1 per server whose bulk lane is open
+	// (Options.BulkThreshold); Writes, Requests and the gauges above count
+	// its requests too.
+	BulkOpen int
 	// Compression counts what compression did.
 	Compression CompressionStats
 	// Cache counts what the client-side cache did.

@@ -221,13 +221,12 @@ func (c *cluster) eachShard(replicas bool, fn func(carrier) error) error {
 	return nil
 }
 
-// serving returns the connection of the node that serves slot now (any
-// node for noSlot), or nil.
-func (c *cluster) serving(slot int32) *direct {
+// serving tells of the node that serves slot now (any node for noSlot).
+func (c *cluster) serving(slot int32) endpoint {
 	if n := c.target(wireCommand{slot: slot}); n != nil {
-		return n.direct
+		return n.endpoint()
 	}
-	return nil
+	return endpoint{}
 }
 
 func (c *cluster) refresh() { c.askRefresh() }

@@ -248,7 +248,7 @@ func (z *lazyLease) watch(_ context.Context, _ []string, run func(carrier) error
 
 func (z *lazyLease) eachShard(_ bool, fn func(carrier) error) error { return fn(z) }
 
-func (z *lazyLease) serving(int32) *direct { return nil }
+func (z *lazyLease) serving(int32) endpoint { return endpoint{} }
 
 func (z *lazyLease) changes() <-chan struct{} { return nil }
 

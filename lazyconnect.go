@@ -132,11 +132,11 @@ func (c *connecting) eachShard(replicas bool, fn func(carrier) error) error {
 	return fn(c)
 }
 
-func (c *connecting) serving(slot int32) *direct {
+func (c *connecting) serving(slot int32) endpoint {
 	if k := c.now(); k != nil {
 		return k.serving(slot)
 	}
-	return nil
+	return endpoint{}
 }
 
 // changes is closed once connected, when the routes first exist.

@@ -208,7 +208,7 @@ func (l *lease) watch(_ context.Context, _ []string, run func(carrier) error) er
 
 func (l *lease) eachShard(_ bool, fn func(carrier) error) error { return fn(l) }
 
-func (l *lease) serving(int32) *direct { return nil }
+func (l *lease) serving(int32) endpoint { return endpoint{} }
 
 func (l *lease) changes() <-chan struct{} { return nil }
 

@@ -159,6 +159,15 @@ type Options struct {
 	// one connection a failover fails only the calls in flight). Default
 	// DefaultSoloConns; negative opens none. At most 64.
 	SoloConns int
+	// BulkThreshold is the size in bytes from which a request, or the
+	// reply to a command on a key whose last reply was that large, travels
+	// on one more connection per server, the bulk lane, so that small
+	// requests never wait behind large values in the shared connection's
+	// stream. The lane opens when the first such request comes. Default
+	// DefaultBulkThreshold (64 KiB); negative keeps every request on the
+	// shared connection. With ClientCache on there is no bulk lane: the
+	// server's invalidations are ordered only on the shared connection.
+	BulkThreshold int
 
 	// ClientCache turns on the client-side cache that Client.Cached reads
 	// through: values kept in the process, invalidated by the server.
@@ -268,6 +277,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxDedicatedConns <= 0 {
 		o.MaxDedicatedConns = DefaultMaxDedicatedConns
+	}
+	switch {
+	case o.BulkThreshold == 0:
+		o.BulkThreshold = DefaultBulkThreshold
+	case o.BulkThreshold < 0:
+		o.BulkThreshold = 0
 	}
 	switch {
 	case o.SoloConns == 0:

@@ -298,11 +298,11 @@ func (k *sentinel) eachShard(replicas bool, fn func(carrier) error) error {
 	return nil
 }
 
-func (k *sentinel) serving(int32) *direct {
+func (k *sentinel) serving(int32) endpoint {
 	if v := k.view.Load(); v != nil {
-		return v.primary.direct
+		return v.primary.endpoint()
 	}
-	return nil
+	return endpoint{}
 }
 
 func (k *sentinel) changes() <-chan struct{} {

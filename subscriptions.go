@@ -199,11 +199,11 @@ func (m *subscriptions) target(k subKey) (string, error) {
 	if k.kind == subShard {
 		slot = keySlot(k.name)
 	}
-	d := m.s.top.serving(slot)
-	if d == nil {
+	e := m.s.top.serving(slot)
+	if e.addr == "" {
 		return "", fmt.Errorf("zipline: no node serves the slot of %s (%w)", k.name, ErrNotSent)
 	}
-	return d.addr, nil
+	return e.addr, nil
 }
 
 // conn returns the subscriber connection to addr, dialling it if it is
