@@ -48,6 +48,7 @@ type options struct {
 	maxWait   time.Duration
 	json      bool
 	idle      string
+	busy      int
 	record    *harness.Recorders
 }
 
@@ -68,6 +69,7 @@ func parseFlags() (*options, error) {
 			"and wait up to -max-wait for such a quiet moment before each cell; 0 turns both off")
 		maxWait = flag.Duration("max-wait", 5*time.Second, "longest wait for a quiet moment before a cell")
 		idle    = flag.String("idle", "os", "idle CPUs during the run: os (the kernel's choice, as most hosts run) or poll (kept out of sleep states through /dev/cpu_dma_latency, needs root; see harness/idle.go)")
+		busy    = flag.Int("busy", 0, "CPU-bound processes kept running beside the whole run, as on a host that is rarely idle (2 on a 2-core machine: every core shared); turns -max-other off")
 		record  = harness.RecorderFlags(flag.CommandLine)
 		asJSON  = flag.Bool("json", false, "print each cell's result as one JSON object per line (harness.Result) instead of the markdown report; cmd/abbench reads it")
 	)
@@ -82,9 +84,12 @@ func parseFlags() (*options, error) {
 	}
 	o := &options{duration: *duration, warmup: *warmup, runs: *runs, addr: *addr, serverPID: *serverPID,
 		out: *out, ceiling: *ceiling, ceilingN: *ceilingN, maxOther: *maxOther, maxWait: *maxWait, json: *asJSON, idle: *idle,
-		record: record}
-	if o.runs < 1 || o.duration <= 0 || o.warmup < 0 || o.ceilingN < 1 || o.maxOther < 0 || o.maxWait < 0 {
-		return nil, fmt.Errorf("need -runs ≥ 1, -duration > 0, -warmup ≥ 0, -ceiling-n ≥ 1, -max-other ≥ 0, -max-wait ≥ 0")
+		busy: *busy, record: record}
+	if o.runs < 1 || o.duration <= 0 || o.warmup < 0 || o.ceilingN < 1 || o.maxOther < 0 || o.maxWait < 0 || o.busy < 0 {
+		return nil, fmt.Errorf("need -runs ≥ 1, -duration > 0, -warmup ≥ 0, -ceiling-n ≥ 1, -max-other ≥ 0, -max-wait ≥ 0, -busy ≥ 0")
+	}
+	if o.busy > 0 {
+		o.maxOther = 0 // the busy processes are the point: no waiting for them to go quiet
 	}
 	var err error
 	if o.grid, err = grid(); err != nil {
@@ -148,6 +153,14 @@ func run() error {
 	rep.Env = harness.Environment(serverVersion)
 	if o.idle != "os" {
 		rep.Env = append(rep.Env, idleLine)
+	}
+	if o.busy > 0 {
+		stopBusy, err := harness.Busy(o.busy)
+		if err != nil {
+			return err
+		}
+		defer stopBusy()
+		rep.Env = append(rep.Env, harness.BusyLine(o.busy))
 	}
 
 	points := o.grid.Points()
