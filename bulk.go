@@ -209,14 +209,20 @@ func (b *bulkLane) dial() {
 	b.p.Store(p)
 }
 
-// learn records the size of the reply to a command on key: a large one
-// sends the key's next commands on the lane, a small one on a key the
-// lane knows sends them back to the shared connection.
-func (b *bulkLane) learn(key string, v resp.Value) {
+// learn records what a command on key of sent bytes moved: a large
+// request or reply sends the key's next commands on the lane, a small
+// request with a small reply, on a key the lane knows, sends them back to
+// the shared connection. A large request counts as what the key will
+// give back (a SET of 700 KB is followed by GETs of 700 KB), and its small
+// reply (+OK) says nothing against that.
+func (b *bulkLane) learn(key string, sent int, v resp.Value) {
 	if b == nil || key == "" {
 		return
 	}
 	size := replySize(v)
+	if sent >= b.threshold {
+		size = max(size, sent)
+	}
 	large := size >= b.threshold
 	if !large && b.learned.Load() == 0 {
 		return

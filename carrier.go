@@ -227,9 +227,10 @@ func (c *Client) sendDirect(ctx context.Context, d *direct, v *resp.Value, spec 
 	c.appendCommand(call, spec, args, expect, values)
 	var p *pipe.Pipe
 	var key string
+	sent := len(call.Buf)
 	if d.bulk != nil {
 		key = firstKey(args)
-		if n := d.bulk.cost(len(call.Buf), key); n > 0 {
+		if n := d.bulk.cost(sent, key); n > 0 {
 			if p = d.bulk.take(); p != nil {
 				if err := d.bulk.admit(ctx, n); err != nil {
 					call.Release()
@@ -252,7 +253,7 @@ func (c *Client) sendDirect(ctx context.Context, d *direct, v *resp.Value, spec 
 	}
 	*v = call.Reply(0)
 	call.Release()
-	d.bulk.learn(key, *v)
+	d.bulk.learn(key, sent, *v)
 	if v.Type().Failed() {
 		return vr, c.s.errorOf(*v)
 	}
