@@ -20,18 +20,6 @@ func init() {
 		},
 	})
 	Register(Factory{
-		Name:  "zipline-onelane",
-		Desc:  "zipline.New(Options{Addr, BulkThreshold: -1}): every request on the shared connection, large values too (no bulk lane)",
-		Order: orderZipline,
-		New: func(addr string, _ int) (Client, error) {
-			c, err := zipline.New(zipline.Options{Addr: addr, BulkThreshold: -1})
-			if err != nil {
-				return nil, err
-			}
-			return ziplineClient{c}, nil
-		},
-	})
-	Register(Factory{
 		Name: "zipline-batch16",
 		Desc: "zipline.New(Options{Addr}) with default options; Batch() of 16 Get or Set, then Exec, from " +
 			"a sixteenth of the goroutines (c=512: 32 goroutines, 512 commands in flight); counts commands",

@@ -59,6 +59,14 @@ func Create(ctx context.Context) (*Namespace, error) {
 		n.Close()
 		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
+	// Each connection starts afresh: by default the kernel keeps what the
+	// last connection to an address learned (its round trip, its
+	// congestion threshold) and starts the next one from it, so a cell
+	// would inherit the queueing the cell before it caused.
+	if _, err := run(ctx, ip, "netns", "exec", n.name, "sysctl", "-qw", "net.ipv4.tcp_no_metrics_save=1"); err != nil {
+		n.Close()
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
 	return n, nil
 }
 
