@@ -11,8 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ziplinekv/zipline/internal/resp"
@@ -36,42 +34,6 @@ type Client struct {
 	carrier carrier
 	// codec compresses values; nil when compression is off (or on Raw).
 	codec *valueCodec
-}
-
-// shared is what a Client and the Clients made from it (Dedicated, Watch,
-// Raw) have in common.
-type shared struct {
-	limits   resp.Limits
-	codec    *valueCodec // as configured; a Raw Client has none of its own
-	calls    *callPool
-	requests sync.Pool
-	hooks    hooks
-	// routing holds the server's command table on a cluster (where keys
-	// are, which commands read); nil on a single server. Set once, when the
-	// Client connects (in the background with LazyConnect); read it with
-	// commandTable.
-	routing atomic.Pointer[serverCommands]
-	// marksReads marks read-only commands on a Sentinel group (see
-	// Options.marksReads).
-	marksReads bool
-	cache      *clientCache // nil when off
-	// creds renews the connections' credentials (Options.Credentials);
-	// nil with static ones.
-	creds *credentialsRenewal
-	// top is the Client's own carrier (not a lease's).
-	top  carrier
-	subs *subscriptions
-	// server is what the first server reached said it is (HELLO), for
-	// refusing commands it does not have with the version that has them;
-	// nil until then.
-	server   atomic.Pointer[serverVersion]
-	subsOnce sync.Once
-	closed   sync.Once
-	closeErr error
-	// opts comes last: it grows with every option added, and ahead of the
-	// fields every call reads it moved them across cache lines (an option
-	// added cost GET 64 B at 8 callers 5 % in the A/B).
-	opts Options
 }
 
 // New connects to the server described by opts and returns a Client. The
@@ -121,15 +83,6 @@ func New(opts Options) (*Client, error) {
 	}
 	s.top = k
 	return &Client{s: s, carrier: k, codec: vc}, nil
-}
-
-// commandTable returns the server's command table on a cluster, nil
-// elsewhere (or before the Client has connected).
-func (s *shared) commandTable() serverCommands {
-	if t := s.routing.Load(); t != nil {
-		return *t
-	}
-	return nil
 }
 
 // shards returns a Client pinned to each shard, and with replicas to each
@@ -182,59 +135,6 @@ func (c *Client) Logger() *slog.Logger { return c.s.opts.Logger }
 
 // Protocol reports the RESP version in use: 2 or 3.
 func (c *Client) Protocol() int { return c.carrier.protocol() }
-
-// Stats are a Client's counters (cumulative) and gauges (current), for
-// monitoring: each maps onto one Prometheus counter or gauge, and the
-// otel module exports them as OpenTelemetry metrics. On a Client from
-// Dedicated or Watch they describe its one connection.
-type Stats struct {
-	// Writes, Requests and Reconnects count the system calls that wrote
-	// requests, the requests written (a Batch counts once) and the
-	// reconnects, on the shared connection. On a cluster they add up every
-	// node's, those of nodes since gone included, and Reconnects also
-	// counts the connections made to nodes after the first topology (a
-	// promoted replica's, a new owner's).
-	Writes, Requests, Reconnects uint64
-	// WriteSizes is the histogram of requests per write: bucket i counts
-	// writes of 2^i to 2^(i+1)-1 requests, the last one everything larger.
-	WriteSizes [writeSizeBuckets]uint64
-	// InFlight requests were written and wait for their replies; Queued
-	// ones wait to be written; PendingBytes is the size of both, as counted
-	// against Options.MaxPendingBytes.
-	InFlight, Queued, PendingBytes int64
-	// DedicatedOpen connections serve blocking commands, Watch and
-	// Dedicated; DedicatedInUse of them are lent out now.
-	DedicatedOpen, DedicatedInUse int
-	// SoloOpen connections are lent to one caller at a time while callers
-	// are few (Options.SoloConns); Writes, Requests and the gauges above
-	// count theirs too.
-	SoloOpen int
-	// BulkOpen is 1 per server whose bulk lane is open
-	// (Options.BulkThreshold); Writes, Requests and the gauges above count
-	// its requests too.
-	BulkOpen int
-	// Compression counts what compression did.
-	Compression CompressionStats
-	// Cache counts what the client-side cache did.
-	Cache CacheStats
-	// Reauthenticated counts the connections authenticated again in place
-	// with renewed credentials (Options.Credentials).
-	Reauthenticated uint64
-}
-
-// Stats returns the Client's counters and gauges.
-func (c *Client) Stats() Stats {
-	var st Stats
-	c.carrier.stats(&st)
-	st.Compression = c.compressionStats()
-	if c.s.cache != nil {
-		st.Cache = c.s.cache.stats()
-	}
-	if c.s.creds != nil {
-		st.Reauthenticated = c.s.creds.renewed.Load()
-	}
-	return st
-}
 
 // run sends one command and decodes its reply: the path of every typed
 // Client method. It is small enough to be inlined, and hands the command on
@@ -404,21 +304,6 @@ func (c *Client) admit(spec *commandSpec) error {
 		c.carrier.taint()
 	}
 	return c.s.notOnServer(spec)
-}
-
-// notOnServer refuses a command the server does not have, saying which
-// servers do: a *CommandError.
-func (s *shared) notOnServer(spec *commandSpec) error {
-	v := s.server.Load()
-	if v == nil {
-		return nil // not connected yet: the server decides
-	}
-	has := spec.missingOn(*v)
-	if has == "" {
-		return nil
-	}
-	return &CommandError{Command: spec.fullName(),
-		Reason: fmt.Sprintf("is not on this server (%s %s); it is on %s", v.kind, v.version, has)}
 }
 
 const (

@@ -7,9 +7,11 @@
 #      package testing), and the CLI binary does not link package testing;
 #   3. the seam holds: no type switch or assertion on a carrier outside the
 #      carriers' own files, bar the one named fast path (fastDirect);
-#   4. internal/pipe is imported only by the carriers, request encoding, the
-#      subscriber connection, the client cache and the credentials' renewal
-#      (which authenticates the pipes' connections again).
+#   4. internal/pipe is imported only by the carriers (and a server's solo
+#      connections and bulk lane), request encoding, the subscriber
+#      connection, the client cache, the stats (which read the connections'
+#      counters) and the credentials' renewal (which authenticates the
+#      pipes' connections again).
 set -eu
 cd "$(dirname "$0")/.."
 mod=github.com/ziplinekv/zipline
@@ -42,7 +44,7 @@ fi
 # The carriers are the types asserted to be one (var _ carrier = (*T)(nil)).
 carriers=$(sed -n 's/^var _ carrier = (\*\([A-Za-z]*\))(nil)$/\1/p' *.go | sort -u | paste -sd '|' -)
 [ -n "$carriers" ] || fail "no carrier found: no 'var _ carrier = (*T)(nil)' in the root package"
-own='^(carrier|lease|cluster|cluster_[a-z]+|sentinel|sentinel_[a-z]+|lazyconnect)\.go$'
+own='^(carrier|direct|lease|cluster|cluster_[a-z]+|sentinel|sentinel_[a-z]+|lazyconnect)\.go$'
 pattern="\.\((\*)?($carriers)\)|case \*($carriers)[,:]"
 leaks=$(for f in *.go; do
 	case "$f" in *_test.go) continue ;; esac
@@ -58,7 +60,7 @@ done)
 $leaks"
 
 # 4. internal/pipe's importers.
-allowed='carrier.go clientcache.go connect.go credentials.go dial.go lease.go request.go sentinel.go sentinel_watch.go solo.go subscriber.go'
+allowed='bulk.go carrier.go clientcache.go connect.go credentials.go dial.go direct.go lease.go request.go sentinel.go sentinel_watch.go solo.go stats.go subscriber.go'
 pipes=$(grep -l "\"$mod/internal/pipe\"" $(go list -f '{{range .GoFiles}}{{$.Dir}}/{{.}} {{end}}' $lib) | sed "s|^$(pwd)/||")
 for f in $pipes; do
 	case " $allowed " in *" $f "*) ;; *) fail "$f imports internal/pipe (allowed: $allowed)" ;; esac
