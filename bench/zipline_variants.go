@@ -21,4 +21,16 @@ func init() {
 			return ziplineClient{c}, nil
 		},
 	})
+	Register(Factory{
+		Name:  "zipline-nosolo",
+		Desc:  "zipline.New(Options{Addr, SoloConns: -1}): every caller on the shared pipelined connection, however few (no solo connections)",
+		Order: orderZipline,
+		New: func(addr string, _ int) (Client, error) {
+			c, err := zipline.New(zipline.Options{Addr: addr, SoloConns: -1})
+			if err != nil {
+				return nil, err
+			}
+			return ziplineClient{c}, nil
+		},
+	})
 }
