@@ -159,8 +159,8 @@ type Options struct {
 	// one connection a failover fails only the calls in flight). Default
 	// DefaultSoloConns; negative opens none. At most 64.
 	SoloConns int
-	// BulkThreshold is the size in bytes from which a request, or the
-	// reply to a command on a key whose last reply was that large, travels
+	// BulkThreshold is the size in bytes from which a request, or a
+	// command on a key whose last request or reply was that large, travels
 	// on one more connection per server, the bulk lane, so that small
 	// requests never wait behind large values in the shared connection's
 	// stream. The lane opens when the first such request comes. Default
