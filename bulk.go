@@ -1,14 +1,12 @@
 package zipline
 
 import (
-	"cmp"
 	"context"
 	"hash/maphash"
 	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/ziplinekv/zipline/internal/pipe"
 	"github.com/ziplinekv/zipline/internal/resp"
@@ -49,7 +47,7 @@ const DefaultBulkThreshold = 64 << 10
 // nothing, learn and large do nothing.
 type bulkLane struct {
 	threshold int
-	opts      pipe.Options // how to dial it: the shared connection's, untracked
+	dialer    sideDialer // opens the lane's connection
 
 	p atomic.Pointer[pipe.Pipe] // nil until dialled
 
@@ -67,14 +65,6 @@ type bulkLane struct {
 	windowMu sync.Mutex
 	inFlight int
 	waiting  []*bulkWaiter
-
-	mu      sync.Mutex
-	dialing bool
-	failed  time.Time // when the last dial failed: wait a while before the next
-	closed  bool
-	life    context.Context
-	cancel  context.CancelFunc
-	dials   sync.WaitGroup
 }
 
 // bulkKeySlots bounds the keys the lane remembers: 24 KiB per server.
@@ -96,9 +86,7 @@ func newBulkLane(opts pipe.Options, threshold int) *bulkLane {
 	if threshold <= 0 {
 		return nil
 	}
-	b := &bulkLane{threshold: threshold, opts: opts, seed: maphash.MakeSeed()}
-	b.life, b.cancel = context.WithCancel(context.Background())
-	return b
+	return &bulkLane{threshold: threshold, dialer: newSideDialer(opts, "bulk connection"), seed: maphash.MakeSeed()}
 }
 
 // cost returns, for a request of size bytes whose first key is key (""
@@ -178,35 +166,12 @@ func (b *bulkLane) take() *pipe.Pipe {
 	} else if p != nil {
 		return nil // reconnecting on its own
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.dialing || b.closed || b.p.Load() != nil || time.Since(b.failed) < soloRedialAfter {
-		return nil
+	b.dialer.mu.Lock()
+	defer b.dialer.mu.Unlock()
+	if b.p.Load() == nil && b.dialer.ready() {
+		b.dialer.start(b.p.Store)
 	}
-	b.dialing = true
-	b.dials.Add(1)
-	go b.dial()
 	return nil
-}
-
-func (b *bulkLane) dial() {
-	defer b.dials.Done()
-	ctx, cancel := context.WithTimeout(b.life, cmp.Or(b.opts.HandshakeTimeout, DefaultDialTimeout))
-	p, err := pipe.New(ctx, b.opts)
-	cancel()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.dialing = false
-	if err != nil {
-		b.failed = time.Now()
-		b.opts.Logger.Debug("zipline: bulk connection", "err", err)
-		return
-	}
-	if b.closed {
-		p.Close()
-		return
-	}
-	b.p.Store(p)
 }
 
 // learn records what a command on key of sent bytes moved: a large
@@ -278,11 +243,7 @@ func (b *bulkLane) close() {
 	if b == nil {
 		return
 	}
-	b.mu.Lock()
-	b.closed = true
-	b.mu.Unlock()
-	b.cancel()
-	b.dials.Wait()
+	b.dialer.close(nil)
 	if p := b.p.Load(); p != nil {
 		p.Close()
 	}

@@ -1,10 +1,7 @@
 package zipline
 
 import (
-	"cmp"
-	"context"
 	"math/bits"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -39,19 +36,12 @@ type soloConns struct {
 	full  atomic.Bool
 	conns [maxSoloConns]atomic.Pointer[pipe.Pipe]
 
-	opts pipe.Options // how to dial one: the shared connection's, untracked
-	want int          // how many may open (Options.SoloConns)
+	want int // how many may open (Options.SoloConns)
 
-	mu      sync.Mutex
-	open    int       // solo connections dialled and not closed
-	dialing bool      // one is being dialled
-	failed  time.Time // when the last dial failed: wait a while before the next
-	closed  bool
-	// life ends at close, cancelling a dial under way, which close waits
-	// for (dials).
-	life   context.Context
-	cancel context.CancelFunc
-	dials  sync.WaitGroup
+	// dialer opens them; its mu also guards open, sweeper, calls and
+	// retired.
+	dialer sideDialer
+	open   int // solo connections dialled and not closed
 
 	// A solo connection that idles for idleAfter is closed (see sweep):
 	// sweeper runs the check while any is open, calls holds the requests
@@ -66,9 +56,6 @@ type soloConns struct {
 // maxSoloConns bounds Options.SoloConns: free is one 64-bit word.
 const maxSoloConns = 64
 
-// soloRedialAfter is how long a failed dial keeps others from starting.
-const soloRedialAfter = time.Second
-
 // soloIdleAfter is how long a solo connection may go unused before it is
 // closed: callers that overlapped once (a burst, a deploy's warm-up) do
 // not keep the server's connections, and the client's memory, for good.
@@ -77,7 +64,7 @@ const soloIdleAfter = time.Minute
 // idleCalls is how many requests a solo connection writes in idleAfter
 // when nobody uses it: its health checks.
 func (s *soloConns) idleCalls() uint64 {
-	if hc := s.opts.HealthCheckInterval; hc > 0 {
+	if hc := s.dialer.opts.HealthCheckInterval; hc > 0 {
 		return uint64(s.idleAfter/hc) + 1
 	}
 	return 0
@@ -87,9 +74,7 @@ func newSoloConns(opts pipe.Options, want int) *soloConns {
 	if want <= 0 {
 		return nil
 	}
-	s := &soloConns{opts: opts, want: min(want, maxSoloConns), idleAfter: soloIdleAfter}
-	s.life, s.cancel = context.WithCancel(context.Background())
-	return s
+	return &soloConns{want: min(want, maxSoloConns), idleAfter: soloIdleAfter, dialer: newSideDialer(opts, "solo connection")}
 }
 
 // take lends a free, connected solo connection to the caller, who gives it
@@ -141,37 +126,19 @@ func (s *soloConns) give(i int) { s.free.Or(1 << i) }
 // want are open and the shared connection has requests in flight, so
 // that a lone caller never opens any.
 func (s *soloConns) grow(shared *pipe.Pipe) {
-	if !s.mu.TryLock() {
+	if !s.dialer.mu.TryLock() {
 		return // another caller is deciding, or a dial is being stored
 	}
-	if s.open >= s.want || s.dialing || s.closed || time.Since(s.failed) < soloRedialAfter ||
-		shared.InFlight()+int64(shared.Queued()) == 0 {
-		s.mu.Unlock()
+	defer s.dialer.mu.Unlock()
+	if s.open >= s.want || !s.dialer.ready() || shared.InFlight()+int64(shared.Queued()) == 0 {
 		return
 	}
-	s.dialing = true
-	s.dials.Add(1)
-	s.mu.Unlock()
-	go s.dial()
+	s.dialer.start(s.keep)
 }
 
-func (s *soloConns) dial() {
-	defer s.dials.Done()
-	ctx, cancel := context.WithTimeout(s.life, cmp.Or(s.opts.HandshakeTimeout, DefaultDialTimeout))
-	p, err := pipe.New(ctx, s.opts)
-	cancel()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.dialing = false
-	if err != nil {
-		s.failed = time.Now()
-		s.opts.Logger.Debug("zipline: solo connection", "err", err)
-		return
-	}
-	if s.closed {
-		p.Close()
-		return
-	}
+// keep takes a dialled solo connection into service. The dialer's mu is
+// held.
+func (s *soloConns) keep(p *pipe.Pipe) {
 	i := s.open
 	s.open++
 	s.conns[i].Store(p)
@@ -190,8 +157,8 @@ func (s *soloConns) dial() {
 // open.
 func (s *soloConns) sweep() {
 	var idle []*pipe.Pipe
-	s.mu.Lock()
-	for s.open > 0 && !s.closed {
+	s.dialer.mu.Lock()
+	for s.open > 0 && !s.dialer.closed {
 		i := s.open - 1
 		p := s.conns[i].Load()
 		if calls := p.Stats().Calls.Load(); calls-s.calls[i] > s.idleCalls() {
@@ -213,12 +180,12 @@ func (s *soloConns) sweep() {
 	for i := range s.open {
 		s.calls[i] = s.conns[i].Load().Stats().Calls.Load()
 	}
-	if s.open > 0 && !s.closed {
+	if s.open > 0 && !s.dialer.closed {
 		s.sweeper.Reset(s.idleAfter)
 	} else {
 		s.sweeper = nil
 	}
-	s.mu.Unlock()
+	s.dialer.mu.Unlock()
 	for _, p := range idle {
 		p.Close()
 	}
@@ -230,14 +197,11 @@ func (s *soloConns) close() {
 	if s == nil {
 		return
 	}
-	s.mu.Lock()
-	s.closed = true
-	if s.sweeper != nil {
-		s.sweeper.Stop()
-	}
-	s.mu.Unlock()
-	s.cancel()
-	s.dials.Wait()
+	s.dialer.close(func() {
+		if s.sweeper != nil {
+			s.sweeper.Stop()
+		}
+	})
 	n := s.open // no dial changes it after closed
 	for i := range n {
 		s.conns[i].Load().Close()
@@ -249,8 +213,8 @@ func (s *soloConns) stats(st *Stats) {
 	if s == nil {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.dialer.mu.Lock()
+	defer s.dialer.mu.Unlock()
 	st.addRetired(&s.retired)
 	for i := range s.open {
 		st.addPipe(s.conns[i].Load())
