@@ -43,20 +43,20 @@ import (
 // millisecond at 1 Gbit/s.
 const DefaultBulkThreshold = 64 << 10
 
-// bulkLane is a server's bulk lane. A nil *bulkLane has none: take gives
-// nothing, learn and large do nothing.
+// bulkLane is a server's bulk lane. A nil *bulkLane has none: cost says
+// no request goes there, learn and close do nothing.
 type bulkLane struct {
 	threshold int
 	dialer    sideDialer // opens the lane's connection
 
 	p atomic.Pointer[pipe.Pipe] // nil until dialled
 
-	// keys holds the hashes of keys whose last reply was large, each in
-	// the slot its hash picks (a newer key takes an older one's slot);
-	// learned counts the slots in use, so that a client that never met a
-	// large reply does not hash its keys.
+	// keys holds the hashes of keys whose last request or reply was
+	// large, each in the slot its hash picks (a newer key takes an older
+	// one's slot); learned counts the slots in use, so that a client that
+	// never met a large value does not hash its keys.
 	keys    [bulkKeySlots]atomic.Uint64
-	sizes   [bulkKeySlots]atomic.Uint32 // the last large reply's size, per slot of keys
+	sizes   [bulkKeySlots]atomic.Uint32 // the last large value's size, per slot of keys
 	learned atomic.Int32
 	seed    maphash.Seed
 
