@@ -10,6 +10,7 @@ package zipline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -45,7 +46,12 @@ func (c *Client) routes() bool { return c.carrier == c.s.top && c.s.commandTable
 // connection to too, all at once, and merges their replies by the
 // command's response policy. On one server it is one call.
 func (c *Client) sendFanout(ctx context.Context, spec *commandSpec, args []arg, expect resp.TypeSet, block time.Duration) (resp.Value, error) {
-	targets := c.shards(spec.info.Request == cmdspec.AllNodes)
+	allNodes := spec.info.Request == cmdspec.AllNodes
+	targets := c.shards(allNodes)
+	primaries := len(targets)
+	if allNodes {
+		primaries = len(c.shards(false)) // shards lists the primaries first
+	}
 	if len(targets) == 1 {
 		return targets[0].sendOne(ctx, spec, args, expect, block)
 	}
@@ -61,7 +67,19 @@ func (c *Client) sendFanout(ctx context.Context, spec *commandSpec, args []arg, 
 		wg.Go(func() { replies[i], errs[i] = t.sendOne(ctx, &row, own, expect, block) })
 	}
 	wg.Wait()
-	return mergeReplies(spec, replies, errs)
+	// A replica the client cannot reach now (restarting in a rolling
+	// restart, its connection lost or not yet back) is left out: it holds
+	// no data of its own, and what it missed (a script, a function) it is
+	// given again when a command finds it missing there. A primary's
+	// failure stays the command's.
+	kept := primaries
+	for i := primaries; i < len(targets); i++ {
+		if err := errs[i]; !errors.Is(err, ErrNotSent) && !errors.Is(err, ErrConnLost) {
+			replies[kept], errs[kept] = replies[i], errs[i]
+			kept++
+		}
+	}
+	return mergeReplies(spec, replies[:kept], errs[:kept])
 }
 
 // sendOne sends one command through c's carrier and returns its expanded

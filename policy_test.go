@@ -147,6 +147,23 @@ func TestPolicyFanOutOnCluster(t *testing.T) {
 			if _, err := get.Result(); !errors.Is(err, Nil) {
 				t.Fatalf("GET beside it: %v, want Nil", err)
 			}
+
+			// all_nodes with a replica down, as in a rolling restart: the
+			// replica is left out, and the primaries' success is the
+			// command's (a layout's scripts failed through every restart
+			// of a replica without that).
+			replica := top.Replicas(top.Primaries()[0].ID)[0].Server
+			must(cl.Kill(ctx, replica))(t)
+			src2 := fmt.Sprintf("return %d", time.Now().UnixNano()+1)
+			sha2, err := c.ScriptLoad(ctx, src2)
+			if err != nil {
+				t.Fatalf("ScriptLoad with replica %s down: %v", replica.Addr, err)
+			}
+			for _, p := range primaries {
+				if got := each(p, "SCRIPT", "EXISTS", sha2).Elems()[0].Int(); got != 1 {
+					t.Errorf("SCRIPT EXISTS on %s = %d after ScriptLoad with a replica down, want 1", p.Addr, got)
+				}
+			}
 		})
 	}
 }
