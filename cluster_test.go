@@ -1021,6 +1021,26 @@ func TestStaleMapDoesNotUndoAFailover(t *testing.T) {
 	if ownerAddr(first) != p.Addr {
 		t.Fatalf("past deniedFor, the map was not installed: slot %d on %s, want %s", first, ownerAddr(first), p.Addr)
 	}
+	// A MOVED again, and the map held off again, until the node the MOVED
+	// named cannot be reached (killed since, restarting): its word is
+	// worth nothing then, and the map is let in at once.
+	cc.moved(ctx, first, replica.Addr, from)
+	stale.hash++
+	if err := cc.adopt(ctx, stale); err != nil {
+		t.Fatal(err)
+	}
+	if ownerAddr(first) != replica.Addr {
+		t.Fatalf("after a second MOVED a stale map was installed: slot %d on %s, want %s", first, ownerAddr(first), replica.Addr)
+	}
+	cc.mu.Lock()
+	cc.nodes[replica.Addr].direct.pipe.Close() // unreachable from now on
+	cc.mu.Unlock()
+	if err := cc.adopt(ctx, stale); err != nil {
+		t.Fatal(err)
+	}
+	if ownerAddr(first) != p.Addr {
+		t.Fatalf("with the node the MOVED named unreachable, the map was not installed: slot %d on %s, want %s", first, ownerAddr(first), p.Addr)
+	}
 }
 
 // A retry held back because its node could not be reached (or the cluster

@@ -565,6 +565,14 @@ func (c *cluster) staleAgainst(v *shardMap) bool {
 			delete(c.denied, addr)
 			continue
 		}
+		// The MOVED set the slot's route to the node it named; while that
+		// node cannot be reached (killed since, restarting) its word is
+		// worth nothing, and the map, which may know the slot's real owner
+		// now, is let in.
+		if r := c.routes[d.slot].Load(); r != nil && r.primary != nil && !r.primary.direct.pipe.Connected() {
+			delete(c.denied, addr)
+			continue
+		}
 		if v.owner(d.slot) == addr {
 			return true
 		}
