@@ -1033,13 +1033,27 @@ func TestStaleMapDoesNotUndoAFailover(t *testing.T) {
 		t.Fatalf("after a second MOVED a stale map was installed: slot %d on %s, want %s", first, ownerAddr(first), replica.Addr)
 	}
 	cc.mu.Lock()
-	cc.nodes[replica.Addr].direct.pipe.Close() // unreachable from now on
+	dead := cc.nodes[replica.Addr]
+	dead.direct.pipe.Close() // unreachable from now on
 	cc.mu.Unlock()
 	if err := cc.adopt(ctx, stale); err != nil {
 		t.Fatal(err)
 	}
 	if ownerAddr(first) != p.Addr {
 		t.Fatalf("with the node the MOVED named unreachable, the map was not installed: slot %d on %s, want %s", first, ownerAddr(first), p.Addr)
+	}
+	// A route patched past the installed map (as a MOVED does) to a node
+	// that has become unreachable since: a refresh that finds the same
+	// map again installs it anew rather than leave the slot on a dead node.
+	cc.mu.Lock()
+	cc.nodes[replica.Addr] = dead
+	cc.routes[first].Store(&route{primary: dead})
+	cc.mu.Unlock()
+	if err := cc.adopt(ctx, stale); err != nil {
+		t.Fatal(err)
+	}
+	if ownerAddr(first) != p.Addr {
+		t.Fatalf("the installed map found again left slot %d on the unreachable %s, want %s", first, ownerAddr(first), p.Addr)
 	}
 }
 

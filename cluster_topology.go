@@ -212,7 +212,7 @@ func (c *cluster) refreshNow(ctx context.Context) error {
 // MOVED the client has met since (staleAgainst): then it asks again, of
 // other nodes, which will have heard by then.
 func (c *cluster) adopt(ctx context.Context, v *shardMap) error {
-	if v.hash == c.installed.Load() && c.routesComplete() {
+	if v.hash == c.installed.Load() && c.routesComplete() && c.routesAgree(v) {
 		return nil
 	}
 	if c.staleAgainst(v) {
@@ -596,6 +596,25 @@ func (c *cluster) routesComplete() bool {
 			if c.nodes[n.addr] != n {
 				return false
 			}
+		}
+	}
+	return true
+}
+
+// routesAgree reports whether every slot whose route's primary cannot be
+// reached now is routed as v says. A MOVED patches routes past the map
+// installed (movedTo); when the node it named is gone since (a replica
+// that pointed to its primary just before the primary was killed), a
+// refresh that finds the installed map again must install it anew, or
+// the slots stay on a dead node until the map changes.
+func (c *cluster) routesAgree(v *shardMap) bool {
+	for i := range c.routes {
+		r := c.routes[i].Load()
+		if r == nil || r.primary == nil || r.primary.direct.pipe.Connected() {
+			continue
+		}
+		if v.owner(int32(i)) != r.primary.addr {
+			return false
 		}
 	}
 	return true
