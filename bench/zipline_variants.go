@@ -9,24 +9,26 @@ package bench
 import "github.com/ziplinekv/zipline"
 
 func init() {
+	registerZiplineVariant("zipline-onelane", "BulkThreshold: -1",
+		"every request on the shared connection, large values too (no bulk lane)",
+		func(o *zipline.Options) { o.BulkThreshold = -1 })
+	registerZiplineVariant("zipline-nosolo", "SoloConns: -1",
+		"every caller on the shared pipelined connection, however few (no solo connections)",
+		func(o *zipline.Options) { o.SoloConns = -1 })
+}
+
+// registerZiplineVariant registers zipline with one option changed from its
+// default: set changes it, option names it as written in Options, and why
+// says what the variant does differently.
+func registerZiplineVariant(name, option, why string, set func(*zipline.Options)) {
 	Register(Factory{
-		Name:  "zipline-onelane",
-		Desc:  "zipline.New(Options{Addr, BulkThreshold: -1}): every request on the shared connection, large values too (no bulk lane)",
+		Name:  name,
+		Desc:  "zipline.New(Options{Addr, " + option + "}): " + why,
 		Order: orderZipline,
 		New: func(addr string, _ int) (Client, error) {
-			c, err := zipline.New(zipline.Options{Addr: addr, BulkThreshold: -1})
-			if err != nil {
-				return nil, err
-			}
-			return ziplineClient{c}, nil
-		},
-	})
-	Register(Factory{
-		Name:  "zipline-nosolo",
-		Desc:  "zipline.New(Options{Addr, SoloConns: -1}): every caller on the shared pipelined connection, however few (no solo connections)",
-		Order: orderZipline,
-		New: func(addr string, _ int) (Client, error) {
-			c, err := zipline.New(zipline.Options{Addr: addr, SoloConns: -1})
+			opts := zipline.Options{Addr: addr}
+			set(&opts)
+			c, err := zipline.New(opts)
 			if err != nil {
 				return nil, err
 			}
