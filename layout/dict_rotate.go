@@ -13,6 +13,7 @@ import (
 
 	"github.com/ziplinekv/zipline"
 	"github.com/ziplinekv/zipline/codec"
+	"github.com/ziplinekv/zipline/internal/pace"
 )
 
 // ErrNoServerDictionaries is the error of the dictionary methods on a
@@ -130,7 +131,7 @@ func (s *Store) sample(ctx context.Context, opts TrainOptions) ([][]byte, error)
 			return nil
 		}
 		read += len(keys)
-		if err := pace(ctx, start, read, opts.Rate); err != nil {
+		if err := pace.Rate(ctx, start, int64(read), opts.Rate); err != nil {
 			return err
 		}
 		vs, err := s.MGet(ctx, keys...)
@@ -228,7 +229,7 @@ func (s *Store) Reencode(ctx context.Context, opts ReencodeOptions) (ReencodePro
 			return false, err
 		}
 		p.Scanned += len(names)
-		if err := pace(ctx, start, p.Scanned, opts.Rate); err != nil {
+		if err := pace.Rate(ctx, start, int64(p.Scanned), opts.Rate); err != nil {
 			return false, err
 		}
 		p.Cursor = next

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/internal/pace"
 )
 
 // MoveResult counts what a move did.
@@ -360,7 +361,7 @@ func (s *Store) Migrate(ctx context.Context, opts MigrateOptions) (Progress, err
 			p.Scanned += n
 			p.add(res)
 			keys = keys[n:]
-			if err := pace(ctx, start, p.Scanned, opts.Rate); err != nil {
+			if err := pace.Rate(ctx, start, int64(p.Scanned), opts.Rate); err != nil {
 				return false, err
 			}
 		}
@@ -371,23 +372,4 @@ func (s *Store) Migrate(ctx context.Context, opts MigrateOptions) (Progress, err
 		return true, nil
 	})
 	return p, err
-}
-
-// pace sleeps so that done keys since start stay within rate per second.
-func pace(ctx context.Context, start time.Time, done, rate int) error {
-	if rate <= 0 {
-		return ctx.Err()
-	}
-	ahead := time.Duration(done)*time.Second/time.Duration(rate) - time.Since(start)
-	if ahead <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(ahead)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

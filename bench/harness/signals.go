@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sync"
 	"syscall"
-	"time"
 )
 
 // aborts are what a second signal runs before the program exits (see
@@ -70,16 +69,4 @@ func HandleSignals(stopping string) (ctx context.Context, stop func()) {
 		os.Exit(2)
 	}()
 	return ctx, func() { signal.Stop(sigc); close(done); cancel() }
-}
-
-// Sleep waits d, or until ctx ends, and returns ctx's error then.
-func Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

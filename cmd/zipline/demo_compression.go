@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/ziplinekv/zipline/internal/pace"
+
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/compression"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 	"github.com/ziplinekv/zipline/testbed/corpus"
@@ -121,7 +123,7 @@ func demoCompressionThroughput(ctx context.Context, d *demoEnv, data compression
 	// while the demo is idle. During the phases, with a server of its own
 	// (whose CPU it can tell apart), the demo reads it for each phase.
 	idle := sysstat.Take()
-	if !sleepCtx(ctx, 300*time.Millisecond) {
+	if pace.Sleep(ctx, 300*time.Millisecond) != nil {
 		return ctx.Err()
 	}
 	tp := demoThroughput{idleOther: sysstat.Take().Sub(idle).OtherPercent(), rounds: rounds, knowOther: d.srv != nil}
@@ -330,16 +332,4 @@ func median(xs []float64) float64 {
 		return xs[n/2]
 	}
 	return (xs[n/2-1] + xs[n/2]) / 2
-}
-
-// sleepCtx sleeps for d and reports whether ctx is still live.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ziplinekv/zipline/internal/pace"
+
 	"github.com/ziplinekv/zipline/bench"
 	"github.com/ziplinekv/zipline/bench/harness"
 	"github.com/ziplinekv/zipline/bench/netshape"
@@ -168,11 +170,11 @@ func (c config) runCell(ctx context.Context, addr string, serverPID int, name st
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	harness.Sleep(ctx, c.Warmup)
+	pace.Sleep(ctx, c.Warmup)
 	stopProfile := startProfile(prof)
 	s0 := sysstat.Take(serverPID)
 	phase.Store(phaseMeasure)
-	harness.Sleep(ctx, c.Duration)
+	pace.Sleep(ctx, c.Duration)
 	phase.Store(phaseStop)
 	u := sysstat.Take(serverPID).Sub(s0)
 	stopProfile()

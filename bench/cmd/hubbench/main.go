@@ -113,6 +113,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ziplinekv/zipline/internal/pace"
+
 	"github.com/ziplinekv/zipline"
 	"github.com/ziplinekv/zipline/bench/harness"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
@@ -476,7 +478,7 @@ func coordinate(o *options) error {
 	}
 	r.subWait = time.Since(start)
 	fmt.Fprintf(os.Stderr, "subscribed after %v more; settling for %v\n", r.subWait.Round(time.Millisecond), o.idle)
-	if err := harness.Sleep(ctx, o.idle); err != nil {
+	if err := pace.Sleep(ctx, o.idle); err != nil {
 		return err
 	}
 	r.mem = make([]hubMem, o.hubs)
@@ -605,7 +607,7 @@ func awaitSubscribed(ctx context.Context, hubs []*child, p *plan) ([]hubStats, e
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("the hubs were not all subscribed after 5 min: %s", strings.Join(missing, "; "))
 		}
-		if err := harness.Sleep(ctx, 100*time.Millisecond); err != nil {
+		if err := pace.Sleep(ctx, 100*time.Millisecond); err != nil {
 			return nil, err
 		}
 	}
@@ -639,7 +641,7 @@ func drain(ctx context.Context, clients []*child, cl0, cl1 []clientStats, expect
 		if got >= expected || time.Since(lastChange) > 3*time.Second || time.Now().After(deadline) {
 			return nil
 		}
-		if err := harness.Sleep(ctx, 100*time.Millisecond); err != nil {
+		if err := pace.Sleep(ctx, 100*time.Millisecond); err != nil {
 			return err
 		}
 	}

@@ -29,6 +29,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ziplinekv/zipline/internal/pace"
+
 	"github.com/redis/go-redis/v9"
 	"github.com/ziplinekv/zipline/bench/harness"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
@@ -264,7 +266,7 @@ func runOne(ctx context.Context, o *options, c clientDef, sc string, round int) 
 	// SIGKILL or the SENTINEL FAILOVER; Settled runs from that instant to
 	// their return. So the fault is the return minus Settled. The bench's
 	// own Settle just before makes the testbed's a quick check.
-	harness.Sleep(ctx, o.before)
+	pace.Sleep(ctx, o.before)
 	if _, err := g.Settle(ctx); err != nil {
 		stopNow()
 		oc.err = fmt.Errorf("before the fault: %w", err)
@@ -285,7 +287,7 @@ func runOne(ctx context.Context, o *options, c clientDef, sc string, round int) 
 		oc.err = fmt.Errorf("%s: %w", sc, err)
 		return oc, server
 	}
-	harness.Sleep(ctx, o.after)
+	pace.Sleep(ctx, o.after)
 	stopNow()
 	w.Close()
 	closed = true

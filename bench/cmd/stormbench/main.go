@@ -53,6 +53,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ziplinekv/zipline/internal/pace"
+
 	"github.com/ziplinekv/zipline/bench/harness"
 	"github.com/ziplinekv/zipline/testbed"
 )
@@ -185,7 +187,7 @@ func awaitQuietMachine(ctx context.Context, bound time.Duration) error {
 		if i%6 == 0 {
 			fmt.Fprintf(os.Stderr, "waiting for the machine: %s\n", why)
 		}
-		if err := harness.Sleep(ctx, quietPoll); err != nil {
+		if err := pace.Sleep(ctx, quietPoll); err != nil {
 			return err
 		}
 	}

@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ziplinekv/zipline/internal/pace"
+
 	"github.com/ziplinekv/zipline/bench/harness"
 	"github.com/ziplinekv/zipline/testbed"
 )
@@ -187,14 +189,14 @@ func runPhases(ctx context.Context, o *options, k clientKind, res *kindResult) e
 	}
 	res.note("%d clients opened and SET %q in %v", o.n, key, opened.Round(time.Millisecond))
 	logf("%d clients opened and SET in %v", o.n, opened.Round(time.Millisecond))
-	if err := harness.Sleep(ctx, openTail); err != nil {
+	if err := pace.Sleep(ctx, openTail); err != nil {
 		return err
 	}
 
 	// 2. Idle.
 	setPhase(phaseIdle)
 	logf("idle for %v", o.idle)
-	if err := harness.Sleep(ctx, o.idle); err != nil {
+	if err := pace.Sleep(ctx, o.idle); err != nil {
 		return err
 	}
 	conns, connsAt := maxConnections(ctx, nodes)
@@ -219,7 +221,7 @@ func runPhases(ctx context.Context, o *options, k clientKind, res *kindResult) e
 	rd.markTail()
 	res.note("slot move: slot %d (key %q) from %s to %s in %v", slot, key, from.srv.Addr, to.srv.Addr, moved.Round(time.Millisecond))
 	logf("moved in %v", moved.Round(time.Millisecond))
-	if err := harness.Sleep(ctx, after); err != nil {
+	if err := pace.Sleep(ctx, after); err != nil {
 		return err
 	}
 
@@ -252,7 +254,7 @@ func runPhases(ctx context.Context, o *options, k clientKind, res *kindResult) e
 		"that found it are subtracted from the ROLE figures)", to.srv.Addr, promoted.srv.Addr,
 		window.Round(time.Millisecond), settled.Round(time.Millisecond), polls)
 	logf("promoted %s after %v, settled after %v", promoted.srv.Addr, window.Round(time.Millisecond), settled.Round(time.Millisecond))
-	if err := harness.Sleep(ctx, after); err != nil {
+	if err := pace.Sleep(ctx, after); err != nil {
 		return err
 	}
 
@@ -406,7 +408,7 @@ func awaitPrimary(ctx context.Context, candidates []*node) (*node, int, error) {
 				return n, polls, nil
 			}
 		}
-		if err := harness.Sleep(ctx, pollEvery); err != nil {
+		if err := pace.Sleep(ctx, pollEvery); err != nil {
 			return nil, polls, fmt.Errorf("waiting for a replica to be promoted: %w", err)
 		}
 	}
@@ -447,7 +449,7 @@ func awaitSettled(ctx context.Context, live []*node, owner *node, slot int) erro
 		if last = errors.Join(errs...); last == nil {
 			return nil
 		}
-		if err := harness.Sleep(ctx, settleEvery); err != nil {
+		if err := pace.Sleep(ctx, settleEvery); err != nil {
 			return fmt.Errorf("waiting for the cluster to settle: %w; last: %v", err, firstLine(last))
 		}
 	}
@@ -491,7 +493,7 @@ func startReaders(ctx context.Context, clients []store, phases []*phaseStats) *r
 					return // stopped: a GET cut short is not counted
 				}
 				r.record(i, err)
-				if harness.Sleep(ctx, readerPause) != nil {
+				if pace.Sleep(ctx, readerPause) != nil {
 					return
 				}
 			}
@@ -558,7 +560,7 @@ func (r *readers) awaitRecovered(ctx context.Context, bound time.Duration) (int,
 		if n == 0 || time.Now().After(deadline) {
 			return n, nil
 		}
-		if err := harness.Sleep(ctx, settleEvery); err != nil {
+		if err := pace.Sleep(ctx, settleEvery); err != nil {
 			return n, err
 		}
 	}

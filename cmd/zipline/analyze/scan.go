@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
-	"github.com/ziplinekv/zipline/cmd/zipline/internal/pacing"
+	"github.com/ziplinekv/zipline/internal/pace"
 )
 
 // Progress reports a running scan.
@@ -102,7 +102,7 @@ func scanKeys(ctx context.Context, cfg *Config, srv *Server, cs *conns) (*scanRe
 				break
 			}
 			// Pace the scan: no faster than Rate keys a second on average.
-			if err := pacing.Wait(ctx, start, res.scanned, cfg.Rate); err != nil {
+			if err := pace.Rate(ctx, start, res.scanned, cfg.Rate); err != nil {
 				return res, err
 			}
 		}

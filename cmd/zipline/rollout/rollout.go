@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
-	"github.com/ziplinekv/zipline/cmd/zipline/internal/pacing"
 	"github.com/ziplinekv/zipline/codec"
+	"github.com/ziplinekv/zipline/internal/pace"
 )
 
 // Options bound a pass.
@@ -277,7 +277,7 @@ func pages(ctx context.Context, c *zipline.Client, match string, o Options, page
 		if o.Progress != nil {
 			o.Progress(scanned)
 		}
-		return pacing.Wait(ctx, start, scanned, o.Rate)
+		return pace.Rate(ctx, start, scanned, o.Rate)
 	}
 	for k, err := range c.Scan(ctx, zipline.ScanOptions{Match: match, Count: int64(batch)}) {
 		if err != nil {

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ziplinekv/zipline/internal/pace"
+
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/latency"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 )
@@ -401,14 +403,14 @@ func runPhase(ctx context.Context, cfg MatrixConfig, w *workload, c Client, p *P
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 
-	if !sleepCtx(ctx, cfg.Warmup) {
+	if pace.Sleep(ctx, cfg.Warmup) != nil {
 		phase.Store(phaseStop)
 	}
 	var s0, s1 sysstat.Sample
 	if phase.Load() != phaseStop {
 		s0 = sysstat.Take(cfg.ServerPID)
 		phase.Store(phaseMeasure)
-		sleepCtx(ctx, cfg.Duration)
+		pace.Sleep(ctx, cfg.Duration)
 		phase.Store(phaseStop)
 		s1 = sysstat.Take(cfg.ServerPID)
 	}
@@ -459,16 +461,4 @@ func runPhase(ctx context.Context, cfg MatrixConfig, w *workload, c Client, p *P
 		p.Failed = fmt.Sprintf("%d failed keys for %d done (over 1%%): %s", p.Errors, p.Ops, p.FirstErr)
 	}
 	return false
-}
-
-// sleepCtx sleeps for d and reports whether ctx is still live.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
