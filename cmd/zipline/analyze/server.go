@@ -124,10 +124,12 @@ func connect(ctx context.Context, opts zipline.Options, replica string, write bo
 		replica = ReplicaAuto
 	}
 	opts.Logger = quietLogger(opts.Logger)
-	// One connection per server and client, whatever the concurrency: a
-	// scan is meant to be gentle, and -calibrate measures used_memory, which
-	// a connection opened midway (a solo one) would move by tens of KB.
-	opts.SoloConns = -1
+	// One connection per server and client, whatever the concurrency and
+	// the values' sizes: a scan is meant to be gentle, and -calibrate
+	// measures used_memory, which a connection opened midway (a solo one,
+	// or the bulk lane with its query buffer of a large value) would move
+	// by tens of KB or more.
+	opts.SoloConns, opts.BulkThreshold = -1, -1
 	node := func(addr string) (*zipline.Client, error) {
 		o := opts
 		o.Addr, o.Addrs, o.Cluster = addr, nil, zipline.ClusterOff
