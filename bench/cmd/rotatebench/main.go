@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline/bench/setget"
+	"github.com/ziplinekv/zipline/internal/pace"
 
 	"github.com/ziplinekv/zipline/bench/harness"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
@@ -228,7 +229,7 @@ func runOne(ctx context.Context, o *options, d clientDef, scenario string) (figu
 	if err == nil {
 		// The load runs on a while, so that what the last step set off
 		// (a reconnect after a deletion, say) is counted.
-		err = pause(ctx, tail)
+		err = pace.Sleep(ctx, tail)
 	}
 	if err == nil {
 		conns, err = a.conns(ctx)
@@ -288,21 +289,6 @@ func (a *admin) conns(ctx context.Context) (map[int64]string, error) {
 	return clientConns(string(v.Bytes()), clientName), nil
 }
 
-// pause waits d, or until ctx ends.
-func pause(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // rotation makes the ACL users app0, app1, ... in turn and hands each out.
 type rotation struct {
 	a    *admin
@@ -336,7 +322,7 @@ func (r *rotation) run(ctx context.Context, o *options, f *figures) error {
 		// rotation should switch in place.
 		before, err := r.a.conns(ctx)
 		for deadline := time.Now().Add(o.authWait); err == nil && len(before) < f.Conns && time.Now().Before(deadline); {
-			if err = pause(ctx, 20*time.Millisecond); err == nil { // a bounded poll of the server's client list
+			if err = pace.Sleep(ctx, 20*time.Millisecond); err == nil { // a bounded poll of the server's client list
 				before, err = r.a.conns(ctx)
 			}
 		}
@@ -365,7 +351,7 @@ func (r *rotation) run(ctx context.Context, o *options, f *figures) error {
 				f.Switch = append(f.Switch, -1)
 				break
 			}
-			if err := pause(ctx, 20*time.Millisecond); err != nil { // a bounded poll of the server's client list
+			if err := pace.Sleep(ctx, 20*time.Millisecond); err != nil { // a bounded poll of the server's client list
 				return err
 			}
 		}
@@ -374,7 +360,7 @@ func (r *rotation) run(ctx context.Context, o *options, f *figures) error {
 			return fmt.Errorf("ACL DELUSER %s: %w", prev, err)
 		}
 		f.Steps++
-		if err := pause(ctx, time.Until(start.Add(o.every))); err != nil { // pacing of the rotations
+		if err := pace.Sleep(ctx, time.Until(start.Add(o.every))); err != nil { // pacing of the rotations
 			return err
 		}
 	}
@@ -396,7 +382,7 @@ func renew(ctx context.Context, o *options, a *admin, cs *certSource, f *figures
 		}
 		cs.cur.Store(&cert)
 		f.Steps++
-		if err := pause(ctx, time.Until(start.Add(o.every))); err != nil { // pacing of the renewals
+		if err := pace.Sleep(ctx, time.Until(start.Add(o.every))); err != nil { // pacing of the renewals
 			return err
 		}
 	}
