@@ -111,6 +111,57 @@ func (v Cached) Get(ctx context.Context, key string) ([]byte, error) {
 	}
 }
 
+// GetDecoded is Get for a caller that turns the bytes into a value of its
+// own (decodes them, say): the result of decode is kept beside the cached
+// copy, under tag, so that later hits on that copy return it without
+// decoding again, until the copy is invalidated, expires or is evicted. A
+// hit whose copy holds what another tag kept decodes anew and keeps its
+// own. tag must be comparable: a pointer that names the decoder suits.
+//
+// What decode returns is shared by every caller that hits the same copy,
+// so it must not be modified: a value with no pointers, slices or maps in
+// it, or one its callers only read. A value kept is counted in
+// ClientCache.MaxBytes as the size of the bytes it came from. decode's
+// errors are returned and nothing is kept; a missing key is Nil, as from
+// Get, and decode is not called. Misses, and reads with the cache off, call
+// decode on every read.
+func (v Cached) GetDecoded(ctx context.Context, key string, tag any, decode func([]byte) (any, error)) (any, error) {
+	cc := v.c.s.cache
+	if cc != nil && !v.cacheable(key) {
+		cc = nil
+	}
+	if cc != nil {
+		if ent, ok := cc.lookup(key); ok && !ent.missing {
+			if d := ent.decoded.Load(); d != nil && d.tag == tag {
+				return d.val, nil
+			}
+			b, err := v.served(ent)
+			if err != nil {
+				return nil, err
+			}
+			val, err := decode(b)
+			if err != nil {
+				return nil, err
+			}
+			cc.keepDecoded(ent, &decodedValue{tag: tag, val: val}, int64(len(b)))
+			return val, nil
+		}
+	}
+	b, err := v.Get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	val, err := decode(b)
+	if err == nil && cc != nil {
+		// The read filled the cache: keep val beside that copy, if the
+		// copy there is still the one b is (not compressed, not replaced).
+		if ent := cc.peek(key); ent != nil && len(b) > 0 && len(ent.value) == len(b) && &ent.value[0] == &b[0] {
+			cc.keepDecoded(ent, &decodedValue{tag: tag, val: val}, int64(len(b)))
+		}
+	}
+	return val, err
+}
+
 // flightResult is a read's outcome as Get returns it.
 func flightResult(val []byte, err error) ([]byte, error) {
 	switch {

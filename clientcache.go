@@ -90,6 +90,15 @@ type cacheEntry struct {
 	// so it cannot serve what that invalidation killed.
 	gone     atomic.Bool
 	position int // index in the shard's clock ring
+	// decoded is what Cached.GetDecoded's caller made of value, kept so
+	// that later hits need not decode again; counted in size once kept.
+	decoded atomic.Pointer[decodedValue]
+}
+
+// decodedValue is a value decoded from an entry's, with the tag of the
+// decoder that made it.
+type decodedValue struct {
+	tag, val any
 }
 
 // trackedConn is one connection with tracking on: what its entries depend
@@ -327,6 +336,16 @@ func (cc *clientCache) lookup(key string) (*cacheEntry, bool) {
 	return ent, true
 }
 
+// peek returns key's entry, valid or not, or nil: unlike lookup, it counts
+// no hit and marks no use.
+func (cc *clientCache) peek(key string) *cacheEntry {
+	sh := cc.shard(key)
+	sh.mu.RLock()
+	ent := sh.entries[key]
+	sh.mu.RUnlock()
+	return ent
+}
+
 // valid reports whether an entry may be served now: the entry not
 // removed, its connection's tracking unbroken since it was filled, not
 // expired, proof of life within MaxStaleness, and, on a cluster, its slot
@@ -406,6 +425,35 @@ func (cc *clientCache) fill(key string, token uint64, tc *trackedConn, epoch uin
 	sh.bytes += ent.size
 	cc.entries.Add(1)
 	cc.bytes.Add(ent.size)
+}
+
+// keepDecoded keeps d beside ent, which a hit just found, and counts size
+// more bytes for it in the entry's shard (once: a later value of another
+// tag replaces it at no extra count), evicting other entries to make room.
+// An entry removed meanwhile, or with no room for d in its shard, keeps
+// nothing.
+func (cc *clientCache) keepDecoded(ent *cacheEntry, d *decodedValue, size int64) {
+	sh := cc.shard(ent.key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if ent.gone.Load() {
+		return
+	}
+	if ent.decoded.Load() == nil {
+		if ent.size+size > cc.budget {
+			return
+		}
+		ent.size += size
+		sh.bytes += size
+		cc.bytes.Add(size)
+		for sh.bytes > cc.budget && len(sh.clock) > 0 {
+			cc.evictLocked(sh)
+		}
+		if ent.gone.Load() {
+			return
+		}
+	}
+	ent.decoded.Store(d)
 }
 
 // entryOverhead approximates an entry's bookkeeping, so that MaxBytes

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	mrand "math/rand/v2"
+	"reflect"
 	"runtime/debug"
 	"sync/atomic"
 	"time"
@@ -85,6 +86,10 @@ type Cache[T any] struct {
 
 	flights group
 	stats   counters
+
+	// decoding is store when it keeps decoded values and T's can be shared
+	// (keeps): then hits are not decoded again. Nil otherwise.
+	decoding decodingStore
 }
 
 // New returns a Cache of values of type T stored through c (or
@@ -109,6 +114,9 @@ func New[T any](c *zipline.Client, opts Options) *Cache[T] {
 		ca.store = c
 	}
 	ca.direct = ca.store == Store(c)
+	if ds, ok := ca.store.(decodingStore); ok && keeps(reflect.TypeFor[T]()) {
+		ca.decoding = ds
+	}
 	if ca.codec == nil {
 		ca.codec = JSON{}
 	}
@@ -210,6 +218,9 @@ func (c *Cache[T]) decode(e entry) (T, error) {
 	if e.notFound {
 		return v, ErrNotFound
 	}
+	if k, ok := e.decoded.(*kept[T]); ok {
+		return k.v, k.err
+	}
 	if err := c.codec.Unmarshal(e.payload, &v); err != nil {
 		return v, fmt.Errorf("cache: decode: %w", err)
 	}
@@ -219,6 +230,9 @@ func (c *Cache[T]) decode(e entry) (T, error) {
 // lookup reads key's entry, and reports whether it found a fresh one. A
 // store error counts as a miss (and in Stats.StoreErrors).
 func (c *Cache[T]) lookup(ctx context.Context, key string) (entry, bool) {
+	if c.decoding != nil {
+		return c.lookupKept(ctx, key)
+	}
 	b, err := c.store.Get(ctx, key)
 	return c.fresh(ctx, b, err)
 }

@@ -43,6 +43,18 @@
 // unlock script, in one batch. Another Store takes a round trip more for
 // each, as its reads and writes cannot share a batch with the lock's.
 //
+// # A local tier
+//
+// With Options.Store set to a Client's client-side cache view
+// (c.Cached(ttl).IgnoringKeyTTL(), see zipline.Cached), hits are served
+// from the process and invalidated by the server. When T holds nothing a
+// caller could modify through a copy (numbers, strings, time.Time, and
+// structs and arrays of them: no pointer, slice, map or interface), each
+// cached copy is decoded once and its value kept beside it
+// (zipline.Cached.GetDecoded), so a hit costs no decoding; values of other
+// types are decoded on every hit, so that no caller sees another's
+// changes.
+//
 // # Writes during a load
 //
 // A load that started before the source changed may return the old

@@ -23,6 +23,9 @@ type entry struct {
 	// payload is the codec's bytes; empty for a "not found". Shared by every
 	// caller a flight hands the entry to, so never modified.
 	payload []byte
+	// decoded is the entry as its store kept it decoded (a *kept[T]), when
+	// the store keeps decoded values; then payload is empty.
+	decoded any
 }
 
 // encode returns the stored form: format byte, expiry in Unix milliseconds

@@ -51,6 +51,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline/bench"
+	"github.com/ziplinekv/zipline/bench/harness"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/latency"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 	"github.com/ziplinekv/zipline/testbed"
@@ -71,6 +72,8 @@ type options struct {
 	addr     string
 	pid      int // the server's, for its CPU time; 0 if unknown
 	out      string
+	// cpuProfile is where a CPU profile of the whole run goes (empty: none).
+	cpuProfile string
 }
 
 func main() {
@@ -97,6 +100,7 @@ func parseFlags() (*options, error) {
 	flag.IntVar(&o.rounds, "rounds", 3, "rounds over all variants; the tables show medians")
 	flag.StringVar(&o.addr, "addr", "", "existing server (default: start a redis-server on a free port)")
 	flag.StringVar(&o.out, "out", "", "also write the markdown report here")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run (this process) here; run one variant to read it")
 	flag.Parse()
 	vs, err := lookupVariants(strings.Split(*list, ","))
 	if err != nil {
@@ -123,6 +127,11 @@ func run() error {
 		defer srv.Stop()
 		addr, o.pid = srv.Addr, srv.PID()
 	}
+	stopProfile, err := harness.StartCPUProfile(o.cpuProfile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	counter, err := newCommandCounter(addr)
 	if err != nil {
 		return err
