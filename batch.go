@@ -2,14 +2,10 @@ package zipline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/ziplinekv/zipline/internal/resp"
 )
-
-// ErrNotExecuted is returned by a Future whose Batch has not run yet.
-var ErrNotExecuted = errors.New("zipline: batch not executed yet")
 
 // Batch queues commands and sends them together with Exec: one write, one
 // round trip, and the commands arrive back to back even though other

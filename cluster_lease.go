@@ -254,24 +254,6 @@ func (z *lazyLease) changes() <-chan struct{} { return nil }
 
 func (z *lazyLease) refresh() {}
 
-// NodeBoundError is a command refused on a Client from Dedicated on a
-// cluster: that Client is one connection, to the node that served the slot
-// of its first command's keys, and this command's keys are on a slot
-// another node serves. Nothing was sent (it matches ErrNotSent).
-type NodeBoundError struct {
-	Bound     int32  // the slot that bound the connection
-	BoundAddr string // its node
-	Slot      int32  // the command's slot
-}
-
-func (e *NodeBoundError) Error() string {
-	return fmt.Sprintf("zipline: this Client from Dedicated is one connection, to %s (which served slot %d when it was "+
-		"bound); slot %d is served by another node: use the shared Client, or another Dedicated", e.BoundAddr, e.Bound, e.Slot)
-}
-
-// Is makes a NodeBoundError match ErrNotSent.
-func (e *NodeBoundError) Is(target error) bool { return target == ErrNotSent }
-
 func (z *lazyLease) protocol() int { return z.c.protocol() }
 
 func (z *lazyLease) stats(st *Stats) {

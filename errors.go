@@ -130,3 +130,82 @@ func named(err error, command string) error {
 	}
 	return err
 }
+
+// ErrNotExecuted is returned by a Future whose Batch has not run yet.
+var ErrNotExecuted = errors.New("zipline: batch not executed yet")
+
+// ReplyLimitError is a reply larger than Options.ReplyLimits allow. The
+// client skipped it without reading it into memory; only the command it
+// answered failed, and the connection stays in use.
+type ReplyLimitError struct {
+	What  string // "bulk length" or "aggregate length"
+	Size  int64  // what the reply announced
+	Limit int64
+}
+
+func (e *ReplyLimitError) Error() string {
+	return fmt.Sprintf("zipline: reply %s %d exceeds the limit of %d (Options.ReplyLimits)", e.What, e.Size, e.Limit)
+}
+
+// Is makes a ReplyLimitError match ErrReplyTooLarge.
+func (e *ReplyLimitError) Is(target error) bool { return target == ErrReplyTooLarge }
+
+// ErrReplyTooLarge is matched by every *ReplyLimitError.
+var ErrReplyTooLarge = errors.New("zipline: reply exceeds the configured limits")
+
+// ErrGap is matched by the *GapError that Messages yields when messages may
+// have been lost: the subscriber connection was down (messages published
+// meanwhile are gone: Redis pub/sub keeps nothing), or the subscription's
+// buffer overflowed. Iteration goes on after it.
+var ErrGap = errors.New("zipline: pub/sub messages may have been lost")
+
+// GapError says why messages may have been lost.
+type GapError struct {
+	// Reason is "reconnected", "overflow" (the subscription's buffer) or
+	// "moved" (a sharded channel's slot moved to another node).
+	Reason string
+	// Dropped counts the messages known to be lost, when known.
+	Dropped int64
+}
+
+func (e *GapError) Error() string {
+	if e.Dropped > 0 {
+		return fmt.Sprintf("zipline: pub/sub gap (%s): %d messages lost", e.Reason, e.Dropped)
+	}
+	return "zipline: pub/sub gap (" + e.Reason + "): messages may have been lost"
+}
+
+// Is makes a GapError match ErrGap.
+func (e *GapError) Is(target error) bool { return target == ErrGap }
+
+// ErrSlowConsumer ends a subscription whose Overflow is CloseSubscription
+// when its buffer is full.
+var ErrSlowConsumer = errors.New("zipline: subscription closed: its consumer fell behind")
+
+// TypeError reports a reply that cannot convert to the requested Go type.
+type TypeError struct {
+	Want string // the Go type asked for
+	Got  string // the RESP type received
+}
+
+func (e *TypeError) Error() string {
+	return fmt.Sprintf("zipline: cannot read a %s reply as %s", e.Got, e.Want)
+}
+
+// NodeBoundError is a command refused on a Client from Dedicated on a
+// cluster: that Client is one connection, to the node that served the slot
+// of its first command's keys, and this command's keys are on a slot
+// another node serves. Nothing was sent (it matches ErrNotSent).
+type NodeBoundError struct {
+	Bound     int32  // the slot that bound the connection
+	BoundAddr string // its node
+	Slot      int32  // the command's slot
+}
+
+func (e *NodeBoundError) Error() string {
+	return fmt.Sprintf("zipline: this Client from Dedicated is one connection, to %s (which served slot %d when it was "+
+		"bound); slot %d is served by another node: use the shared Client, or another Dedicated", e.BoundAddr, e.Bound, e.Slot)
+}
+
+// Is makes a NodeBoundError match ErrNotSent.
+func (e *NodeBoundError) Is(target error) bool { return target == ErrNotSent }

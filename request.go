@@ -2,8 +2,6 @@ package zipline
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"time"
 
@@ -387,22 +385,3 @@ func (s *shared) errorOf(v resp.Value) error {
 	le := v.Oversize(s.limits)
 	return &ReplyLimitError{What: le.What, Size: le.Size, Limit: le.Limit}
 }
-
-// ReplyLimitError is a reply larger than Options.ReplyLimits allow. The
-// client skipped it without reading it into memory; only the command it
-// answered failed, and the connection stays in use.
-type ReplyLimitError struct {
-	What  string // "bulk length" or "aggregate length"
-	Size  int64  // what the reply announced
-	Limit int64
-}
-
-func (e *ReplyLimitError) Error() string {
-	return fmt.Sprintf("zipline: reply %s %d exceeds the limit of %d (Options.ReplyLimits)", e.What, e.Size, e.Limit)
-}
-
-// Is makes a ReplyLimitError match ErrReplyTooLarge.
-func (e *ReplyLimitError) Is(target error) bool { return target == ErrReplyTooLarge }
-
-// ErrReplyTooLarge is matched by every *ReplyLimitError.
-var ErrReplyTooLarge = errors.New("zipline: reply exceeds the configured limits")

@@ -6,42 +6,12 @@ package zipline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"sync"
 	"sync/atomic"
 	"time"
 )
-
-// ErrGap is matched by the *GapError that Messages yields when messages may
-// have been lost: the subscriber connection was down (messages published
-// meanwhile are gone: Redis pub/sub keeps nothing), or the subscription's
-// buffer overflowed. Iteration goes on after it.
-var ErrGap = errors.New("zipline: pub/sub messages may have been lost")
-
-// GapError says why messages may have been lost.
-type GapError struct {
-	// Reason is "reconnected", "overflow" (the subscription's buffer) or
-	// "moved" (a sharded channel's slot moved to another node).
-	Reason string
-	// Dropped counts the messages known to be lost, when known.
-	Dropped int64
-}
-
-func (e *GapError) Error() string {
-	if e.Dropped > 0 {
-		return fmt.Sprintf("zipline: pub/sub gap (%s): %d messages lost", e.Reason, e.Dropped)
-	}
-	return "zipline: pub/sub gap (" + e.Reason + "): messages may have been lost"
-}
-
-// Is makes a GapError match ErrGap.
-func (e *GapError) Is(target error) bool { return target == ErrGap }
-
-// ErrSlowConsumer ends a subscription whose Overflow is CloseSubscription
-// when its buffer is full.
-var ErrSlowConsumer = errors.New("zipline: subscription closed: its consumer fell behind")
 
 // Message is one pub/sub message.
 type Message struct {

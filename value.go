@@ -2,7 +2,6 @@ package zipline
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"strconv"
 	"unsafe"
@@ -17,16 +16,6 @@ import (
 // shape.
 type Value struct {
 	v resp.Value
-}
-
-// TypeError reports a reply that cannot convert to the requested Go type.
-type TypeError struct {
-	Want string // the Go type asked for
-	Got  string // the RESP type received
-}
-
-func (e *TypeError) Error() string {
-	return fmt.Sprintf("zipline: cannot read a %s reply as %s", e.Got, e.Want)
 }
 
 // Kind returns the RESP type of the reply: "bulk string", "integer",
