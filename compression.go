@@ -2,7 +2,7 @@ package zipline
 
 // The Client's compression, as the application sees it: DecodeValue,
 // Stats().Compression, Raw. Options.Compression configures it (options.go);
-// valuecodec.go does the work.
+// compression_codec.go does the work.
 
 // DecodeValue returns what the application wrote from bytes a value was
 // stored (or a message published) as: it expands a GLIDE envelope with the

@@ -1322,7 +1322,7 @@ var doForms = []func(g *gen) doCmd{
 
 // sortForm is a SORT: GET of string values (expanded at any depth) is
 // allowed; a sort is refused when it would compare stored values that may
-// be compressed (values.go, sortRefusal): BY a pattern whenever
+// be compressed (compression_plan.go, sortRefusal): BY a pattern whenever
 // compression is on, and list elements (no BY) with the Lists family. The
 // server reads a compressed value as the number 0, so numeric sorts are
 // refused too. GET of stored values with STORE is refused unless lists are

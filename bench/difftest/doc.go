@@ -11,7 +11,7 @@
 // Modes: RESP2 and RESP3, times compression off, zstd and LZ4 on zipline's
 // side (MinSize 6..16 from the seed; zstd compresses hashes and lists too on
 // RESP3, LZ4 on RESP2), on redis-server and, when installed, valkey-server.
-// Commands zipline refuses while compressing (values.go) must fail
+// Commands zipline refuses while compressing (compression_plan.go) must fail
 // with its *CommandError, and are then not sent to go-redis's server.
 //
 // Files: difftest_test.go runs the modes, the units (a command, a Batch, a

@@ -278,7 +278,7 @@ func (g *gen) setExpiry() expiry {
 	case 4:
 		return expiry{kind: "PXAT", t: g.now.Add(-time.Hour).Truncate(time.Second).Add(456 * time.Millisecond)}
 	case 5:
-		// The zero expiries set none, as go-redis's 0 does (strings.go, Expiry).
+		// The zero expiries set none, as go-redis's 0 does (string_commands.go, Expiry).
 		return expiry{kind: pick(g, "EX0", "ZERO", "ATZERO")}
 	case 0:
 		return expiry{kind: "EX", d: time.Duration(100+g.intn(1000)) * time.Second}

@@ -14,7 +14,7 @@ import (
 )
 
 // family is a compression family: a command that works on stored bytes is
-// refused by zipline while its family is compressed (values.go).
+// refused by zipline while its family is compressed (compression_plan.go).
 type family uint8
 
 const (
@@ -58,7 +58,7 @@ type op struct {
 
 	// refuse: zipline refuses the command while this family is compressed
 	// and one of its keys is in the compressed scope (not kept plain by the
-	// mode's rules: README, "Transparent compression"; values.go), and it
+	// mode's rules: README, "Transparent compression"; compression_plan.go), and it
 	// is then not sent to go-redis's server either. With refuseAlways,
 	// whatever its keys (SORT, which compares values it finds by pattern).
 	refuse       family

@@ -252,7 +252,7 @@ func (g *gen) bitfieldOps(readOnly bool) []string {
 }
 
 // Bitmaps work on the stored bytes: every one is refused while strings
-// are compressed (spec_overlay.go, bitmaps.go).
+// are compressed (spec_overlay.go, bitmap_commands.go).
 var bitmapRows = []row{
 	{"SETBIT", 4, func(g *gen) *op {
 		k, off, v := g.bitKey(), pick[int64](g, 0, 1, 7, 8, 15, 100, 1000), g.intn(2)
@@ -579,7 +579,7 @@ func gBool(c gcmd) reply {
 
 // sortArgs is a typed SORT's options in both clients' forms, with the
 // keys its patterns may read and the family it is refused under (as
-// sortForm's, values.go sortRefusal).
+// sortForm's, compression_plan.go sortRefusal).
 func (g *gen) sortArgs() (zipline.SortArgs, *redis.Sort, []string, family, bool, string) {
 	var a zipline.SortArgs
 	a.By = pick(g, "", "", "nosort", "*")
@@ -711,7 +711,7 @@ var keyRows = []row{
 	}},
 	{"DUMP", 2, func(g *gen) *op {
 		// Payloads are compared by presence: a compressed value is
-		// serialized as stored (keys.go, Dump); a stream's holds its
+		// serialized as stored (key_commands.go, Dump); a stream's holds its
 		// consumers' times; and a set's holds its members in the order
 		// of its encoding, which the harness's own reconciling (SPOP's
 		// swap, a repair) can change. DUMP+RESTORE checks the payloads

@@ -2,7 +2,7 @@ package zipline
 
 // Where commands carry stored values, as data: the family a value belongs
 // to, which arguments are values, where replies hold them. The overlay
-// (spec_overlay.go) fills a valueSpec per command; values.go reads it.
+// (spec_overlay.go) fills a valueSpec per command; compression_plan.go reads it.
 
 // valueFamily is the command family a stored value belongs to, which
 // decides whether compression applies to it.

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The Client and Batch methods of the commands defined in connection.go.
+// The Client and Batch methods of the commands defined in connection_commands.go.
 
 // ClientGetName returns the connection's name (Options.ClientName), or
 // Nil if it has none.

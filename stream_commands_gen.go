@@ -6,7 +6,7 @@ import (
 	"context"
 )
 
-// The Client and Batch methods of the commands defined in streams.go.
+// The Client and Batch methods of the commands defined in stream_commands.go.
 
 // XAck acknowledges entries of a group, and returns how many were pending.
 func (c *Client) XAck(ctx context.Context, stream string, group string, ids ...string) (int64, error) {

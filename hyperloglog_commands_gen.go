@@ -6,7 +6,7 @@ import (
 	"context"
 )
 
-// The Client and Batch methods of the commands defined in hyperloglog.go.
+// The Client and Batch methods of the commands defined in hyperloglog_commands.go.
 
 // PFAdd adds elements to the HyperLogLog at key, and reports whether its
 // estimate changed.

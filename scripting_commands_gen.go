@@ -6,7 +6,7 @@ import (
 	"context"
 )
 
-// The Client and Batch methods of the commands defined in scripting.go.
+// The Client and Batch methods of the commands defined in scripting_commands.go.
 
 // Eval runs a Lua script with keys and args (encoded as Client.Do encodes
 // them). Every key the script touches must be in keys: that is how it is

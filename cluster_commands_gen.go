@@ -6,7 +6,7 @@ import (
 	"context"
 )
 
-// The Client and Batch methods of the commands defined in clustercommands.go.
+// The Client and Batch methods of the commands defined in cluster_commands.go.
 
 // ClusterAddSlots assigns slots to the node.
 func (c *Client) ClusterAddSlots(ctx context.Context, slots ...int64) error {

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The Client and Batch methods of the commands defined in server.go.
+// The Client and Batch methods of the commands defined in server_commands.go.
 
 // BgRewriteAOF starts rewriting the append-only file in the background.
 func (c *Client) BgRewriteAOF(ctx context.Context) (string, error) {

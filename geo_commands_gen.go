@@ -6,7 +6,7 @@ import (
 	"context"
 )
 
-// The Client and Batch methods of the commands defined in geo.go.
+// The Client and Batch methods of the commands defined in geo_commands.go.
 
 // GeoAdd adds members at their positions (Name, Longitude, Latitude of
 // each location) and returns how many were new.

@@ -6,7 +6,7 @@ import (
 	"context"
 )
 
-// The Client and Batch methods of the commands defined in publish.go.
+// The Client and Batch methods of the commands defined in pubsub_commands.go.
 
 // PubSubChannels returns the channels with subscribers matching pattern
 // ("": all), on the node the command reaches.

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The Client and Batch methods of the commands defined in zsets.go.
+// The Client and Batch methods of the commands defined in sortedset_commands.go.
 
 // BZMPop is ZMPop that waits up to timeout for one of the sorted sets to
 // have a member.

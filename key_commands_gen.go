@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The Client and Batch methods of the commands defined in keys.go.
+// The Client and Batch methods of the commands defined in key_commands.go.
 
 // Copy copies the value at src to dst, replacing dst's only with replace,
 // and reports whether it copied.

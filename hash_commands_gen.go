@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The Client and Batch methods of the commands defined in hashes.go.
+// The Client and Batch methods of the commands defined in hash_commands.go.
 
 // HDel deletes fields and returns how many existed.
 func (c *Client) HDel(ctx context.Context, key string, fields ...string) (int64, error) {

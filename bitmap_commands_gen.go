@@ -6,7 +6,7 @@ import (
 	"context"
 )
 
-// The Client and Batch methods of the commands defined in bitmaps.go.
+// The Client and Batch methods of the commands defined in bitmap_commands.go.
 
 // BitCount counts the bits set in a range of the value (the zero BitRange:
 // all of it).

@@ -6,7 +6,7 @@ import (
 	"context"
 )
 
-// The Client and Batch methods of the commands defined in hashstruct.go.
+// The Client and Batch methods of the commands defined in hash_struct_commands.go.
 
 // HSetStruct sets the fields of the hash at key from v, a struct or a
 // pointer to one, each tagged field one hash field (see FieldMap), and

@@ -6,7 +6,7 @@ import (
 	"context"
 )
 
-// The Client and Batch methods of the commands defined in acl.go.
+// The Client and Batch methods of the commands defined in acl_commands.go.
 
 // ACLCat returns the command categories, or, given one, its commands.
 func (c *Client) ACLCat(ctx context.Context, category ...string) ([]string, error) {

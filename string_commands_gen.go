@@ -6,7 +6,7 @@ import (
 	"context"
 )
 
-// The Client and Batch methods of the commands defined in strings.go.
+// The Client and Batch methods of the commands defined in string_commands.go.
 
 // Append appends value to the string at key and returns its new length.
 // It is refused while compression is on: appending to a compressed value

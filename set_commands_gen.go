@@ -6,7 +6,7 @@ import (
 	"context"
 )
 
-// The Client and Batch methods of the commands defined in sets.go.
+// The Client and Batch methods of the commands defined in set_commands.go.
 
 // SAdd adds members to the set and returns how many were new.
 func (c *Client) SAdd(ctx context.Context, key string, members ...string) (int64, error) {

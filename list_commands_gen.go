@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// The Client and Batch methods of the commands defined in lists.go.
+// The Client and Batch methods of the commands defined in list_commands.go.
 
 // BLMPop is LMPop that waits up to timeout for one of the lists to have
 // an element.
