@@ -1,7 +1,12 @@
 package main
 
 import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ziplinekv/zipline/bench/setget"
@@ -129,4 +134,38 @@ func sum(v []int) int {
 		n += x
 	}
 	return n
+}
+
+// writeTimeline writes a run's successes and failures per setget.Tick to
+// path as CSV (ms, ok, failed, then the failures by class), after a
+// comment line per step with its times in ms since the load began: what
+// -timeline keeps, to see where a window opens against a switch.
+func writeTimeline(path string, ticks []int, failures []setget.Failure, steps []step) error {
+	var b strings.Builder
+	ms := func(d time.Duration) int64 { return d.Milliseconds() }
+	for i, s := range steps {
+		fmt.Fprintf(&b, "# step %d: start %d, switch %d to %d, promoted %d, end %d\n",
+			i, ms(s.start), ms(s.switchStart), ms(s.switchEnd), ms(s.promoted), ms(s.end))
+	}
+	byTick := map[int]map[string]int{}
+	for _, f := range failures {
+		i := int(f.At / setget.Tick)
+		if byTick[i] == nil {
+			byTick[i] = map[string]int{}
+		}
+		byTick[i][f.Class]++
+	}
+	b.WriteString("ms,ok,failed,classes\n")
+	for i, n := range ticks {
+		classes, failed := "", 0
+		for _, c := range slices.Sorted(maps.Keys(byTick[i])) {
+			failed += byTick[i][c]
+			classes += fmt.Sprintf("%s=%d;", c, byTick[i][c])
+		}
+		fmt.Fprintf(&b, "%d,%d,%d,%q\n", ms(time.Duration(i)*setget.Tick), n, failed, classes)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }

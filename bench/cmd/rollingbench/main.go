@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"time"
 
 	"github.com/ziplinekv/zipline/bench/setget"
@@ -51,6 +52,8 @@ type options struct {
 	kind         testbed.Kind
 	load         setget.Config
 	out          string
+	// timeline is the directory each run's timeline goes to; empty: none.
+	timeline string
 }
 
 func parseFlags() (*options, error) {
@@ -67,12 +70,14 @@ func parseFlags() (*options, error) {
 		timeout    = flag.Duration("timeout", 5*time.Second, "each call's context deadline")
 		pause      = flag.Duration("retry-pause", 10*time.Millisecond, "a goroutine's pause after a failed call")
 		out        = flag.String("out", "", "write the markdown report to this file")
+		timeline   = flag.String("timeline", "", "write each run's successes and failures per 10 ms, with its switches' times, "+
+			"into this directory (a CSV file per run)")
 	)
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", flag.Args())
 	}
-	o := &options{rounds: *rounds, laps: *laps, reshardSlots: *slots, kind: testbed.Kind(*kind), out: *out,
+	o := &options{rounds: *rounds, laps: *laps, reshardSlots: *slots, kind: testbed.Kind(*kind), out: *out, timeline: *timeline,
 		load: setget.Config{Callers: *callers, Keys: *keys, CallTimeout: *timeout, RetryPause: *pause, Prefix: "roll"}}
 	if o.rounds < 1 || o.laps < 1 || *slots < 1 || *callers < 1 || *keys < 1 || *timeout <= 0 || *pause < 0 {
 		return nil, errors.New("need -rounds, -laps, -callers, -keys ≥ 1, -timeout > 0 and -retry-pause ≥ 0")
@@ -122,7 +127,8 @@ func run() error {
 					d := o.clients[(i+r-1)%len(o.clients)]
 					oc := outcome{client: d.name, topology: topo, switching: sw, round: r}
 					var server string
-					oc.fig, server, oc.err = runOne(ctx, o, d, topo, sw)
+					name := fmt.Sprintf("%s-%s-%d-%s", topo, sw, r, d.name)
+					oc.fig, server, oc.err = runOne(ctx, o, d, topo, sw, name)
 					if rep.server == "" {
 						rep.server = server
 					}
@@ -145,7 +151,7 @@ const warmup = 2 * time.Second
 
 // runOne starts a fresh cluster or Sentinel group, connects d's client,
 // starts the load, restarts the nodes in turn and measures.
-func runOne(ctx context.Context, o *options, d clientDef, topo, sw string) (figures, string, error) {
+func runOne(ctx context.Context, o *options, d clientDef, topo, sw, name string) (figures, string, error) {
 	var (
 		s       setget.Store
 		err     error
@@ -201,6 +207,11 @@ func runOne(ctx context.Context, o *options, d clientDef, topo, sw string) (figu
 	ticks, failures := l.Finish()
 	if err != nil {
 		return figures{}, server, err
+	}
+	if o.timeline != "" {
+		if err := writeTimeline(filepath.Join(o.timeline, name+".csv"), ticks, failures, steps); err != nil {
+			return figures{}, server, err
+		}
 	}
 	fig := measure(ticks, failures, steps, warmup/2)
 	fig.Wrong = l.Wrong()
