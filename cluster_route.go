@@ -438,18 +438,27 @@ func (c *cluster) redirectAddr(addr string) string {
 var errNoOwner = errors.New("no node serves the slot")
 
 // failoverLeft returns how long the next wait for a retry may last: what is
-// left of Options.FailoverWait since *since, the first time a shard could
-// not serve (when is againOnChange or later; *since is set then), or -1
-// for no bound. over says that nothing is left: the request fails with
-// ErrShardDown.
+// left of this request's share of Options.FailoverWait since *since, the
+// first time a shard could not serve (when is againOnChange or later;
+// *since is set then), or -1 for no bound. over says that nothing is left:
+// the request fails with ErrShardDown.
+//
+// The share is drawn at random between three quarters and all of
+// FailoverWait, once per request (by setting *since back by the rest). A
+// primary's death holds every caller that reaches its shard at once; with
+// one wait for all, they would fail, come back and be held again in step,
+// and the other shards would serve in bursts a FailoverWait apart with
+// nothing between (rollingbench -timeline showed it). Spread, they come
+// back a few at a time, as jittered retries do.
 func (c *cluster) failoverLeft(since *time.Time, when again) (limit time.Duration, over bool) {
-	if when < againOnChange || c.s.opts.FailoverWait <= 0 {
+	wait := c.s.opts.FailoverWait
+	if when < againOnChange || wait <= 0 {
 		return -1, false
 	}
 	if since.IsZero() {
-		*since = time.Now()
+		*since = time.Now().Add(-rand.N(wait/4 + 1))
 	}
-	limit = c.s.opts.FailoverWait - time.Since(*since)
+	limit = wait - time.Since(*since)
 	return limit, limit <= 0
 }
 

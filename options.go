@@ -122,8 +122,11 @@ type Options struct {
 	// ErrShardDown, which matches ErrNotSent. The bound keeps a service's
 	// workers from piling up on one dead shard while the others serve; a
 	// graceful failover (CLUSTER FAILOVER) never meets it, since the
-	// primary answers throughout. Default DefaultFailoverWait; negative
-	// waits until the request's context ends.
+	// primary answers throughout. Each request waits a share of it drawn at
+	// random between three quarters and all of it, so that the callers a
+	// dead shard held do not all come back, and pile up again, at once.
+	// Default DefaultFailoverWait; negative waits until the request's
+	// context ends.
 	FailoverWait time.Duration
 
 	// MaxPendingBytes bounds the bytes of requests queued or in flight on a
