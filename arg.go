@@ -236,3 +236,12 @@ func (o *option) in(args []arg) int {
 	}
 	return -1
 }
+
+// valueBytes returns a stored value's bytes, whatever its argument kind.
+func (a *arg) valueBytes() []byte {
+	switch a.kind {
+	case argBytes, argString, argKey:
+		return unsafeBytes(a.s)
+	}
+	return []byte(a.text())
+}

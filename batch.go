@@ -291,13 +291,6 @@ func firstError(pending []queued, err error) error {
 	return err
 }
 
-// reply is one command's reply, and the error it stands for (an error
-// reply, or one over the limits).
-type reply struct {
-	v   resp.Value
-	err error
-}
-
 // roundTrip sends a batch's request, through the hooks if there are any,
 // and returns a reply per command on the wire.
 func (c *Client) roundTrip(ctx context.Context, r *request) ([]reply, error) {
@@ -308,24 +301,6 @@ func (c *Client) roundTrip(ctx context.Context, r *request) ([]reply, error) {
 		return nil, err
 	}
 	return c.s.replies(r), nil
-}
-
-// replies returns a reply and error per command as the caller queued it.
-func (s *shared) replies(r *request) []reply {
-	replies, errs := r.merged()
-	k := r.scratch()
-	if cap(k.results) < len(replies) {
-		k.results = make([]reply, len(replies))
-	}
-	out := k.results[:len(replies)]
-	k.results = out
-	for i, v := range replies {
-		out[i] = reply{v, s.replyError(v)}
-		if errs != nil && errs[i] != nil {
-			out[i].err = errs[i]
-		}
-	}
-	return out
 }
 
 // fail settles every future with err, but those refused before sending,

@@ -209,3 +209,22 @@ func (e *NodeBoundError) Error() string {
 
 // Is makes a NodeBoundError match ErrNotSent.
 func (e *NodeBoundError) Is(target error) bool { return target == ErrNotSent }
+
+// replyError turns a reply that is an error, or a stand-in for a reply
+// over the configured limits, into the error its caller gets.
+func (s *shared) replyError(v resp.Value) error {
+	if !v.Type().Failed() {
+		return nil
+	}
+	return s.errorOf(v)
+}
+
+// errorOf is replyError for a reply that is an error or an oversize
+// stand-in.
+func (s *shared) errorOf(v resp.Value) error {
+	if v.IsError() {
+		return serverError(v)
+	}
+	le := v.Oversize(s.limits)
+	return &ReplyLimitError{What: le.What, Size: le.Size, Limit: le.Limit}
+}

@@ -152,141 +152,6 @@ func (s *flightState) release() {
 	clear(s.ask)
 }
 
-// add encodes one command into r: its name, then its arguments, the stored
-// values among them compressed when the Client's view compresses their
-// family (the row's valueSpec). expect is the set of reply types that
-// can answer it. It returns how to expand the stored values in its reply.
-//
-// On a cluster it also records the slot of the command's keys. A command
-// whose keys span several slots is refused with a *CrossSlotError, unless
-// it can be split (MGET, MSET, DEL, UNLINK, EXISTS, TOUCH): then it is
-// encoded as one command per slot, whose replies merge back into one.
-func (c *Client) add(r *request, spec *commandSpec, args []arg, expect resp.TypeSet) (valueReply, error) {
-	values, vr, err := c.lookupValues(spec, args)
-	if err != nil {
-		return vr, err
-	}
-	if vr.read != nil {
-		// Answered from a read of the plaintext, which is what is sent and
-		// what answers it (but inside MULTI, where +QUEUED does).
-		spec, args = vr.read.spec, vr.read.args
-		if expect != tsQueued {
-			expect = vr.read.expect
-		}
-	}
-	ci := wireCommand{slot: noSlot}
-	if t := c.s.commandTable(); t != nil {
-		if !hasKeys(args) {
-			t.markKeys(spec, args)
-		}
-		ci.slot, ci.readOnly = argsSlot(args), t.readOnly(spec, args)
-		if ci.slot == crossSlot {
-			if spec.merge() != mergeNone {
-				return vr, c.addSplit(r, spec, args, expect, values)
-			}
-			return vr, &CrossSlotError{Command: spec.fullName(), Slots: keySlots(args)}
-		}
-	} else if c.s.marksReads {
-		ci.readOnly = spec.readOnly()
-	}
-	c.encode(r, spec, args, expect, values, ci)
-	return vr, nil
-}
-
-// encode appends one command to r.
-func (c *Client) encode(r *request, spec *commandSpec, args []arg, expect resp.TypeSet, values argSpan, ci wireCommand) {
-	ci.start = len(r.call.Buf)
-	c.appendCommand(r.call, spec, args, expect, values)
-	ci.end = len(r.call.Buf)
-	r.cmds = append(r.cmds, ci)
-}
-
-// appendCommand appends one command to call: its name (and subcommand's),
-// then its arguments, the stored values among them (values) compressed as
-// the Compression's rules say for the key before them (PUBLISH's channel,
-// which is no key, is its first argument).
-func (c *Client) appendCommand(call *pipe.Call, spec *commandSpec, args []arg, expect resp.TypeSet, values argSpan) {
-	n := 1 + len(args)
-	if spec.sub != "" {
-		n++
-	}
-	call.Buf = resp.AppendArrayLen(call.Buf, n)
-	call.Buf = resp.AppendBulkString(call.Buf, spec.name)
-	if spec.sub != "" {
-		call.Buf = resp.AppendBulkString(call.Buf, spec.sub)
-	}
-	owner := -1 // the key (or, with none, the channel) the values after it belong to
-	for i := range args {
-		if args[i].kind == argKey {
-			owner = i
-		}
-		if values.has(i) {
-			if w := c.codec.writer(args[max(owner, 0)].text()); w != nil {
-				call.Buf = appendValue(w, call.Buf, args[i].valueBytes())
-				continue
-			}
-		}
-		call.Buf = appendArg(call.Buf, &args[i])
-	}
-	call.N++
-	call.Expect = append(call.Expect, expect)
-}
-
-func hasKeys(args []arg) bool {
-	for i := range args {
-		if args[i].routes() {
-			return true
-		}
-	}
-	return false
-}
-
-// routes reports whether the argument says where the command goes: a key,
-// or a slot named outright (CLUSTER COUNTKEYSINSLOT).
-func (a *arg) routes() bool { return a.kind == argKey || a.kind == argSlot }
-
-// slot is the slot a key or slot argument stands for.
-func (a *arg) slot() int32 {
-	if a.kind != argSlot {
-		return keySlot(a.s)
-	}
-	if a.n < 0 || a.n >= slotCount {
-		return noSlot // no such slot: any node says so
-	}
-	return int32(a.n)
-}
-
-// argsSlot returns the slot of the key (and slot) arguments: noSlot
-// without any, crossSlot when they differ.
-func argsSlot(args []arg) int32 {
-	slot := noSlot
-	for i := range args {
-		if !args[i].routes() {
-			continue
-		}
-		switch s := args[i].slot(); {
-		case slot == noSlot:
-			slot = s
-		case s != slot:
-			return crossSlot
-		}
-	}
-	return slot
-}
-
-// keySlots lists the distinct slots of the key arguments, for errors.
-func keySlots(args []arg) []int32 {
-	var out []int32
-	for i := range args {
-		if args[i].routes() {
-			if s := args[i].slot(); !slices.Contains(out, s) {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
-}
-
 // slots lists the slots of the request's commands, for errors.
 func (r *request) slots() []int32 {
 	var out []int32
@@ -296,15 +161,6 @@ func (r *request) slots() []int32 {
 		}
 	}
 	return out
-}
-
-// valueBytes returns a stored value's bytes, whatever its argument kind.
-func (a *arg) valueBytes() []byte {
-	switch a.kind {
-	case argBytes, argString, argKey:
-		return unsafeBytes(a.s)
-	}
-	return []byte(a.text())
 }
 
 // wait extends how long the request's replies may take: a blocking command
@@ -367,21 +223,27 @@ func (r *request) adopt(sub *request) {
 	r.replies, r.errs = sub.replies, sub.errs
 }
 
-// replyError turns a reply that is an error, or a stand-in for a reply
-// over the configured limits, into the error its caller gets.
-func (s *shared) replyError(v resp.Value) error {
-	if !v.Type().Failed() {
-		return nil
-	}
-	return s.errorOf(v)
+// reply is one command's reply, and the error it stands for (an error
+// reply, or one over the limits).
+type reply struct {
+	v   resp.Value
+	err error
 }
 
-// errorOf is replyError for a reply that is an error or an oversize
-// stand-in.
-func (s *shared) errorOf(v resp.Value) error {
-	if v.IsError() {
-		return serverError(v)
+// replies returns a reply and error per command as the caller queued it.
+func (s *shared) replies(r *request) []reply {
+	replies, errs := r.merged()
+	k := r.scratch()
+	if cap(k.results) < len(replies) {
+		k.results = make([]reply, len(replies))
 	}
-	le := v.Oversize(s.limits)
-	return &ReplyLimitError{What: le.What, Size: le.Size, Limit: le.Limit}
+	out := k.results[:len(replies)]
+	k.results = out
+	for i, v := range replies {
+		out[i] = reply{v, s.replyError(v)}
+		if errs != nil && errs[i] != nil {
+			out[i].err = errs[i]
+		}
+	}
+	return out
 }

@@ -1,5 +1,7 @@
 package zipline
 
+import "slices"
+
 // slotCount is the number of hash slots of a Redis or Valkey Cluster.
 const slotCount = 16384
 
@@ -61,3 +63,58 @@ var crc16Table = func() (t [256]uint16) {
 	}
 	return t
 }()
+
+func hasKeys(args []arg) bool {
+	for i := range args {
+		if args[i].routes() {
+			return true
+		}
+	}
+	return false
+}
+
+// routes reports whether the argument says where the command goes: a key,
+// or a slot named outright (CLUSTER COUNTKEYSINSLOT).
+func (a *arg) routes() bool { return a.kind == argKey || a.kind == argSlot }
+
+// slot is the slot a key or slot argument stands for.
+func (a *arg) slot() int32 {
+	if a.kind != argSlot {
+		return keySlot(a.s)
+	}
+	if a.n < 0 || a.n >= slotCount {
+		return noSlot // no such slot: any node says so
+	}
+	return int32(a.n)
+}
+
+// argsSlot returns the slot of the key (and slot) arguments: noSlot
+// without any, crossSlot when they differ.
+func argsSlot(args []arg) int32 {
+	slot := noSlot
+	for i := range args {
+		if !args[i].routes() {
+			continue
+		}
+		switch s := args[i].slot(); {
+		case slot == noSlot:
+			slot = s
+		case s != slot:
+			return crossSlot
+		}
+	}
+	return slot
+}
+
+// keySlots lists the distinct slots of the key arguments, for errors.
+func keySlots(args []arg) []int32 {
+	var out []int32
+	for i := range args {
+		if args[i].routes() {
+			if s := args[i].slot(); !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
