@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"math"
 	"strings"
 	"sync/atomic"
@@ -169,5 +170,28 @@ func TestParseNames(t *testing.T) {
 	if _, err := ParseNames("zipline,nope", all, id); err == nil || !strings.Contains(err.Error(), `"nope"`) ||
 		!strings.Contains(err.Error(), "zipline,rueidis,goredis") {
 		t.Fatalf("an unknown name: %v", err)
+	}
+}
+
+// Interleave rotates the variants' order by one each round, and stops
+// between cells once the session is interrupted.
+func TestSessionInterleave(t *testing.T) {
+	ctx, stop := context.WithCancel(context.Background())
+	s := &Session{ctx: ctx, stop: stop}
+	var got []string
+	s.Interleave(3, 3, func(round, i int) { got = append(got, fmt.Sprintf("%d:%d", round, i)) })
+	want := "1:0 1:1 1:2 2:1 2:2 2:0 3:2 3:0 3:1"
+	if strings.Join(got, " ") != want {
+		t.Fatalf("order %v, want %s", got, want)
+	}
+	got = nil
+	s.Interleave(2, 3, func(round, i int) {
+		got = append(got, fmt.Sprintf("%d:%d", round, i))
+		if len(got) == 2 {
+			stop()
+		}
+	})
+	if len(got) != 2 {
+		t.Fatalf("after the interrupt: %v, want 2 cells", got)
 	}
 }

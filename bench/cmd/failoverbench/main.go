@@ -22,14 +22,12 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/signal"
 	"time"
 
 	"github.com/ziplinekv/zipline/bench"
 	"github.com/ziplinekv/zipline/bench/harness"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/chart"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/failover"
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 	"github.com/ziplinekv/zipline/testbed"
 )
 
@@ -105,34 +103,22 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	rep := &report{command: harness.CommandLine("failoverbench", ""), opts: o, loadBefore: sysstat.Machine()}
-	fmt.Fprintln(os.Stderr, rep.command)
-	for r := 1; r <= o.rounds && ctx.Err() == nil; r++ {
-		for i := range o.clients {
-			f := o.clients[(i+r-1)%len(o.clients)]
-			oc := outcome{client: f.Name, round: r}
-			var server string
-			oc.tl, server, oc.err = runOne(ctx, o, f)
-			if rep.server == "" {
-				rep.server = server
-			}
-			logOutcome(oc)
-			rep.outcomes = append(rep.outcomes, oc)
-			if ctx.Err() != nil {
-				break
-			}
+	sess := harness.Begin("failoverbench", "")
+	ctx := sess.Context()
+	rep := &report{session: sess, opts: o}
+	sess.Interleave(o.rounds, len(o.clients), func(r, i int) {
+		f := o.clients[i]
+		oc := outcome{client: f.Name, round: r}
+		var server string
+		oc.tl, server, oc.err = runOne(ctx, o, f)
+		if rep.server == "" {
+			rep.server = server
 		}
-	}
-	rep.loadAfter = sysstat.Machine()
-	var buf bytes.Buffer
-	rep.write(&buf)
-	os.Stdout.Write(buf.Bytes())
-	if o.out != "" {
-		if err := os.WriteFile(o.out, buf.Bytes(), 0o644); err != nil {
-			return err
-		}
+		logOutcome(oc)
+		rep.outcomes = append(rep.outcomes, oc)
+	})
+	if err := sess.End(o.out, rep.write); err != nil && ctx.Err() == nil {
+		return err
 	}
 	if o.svg != "" {
 		var svg bytes.Buffer

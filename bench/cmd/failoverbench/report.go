@@ -12,11 +12,10 @@ import (
 
 // report is everything one failoverbench invocation produced.
 type report struct {
-	command               string
-	opts                  *options
-	server                string
-	loadBefore, loadAfter string // sysstat.Machine at the start and the end
-	outcomes              []outcome
+	session  *harness.Session // the command line, the machine before and after
+	opts     *options
+	server   string
+	outcomes []outcome
 }
 
 // firstRound returns round 1's outcomes in the order of -clients.
@@ -37,9 +36,9 @@ func (r *report) write(w io.Writer) {
 	row := func(cells ...string) { p("| %s |\n", strings.Join(cells, " | ")) }
 	cfg := r.opts.cfg
 	p("# Failover timeline: kill -9 of a cluster primary under load\n\n")
-	p("Command:\n\n```\n%s\n```\n\n", r.command)
+	p("Command:\n\n```\n%s\n```\n\n", r.session.Command)
 	p("- date: %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
-	p("- machine at start: %s\n- machine at end: %s\n- go: %s\n", r.loadBefore, r.loadAfter, runtime.Version())
+	p("- machine at start: %s\n- machine at end: %s\n- go: %s\n", r.session.MachineBefore, r.session.MachineAfter, runtime.Version())
 	p("- server: %s, a fresh cluster of 3 primaries with 1 replica each for every client run, cluster-node-timeout %v\n",
 		r.server, r.opts.nodeTimeout)
 	p("- load: %d goroutines, each a loop of GET (%.0f %%) or SET of %d B values on one of %d prefilled keys at random, "+

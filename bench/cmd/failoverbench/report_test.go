@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline/bench"
+	"github.com/ziplinekv/zipline/bench/harness"
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/failover"
 	"github.com/ziplinekv/zipline/testbed"
 )
@@ -28,7 +29,7 @@ func TestReportAndChart(t *testing.T) {
 		}
 		return t
 	}
-	r := &report{command: "cmd", opts: o, server: "redis 7.0.15", outcomes: []outcome{
+	r := &report{session: &harness.Session{Command: "cmd"}, opts: o, server: "redis 7.0.15", outcomes: []outcome{
 		{client: "zipline", round: 1, tl: tl(200*time.Millisecond, 300*time.Millisecond)},
 		{client: "rueidis", round: 1, tl: tl(250*time.Millisecond, 300*time.Millisecond)},
 		{client: "zipline", round: 2, tl: tl(100*time.Millisecond, 200*time.Millisecond)},

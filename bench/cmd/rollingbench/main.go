@@ -23,14 +23,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"time"
 
 	"github.com/ziplinekv/zipline/bench/setget"
 
 	"github.com/ziplinekv/zipline/bench/harness"
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 	"github.com/ziplinekv/zipline/testbed"
 )
 
@@ -113,36 +111,29 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	rep := &report{command: harness.CommandLine("rollingbench", ""), opts: o, loadBefore: sysstat.Machine()}
-	fmt.Fprintln(os.Stderr, rep.command)
+	sess := harness.Begin("rollingbench", "")
+	ctx := sess.Context()
+	rep := &report{session: sess, opts: o}
 	for _, topo := range o.topologies {
 		for _, sw := range o.switches {
 			if !applies(topo, sw) {
 				continue
 			}
-			for r := 1; r <= o.rounds && ctx.Err() == nil; r++ {
-				for i := range o.clients {
-					d := o.clients[(i+r-1)%len(o.clients)]
-					oc := outcome{client: d.name, topology: topo, switching: sw, round: r}
-					var server string
-					name := fmt.Sprintf("%s-%s-%d-%s", topo, sw, r, d.name)
-					oc.fig, server, oc.err = runOne(ctx, o, d, topo, sw, name)
-					if rep.server == "" {
-						rep.server = server
-					}
-					logOutcome(oc)
-					rep.outcomes = append(rep.outcomes, oc)
+			sess.Interleave(o.rounds, len(o.clients), func(r, i int) {
+				d := o.clients[i]
+				oc := outcome{client: d.name, topology: topo, switching: sw, round: r}
+				var server string
+				name := fmt.Sprintf("%s-%s-%d-%s", topo, sw, r, d.name)
+				oc.fig, server, oc.err = runOne(ctx, o, d, topo, sw, name)
+				if rep.server == "" {
+					rep.server = server
 				}
-			}
+				logOutcome(oc)
+				rep.outcomes = append(rep.outcomes, oc)
+			})
 		}
 	}
-	rep.loadAfter = sysstat.Machine()
-	if err := harness.Publish(o.out, rep.write); err != nil {
-		return err
-	}
-	return ctx.Err()
+	return sess.End(o.out, rep.write)
 }
 
 // warmup is how long the load runs before the restarts begin: the second

@@ -9,25 +9,25 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ziplinekv/zipline/bench/harness"
 	"github.com/ziplinekv/zipline/bench/setget"
 )
 
 // report is everything one rollingbench invocation produced.
 type report struct {
-	command               string
-	opts                  *options
-	server                string
-	loadBefore, loadAfter string // sysstat.Machine at the start and the end
-	outcomes              []outcome
+	session  *harness.Session // the command line, the machine before and after
+	opts     *options
+	server   string
+	outcomes []outcome
 }
 
 func (r *report) write(w io.Writer) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
 	row := func(cells ...string) { p("| %s |\n", strings.Join(cells, " | ")) }
 	o := r.opts
-	p("# Rolling restarts under load\n\nCommand:\n\n```\n%s\n```\n\n", r.command)
+	p("# Rolling restarts under load\n\nCommand:\n\n```\n%s\n```\n\n", r.session.Command)
 	p("- date: %s\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
-	p("- machine at start: %s\n- machine at end: %s\n- go: %s\n", r.loadBefore, r.loadAfter, runtime.Version())
+	p("- machine at start: %s\n- machine at end: %s\n- go: %s\n", r.session.MachineBefore, r.session.MachineAfter, runtime.Version())
 	p("- server: %s; for every run a fresh cluster of 3 primaries with a replica each (cluster-node-timeout 1 s), "+
 		"or a fresh Sentinel group of a primary, 2 replicas and 3 sentinels (down-after 1 s)\n", r.server)
 	p("- load: %d goroutines, each SETting its next key (of %d) to a sequence number and GETting it back, every call "+

@@ -25,7 +25,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -34,7 +33,6 @@ import (
 	"github.com/ziplinekv/zipline/internal/pace"
 
 	"github.com/ziplinekv/zipline/bench/harness"
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 	"github.com/ziplinekv/zipline/testbed"
 )
 
@@ -118,10 +116,9 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	rep := &report{command: harness.CommandLine("rotatebench", ""), opts: o, env: harness.Environment("")}
-	fmt.Fprintln(os.Stderr, rep.command)
+	sess := harness.Begin("rotatebench", "")
+	ctx := sess.Context()
+	rep := &report{session: sess, opts: o, env: harness.Environment("")}
 	for _, sc := range o.scenarios {
 		var defs []clientDef
 		for _, d := range o.clients {
@@ -129,25 +126,19 @@ func run() error {
 				defs = append(defs, d)
 			}
 		}
-		for r := 1; r <= o.rounds && ctx.Err() == nil; r++ {
-			for i := range defs {
-				d := defs[(i+r-1)%len(defs)]
-				oc := outcome{client: d, scenario: sc, round: r}
-				var server string
-				oc.fig, server, oc.err = runOne(ctx, o, d, sc)
-				if rep.server == "" {
-					rep.server = server
-				}
-				logOutcome(oc)
-				rep.outcomes = append(rep.outcomes, oc)
+		sess.Interleave(o.rounds, len(defs), func(r, i int) {
+			d := defs[i]
+			oc := outcome{client: d, scenario: sc, round: r}
+			var server string
+			oc.fig, server, oc.err = runOne(ctx, o, d, sc)
+			if rep.server == "" {
+				rep.server = server
 			}
-		}
+			logOutcome(oc)
+			rep.outcomes = append(rep.outcomes, oc)
+		})
 	}
-	rep.loadAfter = sysstat.Machine()
-	if err := harness.Publish(o.out, rep.write); err != nil {
-		return err
-	}
-	return ctx.Err()
+	return sess.End(o.out, rep.write)
 }
 
 // warmup is how long the load runs before the rotations or renewals

@@ -17,12 +17,11 @@ import (
 
 // report is everything one rotatebench invocation produced.
 type report struct {
-	command   string
-	opts      *options
-	env       []string // harness.Environment at the start
-	server    string
-	loadAfter string // sysstat.Machine at the end
-	outcomes  []outcome
+	session  *harness.Session // the command line, the machine at the end
+	opts     *options
+	env      []string // harness.Environment at the start
+	server   string
+	outcomes []outcome
 }
 
 func (r *report) write(w io.Writer) {
@@ -31,13 +30,13 @@ func (r *report) write(w io.Writer) {
 	o := r.opts
 	h := harness.Header{
 		Title:   "Credential rotation and certificate renewal under load",
-		Command: r.command,
+		Command: r.session.Command,
 		Settings: fmt.Sprintf("%d round(s), interleaved; per run a fresh %s on loopback (persistence off), %d goroutines each "+
 			"SETting its next key (of %d) to a sequence number and GETting it back, every call with a %v deadline and %v "+
 			"of pause after a failure, %v of warm-up; then %d credential rotations or %d certificate renewals, one every %v",
 			o.rounds, o.kind, o.load.Callers, o.load.Keys, o.load.CallTimeout, o.load.RetryPause, warmup, o.rotations,
 			o.renewals, o.every),
-		Env: append(slices.Clone(r.env), "server: "+r.server, "machine at end: "+r.loadAfter),
+		Env: append(slices.Clone(r.env), "server: "+r.server, "machine at end: "+r.session.MachineAfter),
 	}
 	for _, d := range o.clients {
 		h.Clients = append(h.Clients, harness.Client{Name: d.label, Desc: d.desc})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/bench/harness"
 	"github.com/ziplinekv/zipline/testbed"
 )
 
@@ -145,7 +146,7 @@ func TestReport(t *testing.T) {
 	}
 	good := compute(ws[:99], 1000*msec, 1450*msec, 3000*msec) // stops at the fault, nothing lost after
 	bad := compute(ws, 1000*msec, 1450*msec, 3000*msec)
-	r := &report{command: "cmd", opts: o, server: "redis 7.0.15", outcomes: []outcome{
+	r := &report{session: &harness.Session{Command: "cmd"}, opts: o, server: "redis 7.0.15", outcomes: []outcome{
 		mk("zipline", 1, good), mk("go-redis", 1, bad), mk("zipline", 2, good), mk("go-redis", 2, bad),
 		{client: "go-redis", scenario: scenarioManual, round: 3, err: errors.New("boom")},
 	}}

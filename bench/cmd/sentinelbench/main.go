@@ -23,7 +23,6 @@ import (
 	"io"
 	"log"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,7 +32,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/ziplinekv/zipline/bench/harness"
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 	"github.com/ziplinekv/zipline/testbed"
 )
 
@@ -152,43 +150,32 @@ func run() error {
 		redis.SetLogger(discardLogger{})
 		log.SetOutput(io.Discard) // zipline logs through slog's default, which writes to the log package
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	rep := &report{command: harness.CommandLine("sentinelbench", ""), opts: o, env: harness.Environment(""),
-		started: time.Now()}
-	fmt.Fprintln(os.Stderr, rep.command)
+	sess := harness.Begin("sentinelbench", "")
+	ctx := sess.Context()
+	rep := &report{session: sess, opts: o, env: harness.Environment(""), started: time.Now()}
 	fmt.Fprintf(os.Stderr, "%d runs of ~%v each\n", o.rounds*len(o.scenarios)*len(o.clients),
 		(o.before + o.after + 8*time.Second).Round(time.Second))
-	for r := 1; r <= o.rounds && ctx.Err() == nil; r++ {
-		for _, sc := range o.scenarios {
-			for i := range o.clients {
-				if ctx.Err() != nil {
-					break
-				}
-				c := o.clients[(i+r-1)%len(o.clients)]
-				t0 := time.Now()
-				oc, server := runOne(ctx, o, c, sc, r)
-				oc.runTime = time.Since(t0)
-				if rep.server == "" {
-					rep.server = server
-				}
-				logOutcome(oc)
-				rep.outcomes = append(rep.outcomes, oc)
-				if o.out != "" {
-					if err := rep.save(); err != nil {
-						return err
-					}
-				}
+	var saveErr error
+	for _, sc := range o.scenarios {
+		sess.Interleave(o.rounds, len(o.clients), func(r, i int) {
+			t0 := time.Now()
+			oc, server := runOne(ctx, o, o.clients[i], sc, r)
+			oc.runTime = time.Since(t0)
+			if rep.server == "" {
+				rep.server = server
 			}
-		}
+			logOutcome(oc)
+			rep.outcomes = append(rep.outcomes, oc)
+			if err := harness.Save(o.out, rep.write); err != nil && saveErr == nil {
+				saveErr = err // an interrupted run keeps what it measured
+			}
+		})
 	}
-	rep.loadAfter = sysstat.Machine()
+	if saveErr != nil {
+		return saveErr
+	}
 	rep.elapsed = time.Since(rep.started)
-	if o.out == "" {
-		var buf bytes.Buffer
-		rep.write(&buf)
-		os.Stdout.Write(buf.Bytes())
-	} else if err := rep.save(); err != nil {
+	if err := sess.End(o.out, rep.write); err != nil && ctx.Err() == nil {
 		return err
 	}
 	if o.svg != "" {

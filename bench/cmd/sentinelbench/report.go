@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
 	"io"
 	"maps"
 	"math"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"slices"
@@ -20,20 +18,13 @@ import (
 
 // report is everything one sentinelbench invocation produced.
 type report struct {
-	command   string
-	opts      *options
-	env       []string // harness.Environment at the start
-	server    string
-	loadAfter string
-	started   time.Time
-	elapsed   time.Duration
-	outcomes  []outcome
-}
-
-func (r *report) save() error {
-	var buf bytes.Buffer
-	r.write(&buf)
-	return os.WriteFile(r.opts.out, buf.Bytes(), 0o644)
+	session  *harness.Session // the command line, the machine at the end
+	opts     *options
+	env      []string // harness.Environment at the start
+	server   string
+	started  time.Time
+	elapsed  time.Duration
+	outcomes []outcome
 }
 
 var scenarioTitles = map[string]string{
@@ -46,12 +37,12 @@ func (r *report) write(w io.Writer) {
 	row := func(cells ...string) { p("| %s |\n", strings.Join(cells, " | ")) }
 	o := r.opts
 	p("# Sentinel failover: the primary killed or failed over under a write load\n\n")
-	p("Issue 33. Command:\n\n```\n%s\n```\n\n", r.command)
+	p("Issue 33. Command:\n\n```\n%s\n```\n\n", r.session.Command)
 	for _, e := range r.env {
 		p("- %s\n", e)
 	}
-	if r.loadAfter != "" {
-		p("- machine at end: %s\n", r.loadAfter)
+	if r.session.MachineAfter != "" {
+		p("- machine at end: %s\n", r.session.MachineAfter)
 	}
 	p("- the machine is shared and noisy: its %d CPUs also run the group's 6 server processes (3 data nodes, 3 sentinels) "+
 		"and whatever else runs beside the benchmark\n", runtime.NumCPU())
