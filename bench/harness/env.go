@@ -4,13 +4,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
@@ -130,21 +128,4 @@ func QuickDefaults(values map[string]string) error {
 		}
 	}
 	return nil
-}
-
-// StopOnInterrupt returns a flag that the first Ctrl-C sets: the benchmark
-// stops after its current cell and still writes its report. A second
-// Ctrl-C ends the program at once (local servers die with it: they are
-// started with a parent-death signal).
-func StopOnInterrupt() *atomic.Bool {
-	var stop atomic.Bool
-	sigc := make(chan os.Signal, 1)
-	signal.Notify(sigc, os.Interrupt)
-	go func() {
-		<-sigc
-		stop.Store(true)
-		fmt.Fprintln(os.Stderr, "interrupt: stopping after the current cell (again to abort)")
-		signal.Stop(sigc)
-	}()
-	return &stop
 }

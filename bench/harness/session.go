@@ -26,17 +26,31 @@ type Session struct {
 	// (sysstat.Machine: CPUs, kernel, load average) at Begin and at End.
 	MachineBefore, MachineAfter string
 
-	ctx  context.Context
-	stop context.CancelFunc
+	ctx     context.Context
+	stop    context.CancelFunc
+	saveErr error // Save's first error, which End returns
 }
 
 // Begin begins a session of the benchmark named name (built with tags):
 // it prints the command line on standard error, notes the machine, and
-// makes the session's context end at an interrupt (Ctrl-C), so that what
-// was measured until then is still reported.
+// makes the session's context end at the first interrupt (Ctrl-C), so that
+// the cell under way ends and what was measured is still reported. A
+// second Ctrl-C ends the program at once (local servers die with it: they
+// are started with a parent-death signal).
 func Begin(name, tags string) *Session {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	s := &Session{Command: CommandLine(name, tags), MachineBefore: sysstat.Machine(), ctx: ctx, stop: stop}
+	ctx, cancel := context.WithCancel(context.Background())
+	sigc := make(chan os.Signal, 1)
+	signal.Notify(sigc, os.Interrupt)
+	go func() {
+		select {
+		case <-sigc:
+			fmt.Fprintln(os.Stderr, "interrupt: stopping after the current cell (again to abort)")
+			cancel()
+		case <-ctx.Done():
+		}
+		signal.Stop(sigc)
+	}()
+	s := &Session{Command: CommandLine(name, tags), MachineBefore: sysstat.Machine(), ctx: ctx, stop: cancel}
 	fmt.Fprintln(os.Stderr, s.Command)
 	return s
 }
@@ -50,24 +64,53 @@ func (s *Session) Context() context.Context { return s.ctx }
 // after the same neighbour. It returns early once the session is
 // interrupted, between cells.
 func (s *Session) Interleave(rounds, n int, cell func(round, i int)) {
-	for r := 1; r <= rounds; r++ {
-		for k := range n {
-			if s.ctx.Err() != nil {
-				return
-			}
-			cell(r, (k+r-1)%n)
+	s.Rounds(rounds, func(r int) { s.Rotated(r, n, func(i int) { cell(r, i) }) })
+}
+
+// Rounds runs round(r) for r from 1 to rounds, until the session is
+// interrupted: for mains whose rounds do more than one pass over their
+// variants (one per concurrency, say), each pass through Rotated.
+func (s *Session) Rounds(rounds int, round func(r int)) {
+	for r := 1; r <= rounds && !s.Stopped(); r++ {
+		round(r)
+	}
+}
+
+// Rotated runs cell(i) for each of n variants in round r's order (from
+// variant r-1 on, round robin), until the session is interrupted.
+func (s *Session) Rotated(r, n int, cell func(i int)) {
+	for k := range n {
+		if s.Stopped() {
+			return
 		}
+		cell((k + r - 1) % n)
+	}
+}
+
+// Stopped reports whether the session was interrupted.
+func (s *Session) Stopped() bool { return s.ctx.Err() != nil }
+
+// Save saves the report so far to path (nothing when path is empty), so
+// that an interrupted or failed run keeps what it measured: mains call it
+// after each round or cell. Its first error is End's.
+func (s *Session) Save(path string, write func(io.Writer)) {
+	if err := Save(path, write); err != nil && s.saveErr == nil {
+		s.saveErr = err
 	}
 }
 
 // End notes the machine after, writes the report with write to standard
 // output and, when path is not empty, to path (Publish), and returns the
-// interrupt's error if the session was interrupted.
+// first error of writing it (here or in Save), or else the interrupt's if
+// the session was interrupted.
 func (s *Session) End(path string, write func(io.Writer)) error {
 	defer s.stop()
 	s.MachineAfter = sysstat.Machine()
 	if err := Publish(path, write); err != nil {
 		return err
+	}
+	if s.saveErr != nil {
+		return s.saveErr
 	}
 	return s.ctx.Err()
 }

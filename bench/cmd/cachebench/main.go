@@ -118,6 +118,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	sess := harness.Begin("cachebench", "")
 	addr := o.addr
 	if addr == "" {
 		srv, err := testbed.Start(testbed.Config{})
@@ -150,25 +151,26 @@ func run() error {
 		live = append(live, v)
 	}
 	results := map[string][]cell{}
-	for r := range o.rounds {
-		for i := range live {
-			v := live[(i+r)%len(live)]
-			runtime.GC()
-			c, err := runCell(addr, v, o, ttl, uint64(r), counter, vers[v.name])
-			if err != nil {
-				return fmt.Errorf("%s: %w", v.name, err)
-			}
-			results[v.name] = append(results[v.name], c)
-			fmt.Fprintf(os.Stderr, "round %d %-31s %8.0f ops/s  p99 %7v  loads %6d (%.2f%% of reads)  commands/read %.3f  stale %d  errors %d  other CPU %.0f%%\n",
-				r+1, v.name, c.opsPerSec(), c.p99.Round(time.Microsecond), c.loads, 100*c.loadRatio(), c.commandsPerRead(), c.stale, c.errors, c.other)
+	var cellErr error
+	sess.Interleave(o.rounds, len(live), func(r, i int) {
+		v := live[i]
+		if cellErr != nil {
+			return
 		}
+		runtime.GC()
+		c, err := runCell(addr, v, o, ttl, uint64(r-1), counter, vers[v.name])
+		if err != nil {
+			cellErr = fmt.Errorf("%s: %w", v.name, err)
+			return
+		}
+		results[v.name] = append(results[v.name], c)
+		fmt.Fprintf(os.Stderr, "round %d %-31s %8.0f ops/s  p99 %7v  loads %6d (%.2f%% of reads)  commands/read %.3f  stale %d  errors %d  other CPU %.0f%%\n",
+			r, v.name, c.opsPerSec(), c.p99.Round(time.Microsecond), c.loads, 100*c.loadRatio(), c.commandsPerRead(), c.stale, c.errors, c.other)
+	})
+	if cellErr != nil {
+		return cellErr
 	}
-	md := report(o, results)
-	fmt.Print(md)
-	if o.out != "" {
-		return os.WriteFile(o.out, []byte(md), 0o644)
-	}
-	return nil
+	return sess.End(o.out, func(w io.Writer) { io.WriteString(w, report(o, results, sess)) })
 }
 
 // prefill stores every record through the variant, from 64 goroutines.
@@ -324,12 +326,13 @@ func median[T int64 | float64 | time.Duration](xs []T) T {
 	return s[len(s)/2]
 }
 
-func report(o *options, results map[string][]cell) string {
+func report(o *options, results map[string][]cell, sess *harness.Session) string {
 	var b strings.Builder
+	fmt.Fprintf(&b, "Command:\n\n```\n%s\n```\n\n", sess.Command)
 	fmt.Fprintf(&b, "Cache-aside: %d records, zipf s=%.2f, %d goroutines, %.0f%% of reads after an invalidation, database %v per load; "+
 		"%d rounds of %v (after %v warm-up) per variant, medians.\n\n",
 		o.keys, o.zipfS, o.conc, 100*o.miss, o.dbDelay, o.rounds, o.duration, o.warmup)
-	fmt.Fprintf(&b, "Machine: %s.\n\n", sysstat.Machine())
+	fmt.Fprintf(&b, "Machine at start: %s; at end: %s.\n\n", sess.MachineBefore, sess.MachineAfter)
 	b.WriteString("| variant | ops/s | p50 | p99 | database loads | loads / read | server commands / read | stale reads | errors |\n")
 	b.WriteString("| --- | --: | --: | --: | --: | --: | --: | --: | --: |\n")
 	for _, v := range o.variants {

@@ -106,9 +106,10 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	sess := harness.Begin("clientbench", glideTag())
 	rep := &report{
 		Header: harness.Header{Title: "Client benchmark: zipline and peer Redis clients",
-			Command: harness.CommandLine("clientbench", glideTag()),
+			Command: sess.Command,
 			Settings: fmt.Sprintf("duration %v, warm-up %v, runs %d, %d prefilled keys of %d B, values %v B, goroutines %v",
 				o.duration, o.warmup, o.runs, bench.NumKeys, bench.KeyLen, o.grid.Sizes, o.grid.Conc)},
 		grid: o.grid, runs: o.runs,
@@ -119,7 +120,6 @@ func run() error {
 	if _, ok := bench.Lookup("glide"); !ok {
 		rep.notes = append(rep.notes, "glide was not built in (needs -tags glide).")
 	}
-	fmt.Fprintln(os.Stderr, rep.Command)
 	idleLine, releaseIdle, err := harness.IdleSetting(o.idle)
 	if err != nil {
 		return err
@@ -178,8 +178,6 @@ func run() error {
 	}
 	fmt.Fprintln(os.Stderr)
 
-	interrupted := harness.StopOnInterrupt()
-
 	host, port, err := net.SplitHostPort(rn.addr)
 	if err != nil {
 		return err
@@ -196,7 +194,7 @@ func run() error {
 
 	start := time.Now()
 	done := 0
-	for r := 1; r <= o.runs && !interrupted.Load(); r++ {
+	sess.Rounds(o.runs, func(r int) {
 		if o.ceiling {
 			for _, size := range o.grid.Sizes {
 				c := runCeiling(host, port, o.ceilingN, size)
@@ -206,27 +204,20 @@ func run() error {
 			}
 		}
 		for _, pt := range points {
-			for i := range o.clients {
-				if interrupted.Load() {
-					break
-				}
-				// Rotate the client order every run.
-				f := o.clients[(i+r-1)%len(o.clients)]
+			sess.Rotated(r, len(o.clients), func(i int) {
+				f := o.clients[i]
 				cell := pt
 				cell.Client, cell.Run = f.Name, r
 				done++
 				m, again := quiet.Measure(cellTime, func() harness.Measurement { return rn.runCell(f, cell) },
 					func(m *harness.Measurement, again bool) { logCell(done, cells, cell, m, again) })
 				rep.results = append(rep.results, harness.Result{Point: cell, Measurement: m, Remeasured: again})
-			}
+			})
 		}
 		rep.quietWaited, rep.quietRemeasured = quiet.Waited, quiet.Remeasured
-		if err := harness.Save(o.out, rep.write); err != nil {
-			return err
-		}
-	}
-	rep.quietWaited, rep.quietRemeasured = quiet.Waited, quiet.Remeasured
-	if interrupted.Load() {
+		sess.Save(o.out, rep.write)
+	})
+	if sess.Stopped() {
 		rep.notes = append(rep.notes, "interrupted: incomplete run.")
 	}
 	fmt.Fprintf(os.Stderr, "done in %v\n", time.Since(start).Round(time.Second))
@@ -239,7 +230,7 @@ func run() error {
 		}
 		return harness.Save(o.out, rep.write)
 	}
-	return harness.Publish(o.out, rep.write)
+	return sess.End(o.out, rep.write)
 }
 
 func logCell(done, total int, pt harness.Point, m *harness.Measurement, again bool) {

@@ -152,9 +152,10 @@ func run() error {
 	}
 	defer stopProfiles()
 
+	sess := harness.Begin("clusterbench", glideTag())
 	rep := &report{
 		Header: harness.Header{Title: "Cluster benchmark: zipline and peer clients on a Redis Cluster",
-			Command: harness.CommandLine("clusterbench", glideTag()),
+			Command: sess.Command,
 			Settings: fmt.Sprintf("duration %v, warm-up %v, runs %d, %d prefilled keys of %d B with %d B values; "+
 				"GET/SET at %v goroutines, MGET and batch of %d keys at %v", o.duration, o.warmup, o.runs,
 				bench.NumKeys, bench.KeyLen, o.size, o.conc, bench.BatchKeys, o.batchConc)},
@@ -166,7 +167,6 @@ func run() error {
 	if glideTag() == "" {
 		rep.notes = append(rep.notes, "glide was not built in (needs -tags glide).")
 	}
-	fmt.Fprintln(os.Stderr, rep.Command)
 
 	ctx := context.Background()
 	cl, err := testbed.StartCluster(ctx, testbed.ClusterConfig{Kind: o.kind, NodeTimeout: o.nodeTimeout})
@@ -202,42 +202,32 @@ func run() error {
 	}
 	fmt.Fprintln(os.Stderr)
 
-	interrupted := harness.StopOnInterrupt()
-
 	start := time.Now()
 	done := 0
-	for r := 1; r <= o.runs && !interrupted.Load(); r++ {
+	sess.Rounds(o.runs, func(r int) {
 		for _, p := range rep.points {
-			for i := range o.clients {
-				// Rotate the client order every run.
-				f := o.clients[(i+r-1)%len(o.clients)]
-				if interrupted.Load() || !f.Does(p.op) {
-					continue
+			sess.Rotated(r, len(o.clients), func(i int) {
+				f := o.clients[i]
+				if !f.Does(p.op) {
+					return
 				}
 				spec := cellSpec{factory: f, point: p, run: r}
 				done++
 				m, again := quiet.Measure(cellTime, func() harness.Measurement { return rn.runCell(spec) },
 					func(m *harness.Measurement, again bool) {
-						label := ""
-						if again {
-							label = " again"
-						}
-						fmt.Fprintf(os.Stderr, "[run %d %d/%d%s] %-12s %-17s %s\n", r, done, cells, label, p, f.Name, m.Line())
+						fmt.Fprintf(os.Stderr, "[run %d %d/%d%s] %-12s %-17s %s\n", r, done, cells, harness.AgainTag(again), p, f.Name, m.Line())
 					})
 				rep.results = append(rep.results, result{cellSpec: spec, Measurement: m, remeasured: again})
-			}
+			})
 		}
 		rep.noise.Waited, rep.noise.Remeasured = quiet.Waited, quiet.Remeasured
-		if err := harness.Save(o.out, rep.write); err != nil {
-			return err
-		}
-	}
-	rep.noise.Waited, rep.noise.Remeasured = quiet.Waited, quiet.Remeasured
-	if interrupted.Load() {
+		sess.Save(o.out, rep.write)
+	})
+	if sess.Stopped() {
 		rep.notes = append(rep.notes, "interrupted: incomplete run.")
 	}
 	fmt.Fprintf(os.Stderr, "done in %v\n", time.Since(start).Round(time.Second))
-	return harness.Publish(o.out, rep.write)
+	return sess.End(o.out, rep.write)
 }
 
 // serverDescription names the cluster's server version and shape.

@@ -140,9 +140,10 @@ func run() error {
 	if err != nil {
 		return err
 	}
+	sess := harness.Begin("cscbench", "")
 	rep := &report{
 		Header: harness.Header{Title: "Client-side cache hits: zipline and peer clients",
-			Command: harness.CommandLine("cscbench", ""),
+			Command: sess.Command,
 			Settings: fmt.Sprintf("%d keys of %d B with %d-byte values, all cached; duration %v, warm-up %v, rounds %d, goroutines %v",
 				bench.NumKeys, bench.KeyLen, valueSize, o.duration, o.warmup, o.rounds, o.conc)},
 		opts: o,
@@ -150,7 +151,6 @@ func run() error {
 	for _, c := range o.clients {
 		rep.Clients = append(rep.Clients, harness.Client{Name: c.name, Desc: c.desc})
 	}
-	fmt.Fprintln(os.Stderr, rep.Command)
 
 	s, err := testbed.Start(testbed.Config{})
 	if err != nil {
@@ -178,16 +178,11 @@ func run() error {
 	quiet := &harness.QuietGate{MaxOther: o.maxOther, MaxWait: o.maxWait, Budget: est / 2, ServerPIDs: []int{s.PID()}}
 	rep.quiet = quiet.Describe()
 	fmt.Fprintf(os.Stderr, "%d cells, about %v\n", cells, est.Round(time.Second))
-	interrupted := harness.StopOnInterrupt()
-
 	done := 0
-	for r := 1; r <= o.rounds && !interrupted.Load(); r++ {
+	sess.Rounds(o.rounds, func(r int) {
 		for _, conc := range o.conc {
-			for i := range o.clients {
-				if interrupted.Load() {
-					break
-				}
-				c := o.clients[(i+r-1)%len(o.clients)] // rotate the order every round
+			sess.Rotated(r, len(o.clients), func(i int) {
+				c := o.clients[i]
 				done++
 				res, _ := harness.MeasureQuietly(quiet, cellTime,
 					func() result { return runCell(s.Addr, s.PID(), o, c, conc, r) }, result.judge,
@@ -195,17 +190,15 @@ func run() error {
 						fmt.Fprintf(os.Stderr, "[round %d %d/%d%s] c=%-3d %-8s %s\n", r, done, cells, harness.AgainTag(again), conc, c.name, m.line())
 					})
 				rep.results = append(rep.results, res)
-			}
+			})
 		}
 		rep.waited, rep.remeasured = quiet.Waited, quiet.Remeasured
-		if err := harness.Save(o.out, rep.write); err != nil {
-			return err
-		}
-	}
-	if interrupted.Load() {
+		sess.Save(o.out, rep.write)
+	})
+	if sess.Stopped() {
 		rep.notes = append(rep.notes, "interrupted: incomplete run.")
 	}
-	return harness.Publish(o.out, rep.write)
+	return sess.End(o.out, rep.write)
 }
 
 // batch is how many reads a worker does between looks at the stop flag

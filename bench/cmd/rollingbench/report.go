@@ -75,10 +75,10 @@ func (r *report) write(w io.Writer) {
 					continue
 				}
 				ints := func(get func(figures) int) string {
-					return spread(figs, func(f figures) float64 { return float64(get(f)) }, "%.0f")
+					return harness.MedianRange(figs, func(f figures) float64 { return float64(get(f)) }, "%.0f")
 				}
 				durs := func(get func(figures) time.Duration) string {
-					return spread(figs, func(f figures) float64 { return get(f).Seconds() }, "%.3f s")
+					return harness.MedianRange(figs, func(f figures) float64 { return get(f).Seconds() }, "%.3f s")
 				}
 				errs := map[string]int{}
 				for _, f := range figs {
@@ -98,7 +98,7 @@ func (r *report) write(w io.Writer) {
 					ints(func(f figures) int { return f.MaxFailedPerSwitch }), durs(func(f figures) time.Duration { return f.Window }),
 					recoveries(figs, func(f figures) time.Duration { return medianDur(f.Recovery) }),
 					recoveries(figs, func(f figures) time.Duration { return worstRecovery(f.Recovery) }),
-					spread(figs, func(f figures) float64 { return f.OpsPerSec / 1000 }, "%.1f"),
+					harness.MedianRange(figs, func(f figures) float64 { return f.OpsPerSec / 1000 }, "%.1f"),
 					ints(func(f figures) int { return f.Lost }), ints(func(f figures) int { return f.Wrong }),
 					strings.Join(classes, ", ")+" (all runs)")
 			}
@@ -162,19 +162,4 @@ func medianDur(v []time.Duration) time.Duration {
 	s := slices.Clone(v)
 	slices.Sort(s)
 	return s[len(s)/2]
-}
-
-// spread prints the median of get over figs, with (min–max) when they
-// differ.
-func spread(figs []figures, get func(figures) float64, format string) string {
-	v := make([]float64, len(figs))
-	for i, f := range figs {
-		v[i] = get(f)
-	}
-	slices.Sort(v)
-	med := fmt.Sprintf(format, v[len(v)/2])
-	if v[0] == v[len(v)-1] {
-		return med
-	}
-	return fmt.Sprintf("%s (%s–%s)", med, fmt.Sprintf(format, v[0]), fmt.Sprintf(format, v[len(v)-1]))
 }

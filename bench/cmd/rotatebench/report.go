@@ -101,7 +101,7 @@ func (r *report) write(w io.Writer) {
 				continue
 			}
 			ints := func(get func(figures) int) string {
-				return spread(figs, func(f figures) float64 { return float64(get(f)) }, "%.0f")
+				return harness.MedianRange(figs, func(f figures) float64 { return float64(get(f)) }, "%.0f")
 			}
 			runs := fmt.Sprint(len(figs))
 			if len(fails) > 0 {
@@ -113,8 +113,8 @@ func (r *report) write(w io.Writer) {
 			}
 			rest := []string{
 				ints(func(f figures) int { return f.Conns }) + " → " + ints(func(f figures) int { return f.ConnsEnd }),
-				spread(figs, func(f figures) float64 { return f.OpsPerSec / 1000 }, "%.1f"),
-				spread(figs, func(f figures) float64 { return f.Window.Seconds() }, "%.2f s"),
+				harness.MedianRange(figs, func(f figures) float64 { return f.OpsPerSec / 1000 }, "%.1f"),
+				harness.MedianRange(figs, func(f figures) float64 { return f.Window.Seconds() }, "%.2f s"),
 				ints(func(f figures) int { return f.Wrong }), errorClasses(figs),
 			}
 			if sc == "certificates" {
@@ -211,19 +211,4 @@ func worstSwitch(v []time.Duration) time.Duration {
 		return 0
 	}
 	return slices.MaxFunc(v, switchOrder)
-}
-
-// spread prints the median of get over figs, with (min–max) when they
-// differ.
-func spread(figs []figures, get func(figures) float64, format string) string {
-	v := make([]float64, len(figs))
-	for i, f := range figs {
-		v[i] = get(f)
-	}
-	slices.Sort(v)
-	med := fmt.Sprintf(format, v[len(v)/2])
-	if v[0] == v[len(v)-1] {
-		return med
-	}
-	return fmt.Sprintf("%s (%s–%s)", med, fmt.Sprintf(format, v[0]), fmt.Sprintf(format, v[len(v)-1]))
 }

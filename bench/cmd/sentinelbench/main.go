@@ -155,7 +155,6 @@ func run() error {
 	rep := &report{session: sess, opts: o, env: harness.Environment(""), started: time.Now()}
 	fmt.Fprintf(os.Stderr, "%d runs of ~%v each\n", o.rounds*len(o.scenarios)*len(o.clients),
 		(o.before + o.after + 8*time.Second).Round(time.Second))
-	var saveErr error
 	for _, sc := range o.scenarios {
 		sess.Interleave(o.rounds, len(o.clients), func(r, i int) {
 			t0 := time.Now()
@@ -166,13 +165,8 @@ func run() error {
 			}
 			logOutcome(oc)
 			rep.outcomes = append(rep.outcomes, oc)
-			if err := harness.Save(o.out, rep.write); err != nil && saveErr == nil {
-				saveErr = err // an interrupted run keeps what it measured
-			}
+			sess.Save(o.out, rep.write)
 		})
-	}
-	if saveErr != nil {
-		return saveErr
 	}
 	rep.elapsed = time.Since(rep.started)
 	if err := sess.End(o.out, rep.write); err != nil && ctx.Err() == nil {

@@ -190,9 +190,10 @@ func run() error {
 		return err
 	}
 	defer stopProfile()
+	sess := harness.Begin("subbench", "")
 	rep := &report{
 		Header: harness.Header{Title: "Subscriber throughput: zipline and peer clients",
-			Command: harness.CommandLine("subbench", ""),
+			Command: sess.Command,
 			Settings: fmt.Sprintf("%d messages of %d B per cell on one channel, one subscriber connection, %d publisher connections "+
 				"(pipelined batches of %d), subscriber buffer %d messages, rounds %d, idle cut-off %v",
 				o.messages, o.size, o.publishers, pubBatch, o.buffer, o.rounds, o.idle)},
@@ -205,7 +206,6 @@ func run() error {
 			rep.Clients = append(rep.Clients, harness.Client{Name: v.client.name, Desc: v.client.desc(o.buffer)})
 		}
 	}
-	fmt.Fprintln(os.Stderr, rep.Command)
 
 	s, err := testbed.Start(testbed.Config{})
 	if err != nil {
@@ -230,31 +230,22 @@ func run() error {
 	quiet := &harness.QuietGate{MaxOther: o.maxOther, MaxWait: o.maxWait, Budget: est / 2, ServerPIDs: []int{s.PID()}}
 	rep.quiet = quiet.Describe()
 	fmt.Fprintf(os.Stderr, "%d cells, about %v at 300k messages/s\n", cells, est.Round(time.Second))
-	interrupted := harness.StopOnInterrupt()
-
 	done := 0
-	for r := 1; r <= o.rounds && !interrupted.Load(); r++ {
-		for i := range o.variants {
-			if interrupted.Load() {
-				break
-			}
-			v := o.variants[(i+r-1)%len(o.variants)] // rotate the order every round
-			done++
-			res, _ := harness.MeasureQuietly(quiet, cellTime, func() result { return runCell(s, o, v, r) }, result.judge,
-				func(m result, again bool) {
-					fmt.Fprintf(os.Stderr, "[round %d %d/%d%s] %-16s %s\n", r, done, cells, harness.AgainTag(again), v, m.line())
-				})
-			rep.results = append(rep.results, res)
-		}
+	sess.Interleave(o.rounds, len(o.variants), func(r, i int) {
+		v := o.variants[i]
+		done++
+		res, _ := harness.MeasureQuietly(quiet, cellTime, func() result { return runCell(s, o, v, r) }, result.judge,
+			func(m result, again bool) {
+				fmt.Fprintf(os.Stderr, "[round %d %d/%d%s] %-16s %s\n", r, done, cells, harness.AgainTag(again), v, m.line())
+			})
+		rep.results = append(rep.results, res)
 		rep.waited, rep.remeasured = quiet.Waited, quiet.Remeasured
-		if err := harness.Save(o.out, rep.write); err != nil {
-			return err
-		}
-	}
-	if interrupted.Load() {
+		sess.Save(o.out, rep.write)
+	})
+	if sess.Stopped() {
 		rep.notes = append(rep.notes, "interrupted: incomplete run.")
 	}
-	return harness.Publish(o.out, rep.write)
+	return sess.End(o.out, rep.write)
 }
 
 // recorder counts what a subscriber received. The client's consumer calls
