@@ -42,14 +42,13 @@ type cluster struct {
 	routes [slotCount]atomic.Pointer[route]
 	// hash of the shard map installed, zero before the first.
 	installed atomic.Uint64
+	// retired: the counters of the nodes closed so far.
+	retired retiredNodes
 
 	mu      sync.Mutex
 	nodes   map[string]*node // every node some route uses, and the seeds
 	dialing map[string]*dial // connections to new nodes being made
 	changed chan struct{}    // closed (and replaced) when routes change
-	// retired holds the counters of the nodes closed so far: Stats are
-	// cumulative, and a node that leaves must not take its counts along.
-	retired Stats
 	// current is the shard map installed last (routes may have been patched
 	// since by MOVED): the failover watch reads which replicas can take
 	// over a shard from it.
@@ -277,7 +276,7 @@ func (c *cluster) stats(st *Stats) {
 	for _, n := range c.nodes {
 		nodes = append(nodes, n)
 	}
-	st.addRetired(&c.retired)
+	c.retired.addTo(st)
 	st.Reconnects += c.redials.Load()
 	c.mu.Unlock()
 	for _, n := range nodes {

@@ -38,11 +38,9 @@ func (c *cluster) refresher() {
 	defer c.wg.Done()
 	t := time.NewTimer(jittered(DefaultClusterRefreshInterval))
 	defer t.Stop()
-	var probe <-chan time.Time
-	if c.s.opts.ReadFrom == ReadLowestLatency {
-		p := time.NewTicker(latencyProbeInterval)
-		defer p.Stop()
-		probe = p.C
+	probe, stopProbes := c.s.latencyProbes()
+	defer stopProbes()
+	if probe != nil {
 		c.s.probeLatency(c.life, c.allNodes())
 	}
 	var pacing eventPacing
@@ -445,19 +443,10 @@ func (c *cluster) unusedLocked() []*node {
 // close and their goroutines exit before close returns.
 func (c *cluster) closeNodes(gone []*node) {
 	for _, n := range gone {
-		c.retire(n)
+		c.retired.keep(n)
 		c.wg.Add(1)
 		go func() { defer c.wg.Done(); n.close() }()
 	}
-}
-
-// retire keeps a leaving node's counters (see cluster.retired).
-func (c *cluster) retire(n *node) {
-	var st Stats
-	n.stats(&st) // its solo connections' too
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.retired.addRetired(&st)
 }
 
 func (c *cluster) isSeed(addr string) bool {

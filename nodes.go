@@ -90,6 +90,41 @@ func replicaUp(replicas []*node, from uint32, zone string) *node {
 // latencyProbeInterval is how often ReadLowestLatency measures nodes.
 const latencyProbeInterval = 2 * time.Second
 
+// latencyProbes returns what ticks when a carrier's nodes are due to be
+// measured (ReadLowestLatency: every latencyProbeInterval), or nil when
+// nothing reads their round trips; stop releases the ticker.
+func (s *shared) latencyProbes() (tick <-chan time.Time, stop func()) {
+	if s.opts.ReadFrom != ReadLowestLatency {
+		return nil, func() {}
+	}
+	t := time.NewTicker(latencyProbeInterval)
+	return t.C, t.Stop
+}
+
+// retiredNodes keeps the counters of the nodes a carrier has closed:
+// Stats are cumulative, and a node that leaves must not take its counts
+// along.
+type retiredNodes struct {
+	mu sync.Mutex
+	st Stats
+}
+
+// keep adds n's counters (its solo connections' and bulk lane's too).
+func (r *retiredNodes) keep(n *node) {
+	var st Stats
+	n.stats(&st)
+	r.mu.Lock()
+	r.st.addRetired(&st)
+	r.mu.Unlock()
+}
+
+// addTo adds the counters kept to st.
+func (r *retiredNodes) addTo(st *Stats) {
+	r.mu.Lock()
+	st.addRetired(&r.st)
+	r.mu.Unlock()
+}
+
 // probeLatency PINGs every node and keeps a moving average of its round
 // trip, which ReadLowestLatency reads.
 func (s *shared) probeLatency(ctx context.Context, nodes []*node) {

@@ -39,13 +39,12 @@ type sentinel struct {
 
 	// view is the primary and the replicas now; swapped whole.
 	view atomic.Pointer[sentinelView]
+	// retired: the counters of the nodes closed so far.
+	retired retiredNodes
 
 	mu        sync.Mutex
 	sentinels []string      // known sentinels, the configured ones first
 	changed   chan struct{} // closed (and replaced) when the primary changes
-	// retired holds the counters of the nodes closed so far: Stats are
-	// cumulative, and a node that leaves must not take its counts along.
-	retired Stats
 	// query is the connection to the sentinel asked last (nil when none),
 	// at index queryAt of sentinels.
 	query   *pipe.Pipe
@@ -346,14 +345,8 @@ func (k *sentinel) protocol() int {
 // stats adds up the nodes' counters and gauges, with those of the nodes
 // gone; Reconnects counts the primary changes too.
 func (k *sentinel) stats(st *Stats) {
-	k.mu.Lock()
-	st.Writes += k.retired.Writes
-	st.Requests += k.retired.Requests
-	st.Reconnects += k.retired.Reconnects + k.switches.Load()
-	for i := range st.WriteSizes {
-		st.WriteSizes[i] += k.retired.WriteSizes[i]
-	}
-	k.mu.Unlock()
+	k.retired.addTo(st)
+	st.Reconnects += k.switches.Load()
 	if v := k.view.Load(); v != nil {
 		v.primary.stats(st)
 		for _, n := range v.replicas {
@@ -387,16 +380,7 @@ func (k *sentinel) close() error {
 // retire closes nodes that left the group, keeping their counters.
 func (k *sentinel) retire(nodes ...*node) {
 	for _, n := range nodes {
-		var st Stats
-		n.stats(&st)
-		k.mu.Lock()
-		k.retired.Writes += st.Writes
-		k.retired.Requests += st.Requests
-		k.retired.Reconnects += st.Reconnects
-		for i := range st.WriteSizes {
-			k.retired.WriteSizes[i] += st.WriteSizes[i]
-		}
-		k.mu.Unlock()
+		k.retired.keep(n)
 		go n.close()
 	}
 }

@@ -293,12 +293,8 @@ func (k *sentinel) followSentinels() {
 	defer k.wg.Done()
 	tick := time.NewTicker(DefaultSentinelRefresh)
 	defer tick.Stop()
-	var probe <-chan time.Time
-	if k.s.opts.ReadFrom == ReadLowestLatency {
-		p := time.NewTicker(latencyProbeInterval)
-		defer p.Stop()
-		probe = p.C
-	}
+	probe, stopProbes := k.s.latencyProbes()
+	defer stopProbes()
 	subs := map[string]*pipe.Pipe{}
 	defer func() {
 		for _, p := range subs {
