@@ -57,6 +57,13 @@ type sentinel struct {
 	// promotes a replica: what the old primary took meanwhile would be
 	// lost when it is demoted.
 	holdUntil atomic.Int64
+	// holdMu makes a hold's start (checked against the primary) and a
+	// switch with its release one step each (see holdWrites).
+	holdMu sync.Mutex
+	// trying are the sentinels whose failover of the current primary is
+	// under way: writes are held until the switch, or until all of them
+	// have aborted. Only the sentinel follower touches it.
+	trying map[string]bool
 	// failoverTimeout is the group's failover-timeout as the sentinels
 	// last said (a time.Duration; 0 until they have): see failoverHold.
 	failoverTimeout atomic.Int64

@@ -360,15 +360,27 @@ func (k *sentinel) followSentinels() {
 type sentinelEvent struct {
 	kind eventKind
 	addr string // the new primary, for evSwitched and evPromoted
+	// master is the primary being failed over, for evTrying,
+	// evFailingOver and evAborted: an event about another (a failover
+	// this client has seen the end of) is stale.
+	master string
+	// from is the sentinel that said it.
+	from string
 }
 
 type eventKind uint8
 
 const (
-	// evFailingOver: a sentinel is promoting a replica (it sent it
-	// REPLICAOF NO ONE). From then on, the old primary's writes would be
-	// lost when it is demoted: writes wait for the new primary.
-	evFailingOver eventKind = iota
+	// evTrying: a sentinel began a failover (+try-failover): the first
+	// event, a sentinel tick or more before any replica is promoted, so
+	// the hold starts before the old primary's writes could be lost, even
+	// when this client reads the event late.
+	evTrying eventKind = iota
+	// evFailingOver: the leader is about to promote a replica
+	// (+failover-state-send-slaveof-noone). From then on, the old
+	// primary's writes would be lost when it is demoted: writes wait for
+	// the new primary.
+	evFailingOver
 	// evPromoted: the replica answered as a primary (the leader's
 	// +promoted-slave, well before the others' +switch-master).
 	evPromoted
@@ -380,7 +392,7 @@ const (
 
 // sentinelChannels are the events subscribed to, by channel.
 var sentinelChannels = []string{
-	"+switch-master", "+promoted-slave", "+failover-state-send-slaveof-noone",
+	"+try-failover", "+switch-master", "+promoted-slave", "+failover-state-send-slaveof-noone",
 	"-failover-abort-not-elected", "-failover-abort-no-good-slave", "-failover-abort-slave-timeout",
 }
 
@@ -412,48 +424,100 @@ func (k *sentinel) failoverHold() time.Duration {
 	return min(max(time.Duration(k.failoverTimeout.Load()), failoverHoldMin), failoverHoldMax)
 }
 
-// apply acts on an event.
+// apply acts on an event, on the goroutine that follows the sentinels.
+//
+// A failover's start holds writes (holdWrites, also called from the
+// subscription's reader as the event arrives, so that a busy follower
+// does not delay it); its end, the new primary, releases them; so does an
+// abort, once every sentinel that tried has given up (a sentinel that was
+// not elected aborts while the one that was may still be promoting).
 func (k *sentinel) apply(e sentinelEvent) {
 	switch e.kind {
-	case evFailingOver:
-		k.s.opts.Logger.Info("zipline: sentinel failover begun; writes wait for the new primary", "group", k.name, "replica", e.addr)
-		k.holdUntil.Store(time.Now().Add(k.failoverHold()).UnixNano())
+	case evTrying, evFailingOver:
+		if k.holdWrites(e) {
+			if k.trying == nil {
+				k.trying = map[string]bool{}
+			}
+			k.trying[e.from] = true
+		}
 	case evPromoted, evSwitched:
-		if k.switchTo(e.addr) {
+		if k.switchTo(e.addr) { // which releases the writes when it switches
+			k.releaseWrites()
+		}
+	case evAborted:
+		k.holdMu.Lock()
+		defer k.holdMu.Unlock()
+		if v := k.view.Load(); v == nil || v.primary.addr != e.master {
+			return // about a failover already over
+		}
+		delete(k.trying, e.from)
+		if len(k.trying) == 0 {
 			k.holdUntil.Store(0)
 			k.wake()
 		}
-	case evAborted:
-		k.holdUntil.Store(0)
-		k.wake()
 	}
+}
+
+// releaseWrites ends a hold: the failover is over.
+func (k *sentinel) releaseWrites() {
+	k.holdMu.Lock()
+	clear(k.trying)
+	k.holdUntil.Store(0)
+	k.holdMu.Unlock()
+	k.wake()
+}
+
+// holdWrites starts holding writes for a failover of the current primary
+// (evTrying, evFailingOver), and reports whether e is about it: one about
+// a primary already replaced is stale (events from different sentinels
+// arrive in no common order). The check and the hold are one step under
+// holdMu, as a switch and its release are: a start read before a switch
+// cannot land after its release.
+func (k *sentinel) holdWrites(e sentinelEvent) bool {
+	k.holdMu.Lock()
+	defer k.holdMu.Unlock()
+	v := k.view.Load()
+	if v == nil || v.primary.addr != e.master {
+		return false
+	}
+	if k.holdUntil.Load() == 0 {
+		k.s.opts.Logger.Info("zipline: sentinel failover begun; writes wait for the new primary", "group", k.name, "sentinel", e.from)
+	}
+	k.holdUntil.Store(time.Now().Add(k.failoverHold()).UnixNano())
+	return true
 }
 
 // parseSentinelEvent reads a message on one of sentinelChannels, and
 // reports whether it concerns group name.
 //
-//	+switch-master <name> <old ip> <old port> <new ip> <new port>
+//	+try-failover master <name> <ip> <port>
+//	+failover-state-send-slaveof-noone slave <ip:port> <ip> <port> @ <name> <primary ip> <primary port>
 //	+promoted-slave slave <ip:port> <ip> <port> @ <name> <primary ip> <primary port>
+//	+switch-master <name> <old ip> <old port> <new ip> <new port>
 //	-failover-abort-... master <name> <ip> <port>
 func parseSentinelEvent(channel, payload, name string) (sentinelEvent, bool) {
 	f := strings.Fields(payload)
 	switch channel {
 	case "+switch-master":
 		if len(f) == 5 && f[0] == name {
-			return sentinelEvent{evSwitched, net.JoinHostPort(f[3], f[4])}, true
+			return sentinelEvent{kind: evSwitched, addr: net.JoinHostPort(f[3], f[4])}, true
 		}
 	case "+promoted-slave", "+failover-state-send-slaveof-noone":
 		at := slices.Index(f, "@")
-		if at == 4 && len(f) > at+1 && f[at+1] == name {
+		if at == 4 && len(f) == at+4 && f[at+1] == name {
 			kind := evPromoted
 			if channel != "+promoted-slave" {
 				kind = evFailingOver
 			}
-			return sentinelEvent{kind, net.JoinHostPort(f[2], f[3])}, true
+			return sentinelEvent{kind: kind, addr: net.JoinHostPort(f[2], f[3]), master: net.JoinHostPort(f[at+2], f[at+3])}, true
+		}
+	case "+try-failover":
+		if len(f) >= 4 && f[0] == "master" && f[1] == name {
+			return sentinelEvent{kind: evTrying, master: net.JoinHostPort(f[2], f[3])}, true
 		}
 	default:
-		if strings.HasPrefix(channel, "-failover-abort") && len(f) >= 2 && f[0] == "master" && f[1] == name {
-			return sentinelEvent{kind: evAborted}, true
+		if strings.HasPrefix(channel, "-failover-abort") && len(f) >= 4 && f[0] == "master" && f[1] == name {
+			return sentinelEvent{kind: evAborted, master: net.JoinHostPort(f[2], f[3])}, true
 		}
 	}
 	return sentinelEvent{}, false
@@ -479,6 +543,10 @@ func (k *sentinel) subscribeAll(subs map[string]*pipe.Pipe, events chan<- sentin
 				return
 			}
 			if ev, ok := parseSentinelEvent(string(e[1].Bytes()), string(e[2].Bytes()), k.name); ok {
+				ev.from = addr
+				if ev.kind == evTrying || ev.kind == evFailingOver {
+					k.holdWrites(ev) // at once: the follower may be busy asking a sentinel
+				}
 				select {
 				case events <- ev:
 				default: // a burst: the refresh after it corrects any miss
@@ -573,7 +641,14 @@ func (k *sentinel) switchTo(addr string) bool {
 		}
 		replicas = append(replicas, n)
 	}
+	// The new view and the hold's end are one step (see holdWrites): a
+	// failover's start read against the old primary cannot hold writes to
+	// the new one after this.
+	k.holdMu.Lock()
 	k.view.Store(&sentinelView{primary: p, replicas: replicas})
+	clear(k.trying)
+	k.holdUntil.Store(0)
+	k.holdMu.Unlock()
 	k.switches.Add(1)
 	k.wake()
 	k.s.opts.Logger.Info("zipline: sentinel primary switched", "group", k.name, "from", cur.primary.addr, "to", addr)

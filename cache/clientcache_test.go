@@ -9,16 +9,22 @@ import (
 	"time"
 
 	"github.com/ziplinekv/zipline"
+	"github.com/ziplinekv/zipline/internal/testkit"
 )
+
+// tieredClients returns a Client with the client-side cache on (a) and one
+// without (b), another process's, on a new server.
+func tieredClients(t *testing.T) (a, b *zipline.Client, srv *testkit.Server) {
+	srv = newServer(t)
+	local := func(o *zipline.Options) { o.ClientCache = zipline.ClientCache{MaxBytes: 1 << 20} }
+	return newClient(t, srv.Addr, local), newClient(t, srv.Addr), srv
+}
 
 // With the client-side cache as its store, hits are served in the process
 // (no GET reaches the server), and a write through another process's cache
 // invalidates the local copy: the next Fetch returns the new value.
 func TestClientSideTier(t *testing.T) {
-	srv := newServer(t)
-	local := func(o *zipline.Options) { o.ClientCache = zipline.ClientCache{MaxBytes: 1 << 20} }
-	a := newClient(t, srv.Addr, local)
-	b := newClient(t, srv.Addr)
+	a, b, srv := tieredClients(t)
 	ctx := context.Background()
 	type user struct{ Name string }
 	ua := New[user](a, Options{TTL: time.Minute, Store: a.Cached(time.Minute)})
@@ -92,10 +98,7 @@ func (c countingJSON) Unmarshal(b []byte, v any) error {
 // elsewhere brings the new one, decoded once more. A value with a slice is
 // decoded on every hit, so that a caller's change to it reaches nobody.
 func TestClientSideTierDecodesOncePerCopy(t *testing.T) {
-	srv := newServer(t)
-	local := func(o *zipline.Options) { o.ClientCache = zipline.ClientCache{MaxBytes: 1 << 20} }
-	a := newClient(t, srv.Addr, local)
-	b := newClient(t, srv.Addr)
+	a, b, _ := tieredClients(t)
 	ctx := context.Background()
 	var decodes atomic.Int64
 	codec := countingJSON{&decodes}
