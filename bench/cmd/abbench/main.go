@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -29,7 +28,6 @@ import (
 
 	"github.com/ziplinekv/zipline/bench/harness"
 	"github.com/ziplinekv/zipline/bench/revbuild"
-	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 	"github.com/ziplinekv/zipline/testbed"
 )
 
@@ -122,8 +120,8 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+	sess := harness.Begin("abbench", "")
+	ctx := sess.Context()
 
 	binDir := o.bin
 	if binDir == "" {
@@ -163,41 +161,45 @@ func run() error {
 	perRound := o.duration + o.warmup + 700*time.Millisecond // quiet-gate sample, start, prefill, connect
 	fmt.Fprintf(os.Stderr, "%d rounds, about %v\n", total, (time.Duration(total) * perRound).Round(time.Second))
 	rep := &report{
-		command: harness.CommandLine("abbench", ""), sides: sides, opts: o, threshold: o.threshold,
-		env: []string{"machine at start: " + sysstat.Machine(), idleLine, "server: " + version + " on " + srv.Addr + ", started once by abbench"},
+		session: sess, sides: sides, opts: o, threshold: o.threshold,
+		env: []string{"machine at start: " + sess.MachineBefore, idleLine, "server: " + version + " on " + srv.Addr + ", started once by abbench"},
 	}
 	started := time.Now()
 	done := 0
+	var measureErr error
 	for _, pt := range points {
 		for _, client := range o.clients {
 			cell := pt
 			cell.Client = client
-			for r := 1; r <= o.rounds && ctx.Err() == nil; r++ {
+			sess.Rounds(o.rounds, func(r int) {
 				cell.Run = r
 				for _, s := range roundOrder(sides, r, o.swap) {
+					if measureErr != nil || sess.Stopped() {
+						return
+					}
 					res, err := s.measure(ctx, o, srv.Addr, srv.PID(), cell)
 					if err != nil {
-						if ctx.Err() != nil {
-							break
+						if !sess.Stopped() {
+							measureErr = err
 						}
-						return err
+						return
 					}
 					done++
 					logRound(done, total, s.name, &res)
 					rep.add(s.name, res)
 				}
+			})
+			if measureErr != nil {
+				return measureErr
 			}
-			if err := harness.Save(o.out, rep.write); err != nil {
-				return err
-			}
+			sess.Save(o.out, rep.write)
 		}
 	}
-	if ctx.Err() != nil {
+	if sess.Stopped() {
 		rep.notes = append(rep.notes, "interrupted: incomplete run.")
 	}
-	rep.env = append(rep.env, "machine at end: "+sysstat.Machine(),
-		fmt.Sprintf("run time: %v", time.Since(started).Round(time.Second)))
-	return harness.Publish(o.out, rep.write)
+	rep.runTime = time.Since(started)
+	return sess.End(o.out, rep.write)
 }
 
 // buildSides builds clientbench at revisions A and B into binDir.

@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/ziplinekv/zipline/bench/harness"
 )
 
 // report collects the rounds of both sides and writes the A/B table.
 type report struct {
-	command   string
+	session   *harness.Session // the command line, the machine at the end
 	sides     []*side
 	opts      *options
 	threshold float64
@@ -18,6 +19,7 @@ type report struct {
 	notes     []string
 	cells     []harness.Point // points in the order first measured, Run 0
 	rounds    map[harness.Point]map[string][]harness.Result
+	runTime   time.Duration // set when the run ends
 }
 
 func (r *report) add(sideName string, res harness.Result) {
@@ -97,7 +99,7 @@ func (r *report) write(w io.Writer) {
 	row := func(cells ...string) { pf("| %s |\n", strings.Join(cells, " | ")) }
 	o := r.opts
 
-	pf("# A/B: zipline at two revisions\n\nCommand:\n\n```\n%s\n```\n\n", r.command)
+	pf("# A/B: zipline at two revisions\n\nCommand:\n\n```\n%s\n```\n\n", r.session.Command)
 	for _, s := range r.sides {
 		rev := ""
 		if s.rev != s.hash {
@@ -113,6 +115,9 @@ func (r *report) write(w io.Writer) {
 		o.rounds, order, o.duration, o.warmup, strings.Join(o.clients, ", "))
 	for _, e := range r.env {
 		pf("- %s\n", e)
+	}
+	if r.session.MachineAfter != "" {
+		pf("- machine at end: %s\n- run time: %v\n", r.session.MachineAfter, r.runTime.Round(time.Second))
 	}
 	for _, n := range r.notes {
 		pf("\n> %s\n", n)

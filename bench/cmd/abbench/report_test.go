@@ -11,7 +11,7 @@ import (
 
 func TestReportPoint(t *testing.T) {
 	o := &options{clients: []string{"zipline"}, maxOther: 25, rounds: 3}
-	r := &report{sides: []*side{{name: "A"}, {name: "B"}}, opts: o, threshold: 0.97}
+	r := &report{session: &harness.Session{Command: "cmd"}, sides: []*side{{name: "A"}, {name: "B"}}, opts: o, threshold: 0.97}
 	cell := harness.Point{Client: "zipline", Op: "get", Size: 64, Conc: 8}
 	// ops per second = ops, over a one-second window.
 	add := func(name string, run int, ops uint64, other float64, failed string) {
