@@ -23,7 +23,7 @@ type direct struct {
 	// when the cache is off.
 	tracked *trackedConn
 	// solo are the connections lent to one caller at a time while callers
-	// are few (solo.go); nil when Options.SoloConns is negative.
+	// are few (solo.go); nil when Options.SoloConns is not positive.
 	solo *soloConns
 	// bulk carries large requests and replies apart (bulk.go); nil with
 	// the client-side cache, or Options.BulkThreshold negative.

@@ -24,10 +24,10 @@
 // (https://github.com/ziplinekv/zipline/blob/main/bench/RESULTS.md).
 //
 // With only a few callers, the hand-off from the reader goroutine is what
-// a pool's caller does not pay, so while few callers are in flight up to
-// Options.SoloConns more connections to a single server are each lent to
-// one caller at a time, who writes and reads on its own goroutine; under load every caller
-// shares the pipelined connection again.
+// a pool's caller does not pay; Options.SoloConns lends up to that many
+// more connections to a single server, each to one caller at a time, who
+// writes and reads on its own goroutine. They are off by default: on the
+// machines measured, the shared connection alone did as well or better.
 //
 // # What does not share the connection
 //

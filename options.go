@@ -22,7 +22,6 @@ const (
 	DefaultMaxDedicatedConns   = 64
 	DefaultMaxIdleDedicated    = 4
 	DefaultMaxPendingBytes     = 64 << 20
-	DefaultSoloConns           = 7
 	DefaultFailoverWait        = 200 * time.Millisecond
 )
 
@@ -159,8 +158,12 @@ type Options struct {
 	// spread over its shards already), with ClientCache on (its
 	// invalidations arrive on the shared connection, which alone orders
 	// them before every later reply) or to a Sentinel group's servers (on
-	// one connection a failover fails only the calls in flight). Default
-	// DefaultSoloConns; negative opens none. At most 64.
+	// one connection a failover fails only the calls in flight).
+	//
+	// Zero (the default) or negative opens none: measured on 2 cores at 1
+	// and 8 callers, the shared connection alone did as well at one caller
+	// and 8-45 % better at eight, quiet or beside CPU-bound processes
+	// (bench/RESULTS.md section 1). At most 64.
 	SoloConns int
 	// BulkThreshold is the size in bytes from which a request, or a
 	// command on a key whose last request or reply was that large, travels
@@ -287,12 +290,7 @@ func (o Options) withDefaults() Options {
 	case o.BulkThreshold < 0:
 		o.BulkThreshold = 0
 	}
-	switch {
-	case o.SoloConns == 0:
-		o.SoloConns = DefaultSoloConns
-	case o.SoloConns < 0:
-		o.SoloConns = 0
-	}
+	o.SoloConns = max(o.SoloConns, 0)
 	switch {
 	case o.MaxIdleDedicated == 0:
 		o.MaxIdleDedicated = DefaultMaxIdleDedicated

@@ -21,10 +21,11 @@ import (
 // pipelined connection (bench/RESULTS.md section 1). Under load the shared
 // connection's batching wins instead: once its writer gathers batches, no
 // solo connection is lent, and every caller shares the pipelined
-// connection as before. Solo connections pay off where waking a thread is
-// dear (CPUs with idle states, as most hosts run); with CPUs kept polling,
-// the hand-off is cheap and 8 callers did 8-15 % better on the shared
-// connection alone (bench/RESULTS.md section 8): Options.SoloConns -1.
+// connection as before. They are off by default (Options.SoloConns 0):
+// since the shared connection's reader was made cheaper to wake, 8
+// callers do 8-26 % better on it alone, with idle CPUs sleeping or
+// polled, and 45 % better beside CPU-bound processes, where a request per
+// system call on each side costs most (bench/RESULTS.md section 1).
 
 // soloConns are a server's solo connections. The zero value (or nil) has
 // none, and take always gives the shared pipe.

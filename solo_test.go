@@ -70,12 +70,15 @@ func TestSoloConnsOpenWhenCallersOverlap(t *testing.T) {
 	}
 }
 
-// Negative SoloConns opens none, however many callers overlap.
+// By default (zero), and with a negative SoloConns, none opens, however
+// many callers overlap.
 func TestSoloConnsOff(t *testing.T) {
-	c, _ := newTestClient(t, Options{SoloConns: -1})
-	overlap(t, c, 8, 1, 5_000)
-	if n := c.Stats().SoloOpen; n != 0 {
-		t.Fatalf("SoloConns -1: %d solo connections open", n)
+	for _, n := range []int{0, -1} {
+		c, _ := newTestClient(t, Options{SoloConns: n})
+		overlap(t, c, 8, 1, 5_000)
+		if open := c.Stats().SoloOpen; open != 0 {
+			t.Fatalf("SoloConns %d: %d solo connections open", n, open)
+		}
 	}
 }
 

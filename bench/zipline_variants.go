@@ -12,9 +12,9 @@ func init() {
 	registerZiplineVariant("zipline-onelane", "BulkThreshold: -1",
 		"every request on the shared connection, large values too (no bulk lane)",
 		func(o *zipline.Options) { o.BulkThreshold = -1 })
-	registerZiplineVariant("zipline-nosolo", "SoloConns: -1",
-		"every caller on the shared pipelined connection, however few (no solo connections)",
-		func(o *zipline.Options) { o.SoloConns = -1 })
+	registerZiplineVariant("zipline-solo", "SoloConns: 7",
+		"up to 7 more connections, each lent to one caller at a time while callers are few (solo connections, off by default)",
+		func(o *zipline.Options) { o.SoloConns = 7 })
 }
 
 // registerZiplineVariant registers zipline with one option changed from its
