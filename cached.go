@@ -139,27 +139,33 @@ func (v Cached) GetDecoded(ctx context.Context, key string, tag any, decode func
 			if err != nil {
 				return nil, err
 			}
-			val, err := decode(b)
-			if err != nil {
-				return nil, err
-			}
-			cc.keepDecoded(ent, &decodedValue{tag: tag, val: val}, int64(len(b)))
-			return val, nil
+			return decodeAndKeep(cc, ent, b, tag, decode)
 		}
 	}
 	b, err := v.Get(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	val, err := decode(b)
-	if err == nil && cc != nil {
-		// The read filled the cache: keep val beside that copy, if the
-		// copy there is still the one b is (not compressed, not replaced).
-		if ent := cc.peek(key); ent != nil && len(b) > 0 && len(ent.value) == len(b) && &ent.value[0] == &b[0] {
-			cc.keepDecoded(ent, &decodedValue{tag: tag, val: val}, int64(len(b)))
+	if cc != nil {
+		// The read filled the cache: keep what it decodes to beside that
+		// copy, if the copy there is still the one b is (not compressed,
+		// not replaced).
+		if ent, _ := cc.peek(key); ent != nil && len(b) > 0 && len(ent.value) == len(b) && &ent.value[0] == &b[0] {
+			return decodeAndKeep(cc, ent, b, tag, decode)
 		}
 	}
-	return val, err
+	return decode(b)
+}
+
+// decodeAndKeep decodes b, ent's value as served, and keeps the result
+// beside ent under tag; a decode error is returned and nothing kept.
+func decodeAndKeep(cc *clientCache, ent *cacheEntry, b []byte, tag any, decode func([]byte) (any, error)) (any, error) {
+	val, err := decode(b)
+	if err != nil {
+		return nil, err
+	}
+	cc.keepDecoded(ent, &decodedValue{tag: tag, val: val}, int64(len(b)))
+	return val, nil
 }
 
 // flightResult is a read's outcome as Get returns it.

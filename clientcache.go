@@ -322,10 +322,7 @@ func (cc *clientCache) land(key string, f *cacheFlight, value []byte, err error)
 
 // lookup returns the live entry for key, if any. It allocates nothing.
 func (cc *clientCache) lookup(key string) (*cacheEntry, bool) {
-	sh := cc.shard(key)
-	sh.mu.RLock()
-	ent := sh.entries[key]
-	sh.mu.RUnlock()
+	ent, sh := cc.peek(key)
 	if ent == nil || !cc.valid(ent, time.Now()) {
 		return nil, false
 	}
@@ -336,14 +333,14 @@ func (cc *clientCache) lookup(key string) (*cacheEntry, bool) {
 	return ent, true
 }
 
-// peek returns key's entry, valid or not, or nil: unlike lookup, it counts
-// no hit and marks no use.
-func (cc *clientCache) peek(key string) *cacheEntry {
+// peek returns key's entry, valid or not, or nil, and its shard: unlike
+// lookup, it counts no hit and marks no use.
+func (cc *clientCache) peek(key string) (*cacheEntry, *cacheShard) {
 	sh := cc.shard(key)
 	sh.mu.RLock()
 	ent := sh.entries[key]
 	sh.mu.RUnlock()
-	return ent
+	return ent, sh
 }
 
 // valid reports whether an entry may be served now: the entry not

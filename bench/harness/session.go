@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 
 	"github.com/ziplinekv/zipline/cmd/zipline/bench/sysstat"
 )
@@ -33,24 +32,12 @@ type Session struct {
 
 // Begin begins a session of the benchmark named name (built with tags):
 // it prints the command line on standard error, notes the machine, and
-// makes the session's context end at the first interrupt (Ctrl-C), so that
-// the cell under way ends and what was measured is still reported. A
-// second Ctrl-C ends the program at once (local servers die with it: they
-// are started with a parent-death signal).
+// makes the session's context end at the first interrupt (HandleSignals),
+// so that the cell under way ends and what was measured is still
+// reported; a second one aborts.
 func Begin(name, tags string) *Session {
-	ctx, cancel := context.WithCancel(context.Background())
-	sigc := make(chan os.Signal, 1)
-	signal.Notify(sigc, os.Interrupt)
-	go func() {
-		select {
-		case <-sigc:
-			fmt.Fprintln(os.Stderr, "interrupt: stopping after the current cell (again to abort)")
-			cancel()
-		case <-ctx.Done():
-		}
-		signal.Stop(sigc)
-	}()
-	s := &Session{Command: CommandLine(name, tags), MachineBefore: sysstat.Machine(), ctx: ctx, stop: cancel}
+	ctx, stop := HandleSignals("after the current cell")
+	s := &Session{Command: CommandLine(name, tags), MachineBefore: sysstat.Machine(), ctx: ctx, stop: stop}
 	fmt.Fprintln(os.Stderr, s.Command)
 	return s
 }
